@@ -1,0 +1,218 @@
+//! Table tests for the request ∩ grant intersection: every area allowed and denied, and the
+//! empty grant denying everything.
+
+use std::path::Path;
+
+use url::Url;
+
+use super::*;
+use crate::config::Config;
+use crate::manifest::{FsMode, Manifest};
+
+const FULL: &str = r#"
+[plugin]
+name = "probe"
+version = "1.0.0"
+kind = "specialist"
+component = "probe.wasm"
+
+[capabilities]
+tools = ["echo.echo", "echo.create"]
+http = ["http://127.0.0.1:*", "https://*.example.com"]
+fs = [{ guest = "/data", mode = "rw" }, { guest = "/ro", mode = "ro" }]
+config = ["greeting", "missing"]
+secrets = [{ name = "API_TOKEN", hosts = ["http://127.0.0.1:*"], header = "Authorization", format = "Bearer {}" }]
+llm = true
+
+[limits]
+memory_mb = 32
+timeout_s = 10
+max_output_kb = 64
+"#;
+
+fn manifest() -> Manifest {
+    Manifest::parse(FULL, Path::new("/plugins/probe")).expect("fixture manifest parses")
+}
+
+fn config(text: &str, dir: &Path) -> Config {
+    Config::parse(text, &dir.join("guild.toml"), dir).expect("fixture config parses")
+}
+
+fn url(s: &str) -> Url {
+    Url::parse(s).expect("fixture url")
+}
+
+#[test]
+fn empty_grant_denies_everything() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (eff, rows) = resolve(&manifest(), &config("", dir.path())).expect("resolves");
+    assert!(eff.fs.is_empty());
+    assert!(eff.tools.is_empty());
+    assert!(eff.config.is_empty());
+    assert!(eff.http.secrets.is_empty());
+    assert!(eff.http.check_url(&url("http://127.0.0.1:8080/")).is_err());
+    assert!(
+        eff.http
+            .check_url(&url("https://api.example.com/"))
+            .is_err()
+    );
+    let denied = rows
+        .iter()
+        .filter(|r| matches!(r.status, RowStatus::Denied(_)))
+        .count();
+    // 2 tools + 2 http + 2 fs + 2 config + 1 secret + llm
+    assert_eq!(denied, 10, "{rows:#?}");
+    assert!(
+        !rows
+            .iter()
+            .any(|r| r.capability != "limits" && matches!(r.status, RowStatus::Granted(_)))
+    );
+}
+
+#[test]
+fn tools_are_the_intersection() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cfg = config(
+        r#"[grants.probe]
+tools = ["echo.echo", "echo.fail"]"#,
+        dir.path(),
+    );
+    let (eff, rows) = resolve(&manifest(), &cfg).expect("resolves");
+    assert_eq!(eff.tools.iter().collect::<Vec<_>>(), vec!["echo.echo"]);
+    assert!(
+        rows.iter()
+            .any(|r| r.target == "echo.create" && matches!(r.status, RowStatus::Denied(_)))
+    );
+    assert!(
+        rows.iter()
+            .any(|r| r.target == "echo.fail" && r.status == RowStatus::Unused)
+    );
+}
+
+#[test]
+fn config_values_only_for_requested_keys() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cfg = config(
+        r#"[grants.probe]
+config = { greeting = "hello", region = "eu" }"#,
+        dir.path(),
+    );
+    let (eff, _) = resolve(&manifest(), &cfg).expect("resolves");
+    assert_eq!(
+        eff.config.get("greeting").map(String::as_str),
+        Some("hello")
+    );
+    assert!(
+        !eff.config.contains_key("region"),
+        "granted but not requested"
+    );
+    assert!(
+        !eff.config.contains_key("missing"),
+        "requested but not granted"
+    );
+}
+
+#[test]
+fn fs_mode_is_the_lower_of_request_and_grant() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join("d")).expect("mkdir");
+    std::fs::create_dir(dir.path().join("r")).expect("mkdir");
+    let cfg = config(
+        r#"[grants.probe]
+fs = [{ guest = "/data", host = "d", mode = "ro" }, { guest = "/ro", host = "r", mode = "rw" }]"#,
+        dir.path(),
+    );
+    let (eff, _) = resolve(&manifest(), &cfg).expect("resolves");
+    assert_eq!(eff.fs.len(), 2);
+    assert!(eff.fs.iter().all(|m| m.mode == FsMode::Ro), "{:?}", eff.fs);
+}
+
+#[test]
+fn fs_grant_of_a_missing_folder_is_an_error_naming_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cfg = config(
+        r#"[grants.probe]
+fs = [{ guest = "/data", host = "nope", mode = "rw" }]"#,
+        dir.path(),
+    );
+    let err = resolve(&manifest(), &cfg).expect_err("missing folder");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("probe") && msg.contains("nope") && msg.contains("/data"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn http_needs_request_and_grant() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cfg = config(
+        r#"[grants.probe]
+http = ["http://127.0.0.1:8080", "https://other.org"]"#,
+        dir.path(),
+    );
+    let (eff, _) = resolve(&manifest(), &cfg).expect("resolves");
+    assert!(eff.http.check_url(&url("http://127.0.0.1:8080/x")).is_ok());
+    assert!(
+        eff.http.check_url(&url("http://127.0.0.1:9090/x")).is_err(),
+        "port not granted"
+    );
+    assert!(
+        eff.http.check_url(&url("https://other.org/")).is_err(),
+        "granted but not requested"
+    );
+}
+
+#[test]
+fn secrets_need_a_granted_value() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (none, _) = resolve(&manifest(), &config("", dir.path())).expect("resolves");
+    assert!(none.http.secrets.is_empty());
+    let cfg = config(
+        r#"[grants.probe]
+secrets = { API_TOKEN = { value = "s3cret" } }"#,
+        dir.path(),
+    );
+    let (eff, rows) = resolve(&manifest(), &cfg).expect("resolves");
+    assert_eq!(eff.http.secrets.len(), 1);
+    assert!(eff.http.secrets[0].applies_to(&url("http://127.0.0.1:1234/")));
+    assert!(!eff.http.secrets[0].applies_to(&url("https://api.example.com/")));
+    assert!(
+        !format!("{rows:?}{eff:?}").contains("s3cret"),
+        "secret value leaked into a report"
+    );
+}
+
+#[test]
+fn missing_secret_source_is_an_error_naming_the_secret() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cfg = config(
+        r#"[grants.probe]
+secrets = { API_TOKEN = { env = "GUILD_TEST_SURELY_UNSET_VARIABLE" } }"#,
+        dir.path(),
+    );
+    let msg = resolve(&manifest(), &cfg)
+        .expect_err("unset env")
+        .to_string();
+    assert!(
+        msg.contains("API_TOKEN") && msg.contains("GUILD_TEST_SURELY_UNSET_VARIABLE"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn operator_limits_only_lower() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cfg = config(
+        r#"[grants.probe]
+limits = { memory_mb = 16, timeout_s = 999 }"#,
+        dir.path(),
+    );
+    let (eff, _) = resolve(&manifest(), &cfg).expect("resolves");
+    assert_eq!(eff.limits.memory_mb, 16);
+    assert_eq!(
+        eff.limits.timeout_s, 10,
+        "an operator override cannot raise a limit"
+    );
+    assert_eq!(eff.limits.max_output_kb, 64);
+}

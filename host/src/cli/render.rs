@@ -1,0 +1,186 @@
+//! Human-readable rendering of library results, and the progress spinner.
+
+use std::time::Duration;
+
+use guild_host::PluginInfo;
+use guild_host::capability::RowStatus;
+use guild_host::types::{CallStatus, TaskResult, TaskStatus};
+use indicatif::{ProgressBar, ProgressStyle};
+
+/// A spinner on stderr; hidden automatically when stderr is not a terminal.
+pub(crate) fn spinner(message: &str) -> ProgressBar {
+    let bar = ProgressBar::new_spinner();
+    if let Ok(style) = ProgressStyle::with_template("{spinner} {msg} {elapsed}") {
+        bar.set_style(style);
+    }
+    bar.set_message(message.to_owned());
+    bar.enable_steady_tick(Duration::from_millis(120));
+    bar
+}
+
+/// A task result as a person reads it.
+pub(crate) fn task_result(r: &TaskResult) -> String {
+    let mut out = String::new();
+    let status = match r.status {
+        TaskStatus::Succeeded => "succeeded",
+        TaskStatus::Failed => "FAILED",
+        TaskStatus::TimedOut => "TIMED OUT",
+    };
+    out.push_str(&format!(
+        "task {} on {}: {status} in {} ms ({} tool call{})\n",
+        r.task_id,
+        r.specialist,
+        r.usage.wall_ms,
+        r.usage.tool_calls,
+        if r.usage.tool_calls == 1 { "" } else { "s" }
+    ));
+    if let Some(e) = &r.error {
+        out.push_str(&format!("  error: {e}\n"));
+    }
+    if let Some(rep) = &r.report {
+        out.push_str(&format!(
+            "  outcome: {:?}{}\n  summary: {}\n",
+            rep.outcome,
+            if rep.hard_passed {
+                " (hard checks passed)"
+            } else {
+                ""
+            },
+            rep.summary
+        ));
+        if !rep.details.trim().is_empty() {
+            out.push_str("  details:\n");
+            for line in rep.details.lines() {
+                out.push_str(&format!("    {line}\n"));
+            }
+        }
+        for a in &rep.artifacts {
+            out.push_str(&format!(
+                "  artifact: {} ({}, sha256 {})\n",
+                a.id,
+                a.mime_type,
+                a.sha256.get(..12).unwrap_or(&a.sha256)
+            ));
+        }
+        for c in &rep.claims {
+            out.push_str(&format!(
+                "  claim: {} {} — {}\n",
+                c.tool,
+                c.external_id.as_deref().unwrap_or("-"),
+                c.text
+            ));
+        }
+        for i in &rep.open_issues {
+            out.push_str(&format!("  open issue: {i}\n"));
+        }
+    }
+    for (i, c) in r.tool_calls.iter().enumerate() {
+        let status = match c.outcome.status {
+            CallStatus::Success => "success",
+            CallStatus::Pending => "pending",
+            CallStatus::Failed => "failed",
+        };
+        out.push_str(&format!(
+            "  tool call {}: {} [{}{}] {status}",
+            i + 1,
+            c.tool,
+            if c.plugin.is_empty() {
+                "refused"
+            } else {
+                &c.plugin
+            },
+            if c.mutating { ", mutating" } else { "" },
+        ));
+        if let Some(id) = &c.outcome.external_id {
+            out.push_str(&format!(" id={id}"));
+        }
+        if let Some(url) = &c.outcome.verifiable_url {
+            out.push_str(&format!(" {url}"));
+        }
+        if let Some(e) = &c.outcome.error {
+            out.push_str(&format!(" error: {e}"));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The plugin table of `guild plugins list`.
+pub(crate) fn plugin_table(plugins: &[PluginInfo]) -> String {
+    let mut out = format!(
+        "{:<12} {:<9} {:<12} {:<10} {}\n",
+        "NAME", "VERSION", "KIND", "STATUS", "DESCRIPTION"
+    );
+    for p in plugins {
+        let status = if p.unavailable.is_some() {
+            "unavailable"
+        } else {
+            "ready"
+        };
+        out.push_str(&format!(
+            "{:<12} {:<9} {:<12} {:<10} {}\n",
+            p.name,
+            p.version,
+            p.kind.to_string(),
+            status,
+            p.description
+        ));
+    }
+    out
+}
+
+/// The requested / granted / denied view of `guild plugins show`.
+pub(crate) fn plugin_detail(p: &PluginInfo) -> String {
+    let mut out = format!(
+        "{}@{} ({})\n  {}\n  folder: {}\n  component sha256: {}\n",
+        p.name,
+        p.version,
+        p.kind,
+        p.description,
+        p.dir.display(),
+        p.sha256
+    );
+    if !p.aliases.is_empty() {
+        out.push_str(&format!("  aliases: {}\n", p.aliases.join(", ")));
+    }
+    if let Some(why) = &p.unavailable {
+        out.push_str(&format!("  NOT ON THE ROSTER: {why}\n"));
+    }
+    out.push_str("  capabilities:\n");
+    out.push_str(&format!(
+        "    {:<9} {:<8} {:<36} {}\n",
+        "AREA", "STATUS", "REQUESTED", "DETAIL"
+    ));
+    for row in &p.capabilities {
+        let (status, detail) = match &row.status {
+            RowStatus::Granted(d) => ("granted", d.as_str()),
+            RowStatus::Denied(d) => ("DENIED", d.as_str()),
+            RowStatus::Unused => ("unused", "granted by the operator but not requested"),
+        };
+        out.push_str(&format!(
+            "    {:<9} {:<8} {:<36} {}\n",
+            row.capability, status, row.target, detail
+        ));
+    }
+    if !p.tools.is_empty() {
+        out.push_str("  tools:\n");
+        for t in &p.tools {
+            out.push_str(&format!(
+                "    {}.{}{} — {}\n",
+                p.name,
+                t.name,
+                if t.mutating {
+                    format!(
+                        " (mutating: {} {})",
+                        t.operation.as_deref().unwrap_or("?"),
+                        t.receipt_type.as_deref().unwrap_or("?")
+                    )
+                } else {
+                    String::new()
+                },
+                t.description
+            ));
+        }
+    }
+    out
+}

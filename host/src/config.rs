@@ -1,0 +1,257 @@
+//! The operator's `guild.toml`: host settings and per-plugin grants.
+//!
+//! A grant is what the operator allows; the effective capability set is the intersection with
+//! what the manifest requests ([`crate::capability`]). Nothing here is ever granted by default:
+//! a plugin with no `[grants.NAME]` table gets nothing but logging.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::error::ConfigError;
+use crate::manifest::{FsMode, key_at};
+
+/// A parsed `guild.toml`, with relative paths resolved against its folder.
+#[derive(Debug, Clone, Default)]
+pub struct Config {
+    /// `[host]`.
+    pub host: HostSettings,
+    /// `[grants.<plugin>]`.
+    pub grants: BTreeMap<String, Grant>,
+    /// Folder relative paths are resolved against.
+    pub base_dir: PathBuf,
+}
+
+/// `[host]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostSettings {
+    /// Every direct sub-folder holding a `plugin.toml` is loaded.
+    #[serde(default)]
+    pub plugins_dir: Option<PathBuf>,
+    /// Individual plugin folders, in addition to `plugins_dir`.
+    #[serde(default)]
+    pub plugins: Vec<PathBuf>,
+    /// Host-owned state: the compile cache lives in `DATA_DIR/cache`. No plugin can see it.
+    #[serde(default = "default_data_dir")]
+    pub data_dir: PathBuf,
+    /// Whether compiled components are cached on disk (default true).
+    #[serde(default = "yes")]
+    pub compile_cache: bool,
+    /// Bytes a guest may pass to the host in one call, KiB (wasmtime's default is 128 MiB).
+    #[serde(default = "default_hostcall_kb")]
+    pub hostcall_kb: u32,
+    /// Bytes of guest stdout/stderr forwarded to tracing per instance, KiB; the rest is dropped.
+    #[serde(default = "default_stdio_kb")]
+    pub stdio_kb: u32,
+}
+
+fn default_data_dir() -> PathBuf {
+    PathBuf::from(".guild")
+}
+fn yes() -> bool {
+    true
+}
+fn default_hostcall_kb() -> u32 {
+    4 * 1024
+}
+fn default_stdio_kb() -> u32 {
+    64
+}
+
+impl Default for HostSettings {
+    fn default() -> Self {
+        Self {
+            plugins_dir: None,
+            plugins: Vec::new(),
+            data_dir: default_data_dir(),
+            compile_cache: true,
+            hostcall_kb: default_hostcall_kb(),
+            stdio_kb: default_stdio_kb(),
+        }
+    }
+}
+
+/// `[grants.<plugin>]`: what the operator allows one plugin.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Grant {
+    /// Tools, `connector.tool`.
+    #[serde(default)]
+    pub tools: Vec<String>,
+    /// Outbound HTTP origins.
+    #[serde(default)]
+    pub http: Vec<String>,
+    /// Filesystem mounts: guest path → host folder.
+    #[serde(default)]
+    pub fs: Vec<FsGrant>,
+    /// Configuration values by key.
+    #[serde(default)]
+    pub config: BTreeMap<String, String>,
+    /// Secret values by name.
+    #[serde(default)]
+    pub secrets: BTreeMap<String, SecretSource>,
+    /// Lower ceilings than the manifest's.
+    #[serde(default)]
+    pub limits: LimitOverrides,
+}
+
+/// One granted filesystem mount.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FsGrant {
+    /// Guest path, as requested in the manifest.
+    pub guest: String,
+    /// Host folder (relative to `guild.toml`).
+    pub host: PathBuf,
+    /// The most the operator allows; the effective mode is the lower of this and the request.
+    pub mode: FsMode,
+}
+
+/// Where a secret's value comes from. The value never reaches a plugin.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "lowercase")]
+pub enum SecretSource {
+    /// An environment variable of the host process.
+    Env(String),
+    /// A file (relative to `guild.toml`); trailing newlines are trimmed.
+    File(PathBuf),
+    /// A literal value. Meant for tests and local stand-ins only.
+    Value(String),
+}
+
+impl SecretSource {
+    /// Reads the secret's value.
+    pub fn read(&self, base_dir: &Path) -> Result<String, String> {
+        match self {
+            Self::Env(var) => {
+                std::env::var(var).map_err(|_| format!("environment variable {var} is not set"))
+            }
+            Self::File(path) => std::fs::read_to_string(base_dir.join(path))
+                .map(|s| s.trim_end_matches(['\n', '\r']).to_owned())
+                .map_err(|e| format!("cannot read {}: {e}", path.display())),
+            Self::Value(v) => Ok(v.clone()),
+        }
+    }
+}
+
+/// Operator limits; each lowers the manifest's value.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LimitOverrides {
+    /// MiB.
+    pub memory_mb: Option<u32>,
+    /// Seconds.
+    pub timeout_s: Option<u32>,
+    /// KiB.
+    pub max_output_kb: Option<u32>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    #[serde(default)]
+    host: HostSettings,
+    #[serde(default)]
+    grants: BTreeMap<String, Grant>,
+}
+
+impl Config {
+    /// Reads `guild.toml`.
+    pub fn load(file: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(file).map_err(|e| ConfigError::Io {
+            file: file.to_owned(),
+            message: e.to_string(),
+        })?;
+        let base = file
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from("."));
+        Self::parse(&text, file, &base)
+    }
+
+    /// Parses config text; relative paths resolve against `base_dir`.
+    pub fn parse(text: &str, file: &Path, base_dir: &Path) -> Result<Self, ConfigError> {
+        let raw: RawConfig = toml::from_str(text).map_err(|e| ConfigError::Syntax {
+            file: file.to_owned(),
+            key: e.span().map(|s| key_at(text, s.start)).unwrap_or_default(),
+            message: e.message().to_owned(),
+        })?;
+        let config = Config {
+            host: raw.host,
+            grants: raw.grants,
+            base_dir: base_dir.to_owned(),
+        };
+        config.validate(file)?;
+        Ok(config)
+    }
+
+    fn validate(&self, file: &Path) -> Result<(), ConfigError> {
+        let invalid = |key: String, message: String| ConfigError::Invalid {
+            file: file.to_owned(),
+            key,
+            message,
+        };
+        for (name, grant) in &self.grants {
+            crate::manifest::validate_name(name)
+                .map_err(|m| invalid(format!("grants.{name}"), m))?;
+            for tool in &grant.tools {
+                crate::manifest::parse_tool_name(tool)
+                    .map_err(|m| invalid(format!("grants.{name}.tools"), m))?;
+            }
+            for pattern in &grant.http {
+                crate::http::HostPattern::parse(pattern)
+                    .map_err(|e| invalid(format!("grants.{name}.http"), e.to_string()))?;
+            }
+            for fs in &grant.fs {
+                if fs.host.as_os_str().is_empty() || fs.host == Path::new("/") {
+                    return Err(invalid(
+                        format!("grants.{name}.fs"),
+                        format!(
+                            "host folder {:?} for guest {:?} is not allowed: grant a dedicated folder, never '/'",
+                            fs.host, fs.guest
+                        ),
+                    ));
+                }
+            }
+            if self.host.hostcall_kb == 0 {
+                return Err(invalid(
+                    "host.hostcall_kb".into(),
+                    "expected at least 1".into(),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Resolves a path from the config against its folder.
+    pub fn resolve(&self, path: &Path) -> PathBuf {
+        if path.is_absolute() {
+            path.to_owned()
+        } else {
+            self.base_dir.join(path)
+        }
+    }
+
+    /// Plugin folders to load: children of `plugins_dir` holding a manifest, then `plugins`.
+    pub fn plugin_folders(&self) -> std::io::Result<Vec<PathBuf>> {
+        let mut out = Vec::new();
+        if let Some(dir) = &self.host.plugins_dir {
+            let dir = self.resolve(dir);
+            let mut children: Vec<PathBuf> = std::fs::read_dir(&dir)?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.join(crate::manifest::MANIFEST_FILE).is_file())
+                .collect();
+            children.sort();
+            out.extend(children);
+        }
+        out.extend(self.host.plugins.iter().map(|p| self.resolve(p)));
+        Ok(out)
+    }
+
+    /// The host-owned data folder.
+    pub fn data_dir(&self) -> PathBuf {
+        self.resolve(&self.host.data_dir)
+    }
+}

@@ -1,0 +1,244 @@
+//! Dispatch: starting a task in a fresh specialist instance, and the one tool-call path.
+//!
+//! [`call_tool`] is the only way a connector is ever invoked on behalf of a specialist; it is
+//! where receipts are written (DESIGN §5) and where every call is recorded for the task result.
+
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use sha2::{Digest, Sha256};
+
+use crate::error::DispatchError;
+use crate::host::Shared;
+use crate::manifest::{PluginKind, parse_tool_name};
+use crate::registry::Snapshot;
+use crate::runtime::instance::{self, Failure};
+use crate::runtime::{ToolError, truncate_str};
+use crate::types::{CallStatus, TaskResult, TaskStatus, ToolCallRecord, ToolOutcome, Usage};
+
+/// Largest task description accepted, bytes.
+pub const MAX_DESCRIPTION_BYTES: usize = 256 * 1024;
+
+/// What the host knows about a task while it runs.
+pub(crate) struct TaskScope {
+    pub(crate) task_id: String,
+    /// The plugin set the task started with; its tool calls use the same versions.
+    pub(crate) snapshot: Arc<Snapshot>,
+    calls: Mutex<Vec<ToolCallRecord>>,
+}
+
+impl TaskScope {
+    fn record(&self, record: ToolCallRecord) {
+        self.calls
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(record);
+    }
+
+    fn take_calls(&self) -> Vec<ToolCallRecord> {
+        std::mem::take(&mut *self.calls.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// Records a call refused before any connector ran.
+    pub(crate) fn record_refusal(&self, tool: &str, input: &str, error: &str) {
+        self.record(ToolCallRecord {
+            tool: tool.to_owned(),
+            plugin: String::new(),
+            mutating: self.snapshot.tool_spec(tool).is_some_and(|s| s.mutating),
+            input_sha256: sha256(input),
+            outcome: failed_outcome(error),
+            wall_ms: 0,
+        });
+    }
+}
+
+fn sha256(s: &str) -> String {
+    hex::encode(Sha256::digest(s.as_bytes()))
+}
+
+fn failed_outcome(error: &str) -> ToolOutcome {
+    ToolOutcome {
+        output: String::new(),
+        status: CallStatus::Failed,
+        external_id: None,
+        verifiable_url: None,
+        preview: None,
+        error: Some(error.to_owned()),
+    }
+}
+
+/// Runs one task; see [`crate::Host::task`].
+pub(crate) async fn task(
+    shared: &Arc<Shared>,
+    name: &str,
+    description: &str,
+) -> Result<TaskResult, DispatchError> {
+    if description.trim().is_empty() {
+        return Err(DispatchError::InvalidDescription(
+            "the description is empty; it must carry all the context the specialist needs".into(),
+        ));
+    }
+    if description.len() > MAX_DESCRIPTION_BYTES {
+        return Err(DispatchError::InvalidDescription(format!(
+            "{} bytes is over the limit of {MAX_DESCRIPTION_BYTES}",
+            description.len()
+        )));
+    }
+    let snapshot = shared.snapshot();
+    let roster = || snapshot.roster().into_iter().map(|r| r.name).collect();
+    let plugin = match snapshot.resolve(name) {
+        Some(p) if p.manifest.plugin.kind == PluginKind::Specialist => p.clone(),
+        _ => {
+            return Err(DispatchError::UnknownSpecialist {
+                name: name.to_owned(),
+                roster: roster(),
+            });
+        }
+    };
+    if let Some(reason) = snapshot.unavailable(&plugin) {
+        return Err(DispatchError::Unavailable {
+            name: name.to_owned(),
+            reason,
+        });
+    }
+
+    let task_id = uuid::Uuid::now_v7().to_string();
+    let scope = Arc::new(TaskScope {
+        task_id: task_id.clone(),
+        snapshot: snapshot.clone(),
+        calls: Mutex::new(Vec::new()),
+    });
+    let span = tracing::info_span!("task", task_id = %task_id, specialist = %plugin.ident);
+    let _enter = span.enter();
+    let started = Instant::now();
+    let (answer, stats) =
+        instance::run_specialist(shared, &plugin, scope.clone(), description).await;
+    let tool_calls = scope.take_calls();
+    let usage = Usage {
+        wall_ms: started.elapsed().as_millis() as u64,
+        instantiate_us: stats.instantiate_us,
+        tool_calls: tool_calls.len() as u32,
+        peak_memory_bytes: stats.peak_memory,
+    };
+    let ident = plugin.ident.to_string();
+    let (status, report, error) = match answer {
+        Ok(Ok(report)) => (TaskStatus::Succeeded, Some(report), None),
+        Ok(Err(message)) => (
+            TaskStatus::Failed,
+            None,
+            Some(format!("specialist '{ident}' failed: {message}")),
+        ),
+        Err(Failure::TimedOut { secs }) => (
+            TaskStatus::TimedOut,
+            None,
+            Some(format!(
+                "specialist '{ident}' timed out after {secs} s; re-route with a narrower scope or a different specialist"
+            )),
+        ),
+        Err(failure) => (
+            TaskStatus::Failed,
+            None,
+            Some(format!("specialist '{ident}' {failure}")),
+        ),
+    };
+    tracing::info!(status = ?status, wall_ms = usage.wall_ms, tool_calls = usage.tool_calls, "task finished");
+    Ok(TaskResult {
+        task_id,
+        specialist: ident,
+        status,
+        report,
+        error,
+        tool_calls,
+        usage,
+    })
+}
+
+/// Calls `connector.tool` for a task, in a fresh connector instance. The caller has already
+/// checked that the specialist was granted the tool.
+pub(crate) async fn call_tool(
+    shared: &Arc<Shared>,
+    task: &Arc<TaskScope>,
+    full: &str,
+    input: String,
+) -> Result<ToolOutcome, ToolError> {
+    let started = Instant::now();
+    let refuse = |e: ToolError| {
+        task.record_refusal(full, &input, &e.to_string());
+        Err(e)
+    };
+    let Ok((connector, tool)) = parse_tool_name(full) else {
+        return refuse(ToolError::InvalidInput(format!(
+            "{full:?} is not a tool name: expected `connector.tool`"
+        )));
+    };
+    let plugin = match task.snapshot.plugins.get(connector) {
+        Some(p) if p.manifest.plugin.kind == PluginKind::Connector => p.clone(),
+        _ => {
+            return refuse(ToolError::Failed(format!(
+                "connector '{connector}' is not loaded"
+            )));
+        }
+    };
+    let Some(spec) = plugin.tools.iter().find(|t| t.name == tool).cloned() else {
+        let names: Vec<_> = plugin.tools.iter().map(|t| t.name.as_str()).collect();
+        return refuse(ToolError::InvalidInput(format!(
+            "connector '{connector}' has no tool '{tool}'; it has: {}",
+            names.join(", ")
+        )));
+    };
+    if let Err(e) = serde_json::from_str::<serde_json::Value>(&input) {
+        return refuse(ToolError::InvalidInput(format!(
+            "input for '{full}' is not JSON: {e}"
+        )));
+    }
+    let input_sha256 = sha256(&input);
+    let span = tracing::info_span!("tool", tool = full, connector = %plugin.ident, mutating = spec.mutating);
+    let _enter = span.enter();
+    let result = instance::connector_call(shared, &plugin, tool, input).await;
+    let (outcome, answer) = match result {
+        Ok(outcome) => {
+            let outcome = normalise(outcome);
+            (outcome.clone(), Ok(outcome))
+        }
+        Err(failure) => {
+            let message = format!(
+                "tool '{full}' failed: connector '{}' {failure}",
+                plugin.ident
+            );
+            let error = match failure {
+                Failure::TimedOut { .. }
+                | Failure::OutputTooLarge { .. }
+                | Failure::HostcallData { .. }
+                | Failure::MemoryExceeded { .. } => ToolError::LimitExceeded(message.clone()),
+                _ => ToolError::Failed(message.clone()),
+            };
+            (failed_outcome(&message), Err(error))
+        }
+    };
+    tracing::info!(status = ?outcome.status, "tool call finished");
+    task.record(ToolCallRecord {
+        tool: full.to_owned(),
+        plugin: plugin.ident.to_string(),
+        mutating: spec.mutating,
+        input_sha256,
+        outcome,
+        wall_ms: started.elapsed().as_millis() as u64,
+    });
+    answer
+}
+
+/// Makes a connector's report self-consistent: a failure always carries an error, a success
+/// never does, and the preview fits in 200 characters.
+fn normalise(mut o: ToolOutcome) -> ToolOutcome {
+    match o.status {
+        CallStatus::Failed if o.error.as_deref().is_none_or(str::is_empty) => {
+            o.error = Some("the connector reported failure without an error message".into());
+        }
+        CallStatus::Success | CallStatus::Pending => o.error = None,
+        CallStatus::Failed => {}
+    }
+    if let Some(p) = &o.preview {
+        o.preview = Some(truncate_str(p, 200).to_owned());
+    }
+    o
+}

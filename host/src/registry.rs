@@ -1,0 +1,361 @@
+//! The registry: the set of loaded plugin versions, swapped atomically as a whole.
+//!
+//! Loading a plugin means: parse and validate its manifest, resolve its grant into effective
+//! capabilities, compile its component (cache first), check that the component implements the
+//! world its manifest declares, pre-instantiate it against the host linker, and ask it once for
+//! its self-description (a specialist's `describe`, a connector's `tools`). A plugin that fails
+//! any step is reported with a clear error and left out; every other plugin still loads.
+//! Running tasks hold the [`Snapshot`] they started with, so a swap never changes a plugin under
+//! a task.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::capability::{self, CapabilityRow, Effective};
+use crate::engine::CompileSource;
+use crate::error::LoadError;
+use crate::host::Shared;
+use crate::manifest::{Manifest, PluginKind, parse_tool_name};
+use crate::runtime::bindings::{connector, skill_loader, specialist};
+use crate::runtime::instance;
+use crate::runtime::state::StoreState;
+use crate::types::{RosterEntry, ToolSpec};
+
+/// A pre-instantiated component of one of the three worlds.
+pub(crate) enum PluginPre {
+    Specialist(specialist::SpecialistPre<StoreState>),
+    Connector(connector::ConnectorPre<StoreState>),
+    SkillLoader(#[allow(dead_code)] skill_loader::SkillLoaderPre<StoreState>),
+}
+
+/// One loaded plugin version.
+pub(crate) struct LoadedPlugin {
+    pub(crate) manifest: Manifest,
+    pub(crate) name: Arc<str>,
+    /// `name@version`.
+    pub(crate) ident: Arc<str>,
+    pub(crate) effective: Arc<Effective>,
+    pub(crate) rows: Vec<CapabilityRow>,
+    pub(crate) sha256: String,
+    pub(crate) compile_source: CompileSource,
+    pub(crate) pre: PluginPre,
+    pub(crate) description: String,
+    /// A connector's tools, as it described them at load time.
+    pub(crate) tools: Vec<ToolSpec>,
+}
+
+/// What `guild plugins list/show` prints about one plugin.
+#[derive(Debug, Clone, Serialize)]
+pub struct PluginInfo {
+    /// Name.
+    pub name: String,
+    /// Version.
+    pub version: String,
+    /// Kind.
+    pub kind: PluginKind,
+    /// One-line description.
+    pub description: String,
+    /// Folder it was loaded from.
+    pub dir: PathBuf,
+    /// Hex sha256 of the component.
+    pub sha256: String,
+    /// Aliases.
+    pub aliases: Vec<String>,
+    /// Requested vs granted vs denied.
+    pub capabilities: Vec<CapabilityRow>,
+    /// A connector's tools.
+    pub tools: Vec<ToolSpec>,
+    /// Why a specialist is not on the roster, if it is not.
+    pub unavailable: Option<String>,
+}
+
+/// An immutable set of loaded plugins.
+#[derive(Default)]
+pub(crate) struct Snapshot {
+    pub(crate) plugins: BTreeMap<String, Arc<LoadedPlugin>>,
+    pub(crate) aliases: BTreeMap<String, String>,
+    pub(crate) errors: Vec<String>,
+}
+
+impl Snapshot {
+    /// A plugin by name or alias.
+    pub(crate) fn resolve(&self, name: &str) -> Option<&Arc<LoadedPlugin>> {
+        self.plugins
+            .get(name)
+            .or_else(|| self.aliases.get(name).and_then(|n| self.plugins.get(n)))
+    }
+
+    fn connectors(&self) -> BTreeSet<String> {
+        self.plugins
+            .values()
+            .filter(|p| p.manifest.plugin.kind == PluginKind::Connector)
+            .map(|p| p.name.to_string())
+            .collect()
+    }
+
+    /// Why a specialist cannot be called, if it cannot.
+    pub(crate) fn unavailable(&self, plugin: &LoadedPlugin) -> Option<String> {
+        let requirement = plugin.manifest.requires.connectors.as_ref()?;
+        requirement.check(&self.connectors()).err()
+    }
+
+    /// Specialists that can be called, sorted by name.
+    pub(crate) fn roster(&self) -> Vec<RosterEntry> {
+        self.plugins
+            .values()
+            .filter(|p| p.manifest.plugin.kind == PluginKind::Specialist)
+            .filter(|p| self.unavailable(p).is_none())
+            .map(|p| RosterEntry {
+                name: p.name.to_string(),
+                version: p.manifest.plugin.version.to_string(),
+                description: p.description.clone(),
+                aliases: p.manifest.plugin.aliases.clone(),
+            })
+            .collect()
+    }
+
+    /// The spec of `connector.tool`, if that connector is loaded and has it.
+    pub(crate) fn tool_spec(&self, full: &str) -> Option<ToolSpec> {
+        let (connector, tool) = parse_tool_name(full).ok()?;
+        let plugin = self.plugins.get(connector)?;
+        plugin.tools.iter().find(|t| t.name == tool).cloned()
+    }
+
+    pub(crate) fn info(&self, plugin: &LoadedPlugin) -> PluginInfo {
+        PluginInfo {
+            name: plugin.name.to_string(),
+            version: plugin.manifest.plugin.version.to_string(),
+            kind: plugin.manifest.plugin.kind,
+            description: plugin.description.clone(),
+            dir: plugin.manifest.dir.clone(),
+            sha256: plugin.sha256.clone(),
+            aliases: plugin.manifest.plugin.aliases.clone(),
+            capabilities: plugin.rows.clone(),
+            tools: plugin.tools.clone(),
+            unavailable: if plugin.manifest.plugin.kind == PluginKind::Specialist {
+                self.unavailable(plugin)
+            } else {
+                None
+            },
+        }
+    }
+}
+
+/// Loads every configured plugin folder into a new snapshot. Failures are collected, not fatal.
+pub(crate) async fn load_all(shared: &Arc<Shared>) -> Snapshot {
+    let mut snapshot = Snapshot::default();
+    let folders = match shared.config.plugin_folders() {
+        Ok(f) => f,
+        Err(e) => {
+            snapshot
+                .errors
+                .push(format!("cannot list plugin folders: {e}"));
+            return snapshot;
+        }
+    };
+    for dir in folders {
+        match load_one(shared, &dir).await {
+            Ok(plugin) => {
+                if let Err(e) = insert(&mut snapshot, plugin) {
+                    tracing::error!("{e}");
+                    snapshot.errors.push(e.to_string());
+                }
+            }
+            Err(e) => {
+                tracing::error!("{e}");
+                snapshot.errors.push(e.to_string());
+            }
+        }
+    }
+    snapshot
+}
+
+fn insert(snapshot: &mut Snapshot, plugin: LoadedPlugin) -> Result<(), LoadError> {
+    let name = plugin.name.to_string();
+    let taken = |n: &str| {
+        snapshot
+            .plugins
+            .get(n)
+            .map(|p| format!("plugin at {}", p.manifest.dir.display()))
+            .or_else(|| {
+                snapshot
+                    .aliases
+                    .get(n)
+                    .map(|t| format!("an alias of '{t}'"))
+            })
+    };
+    if let Some(other) = taken(&name) {
+        return Err(LoadError::Duplicate {
+            plugin: name,
+            other,
+        });
+    }
+    for alias in &plugin.manifest.plugin.aliases {
+        if let Some(other) = taken(alias) {
+            return Err(LoadError::Duplicate {
+                plugin: format!("{name}' alias '{alias}"),
+                other,
+            });
+        }
+    }
+    for alias in &plugin.manifest.plugin.aliases {
+        snapshot.aliases.insert(alias.clone(), name.clone());
+    }
+    snapshot.plugins.insert(name, Arc::new(plugin));
+    Ok(())
+}
+
+/// Loads one plugin folder.
+pub(crate) async fn load_one(shared: &Arc<Shared>, dir: &Path) -> Result<LoadedPlugin, LoadError> {
+    let manifest = Manifest::load(dir)?;
+    let (effective, rows) = capability::resolve(&manifest, &shared.config)?;
+    let name = manifest.name().to_owned();
+    let file = manifest.component_path();
+    let component_err = |message: String| LoadError::Component {
+        plugin: name.clone(),
+        file: file.clone(),
+        message,
+    };
+    if !file.is_file() {
+        return Err(component_err(
+            "file not found (did the plugin build run?)".to_owned(),
+        ));
+    }
+    let engine = shared.engine.clone();
+    let path = file.clone();
+    let compiled = tokio::task::spawn_blocking(move || engine.compile_file(&path))
+        .await
+        .map_err(|e| component_err(format!("compiler task failed: {e}")))?
+        .map_err(|e| component_err(e.to_string()))?;
+
+    let kind = manifest.plugin.kind;
+    let wrong_world = |message: String| LoadError::WrongWorld {
+        plugin: name.clone(),
+        file: file.clone(),
+        kind,
+        message,
+    };
+    let ty = compiled.component.component_type();
+    let exports: BTreeSet<String> = ty
+        .exports(shared.engine.engine())
+        .map(|(n, _)| n.to_owned())
+        .collect();
+    let missing: Vec<&str> = kind
+        .required_exports()
+        .iter()
+        .copied()
+        .filter(|e| !exports.contains(*e))
+        .collect();
+    if !missing.is_empty() {
+        let found: Vec<_> = exports.iter().map(String::as_str).collect();
+        return Err(wrong_world(format!(
+            "missing export(s) {} (it exports: {})",
+            missing.join(", "),
+            if found.is_empty() {
+                "nothing".to_owned()
+            } else {
+                found.join(", ")
+            }
+        )));
+    }
+    let instance_pre = shared
+        .linker
+        .instantiate_pre(&compiled.component)
+        .map_err(|e| {
+            wrong_world(format!(
+                "imports something this host does not provide: {e:#}"
+            ))
+        })?;
+    let pre = match kind {
+        PluginKind::Specialist => {
+            specialist::SpecialistPre::new(instance_pre).map(PluginPre::Specialist)
+        }
+        PluginKind::Connector => {
+            connector::ConnectorPre::new(instance_pre).map(PluginPre::Connector)
+        }
+        PluginKind::SkillLoader => {
+            skill_loader::SkillLoaderPre::new(instance_pre).map(PluginPre::SkillLoader)
+        }
+    }
+    .map_err(|e| wrong_world(format!("{e:#}")))?;
+
+    let mut plugin = LoadedPlugin {
+        ident: format!("{}@{}", name, manifest.plugin.version).into(),
+        name: name.as_str().into(),
+        description: manifest.plugin.description.clone().unwrap_or_default(),
+        manifest,
+        effective: Arc::new(effective),
+        rows,
+        sha256: compiled.sha256,
+        compile_source: compiled.source,
+        pre,
+        tools: Vec::new(),
+    };
+    let describe_err = |what: &str, e: instance::Failure| LoadError::Component {
+        plugin: name.clone(),
+        file: file.clone(),
+        message: format!("{what} {e}"),
+    };
+    match kind {
+        PluginKind::Specialist => {
+            let description = instance::describe(shared, &plugin)
+                .await
+                .map_err(|e| describe_err("describe()", e))?;
+            if plugin.description.is_empty() {
+                plugin.description = first_line(&description);
+            }
+        }
+        PluginKind::Connector => {
+            let tools = instance::connector_tools(shared, &plugin)
+                .await
+                .map_err(|e| describe_err("tools()", e))?;
+            check_tools(&tools)
+                .map_err(|m| describe_err("tools()", instance::Failure::WrongKind(m)))?;
+            plugin.tools = tools;
+        }
+        PluginKind::SkillLoader => {}
+    }
+    tracing::info!(
+        plugin = %plugin.ident,
+        kind = %kind,
+        source = ?plugin.compile_source,
+        "plugin loaded"
+    );
+    Ok(plugin)
+}
+
+fn first_line(s: &str) -> String {
+    s.lines()
+        .next()
+        .unwrap_or("")
+        .trim()
+        .chars()
+        .take(200)
+        .collect()
+}
+
+/// A connector's tool list must be well-formed: valid unique names, JSON schemas, and
+/// receipt type and operation on every mutating tool.
+fn check_tools(tools: &[ToolSpec]) -> Result<(), String> {
+    let mut seen = BTreeSet::new();
+    for t in tools {
+        parse_tool_name(&format!("x.{}", t.name))
+            .map_err(|_| format!("returned an invalid tool name {:?}", t.name))?;
+        if !seen.insert(t.name.as_str()) {
+            return Err(format!("returned tool {:?} twice", t.name));
+        }
+        if serde_json::from_str::<serde_json::Value>(&t.input_schema).is_err() {
+            return Err(format!("tool {:?}: input schema is not JSON", t.name));
+        }
+        if t.mutating && (t.receipt_type.is_none() || t.operation.is_none()) {
+            return Err(format!(
+                "tool {:?} is mutating but has no receipt type or operation",
+                t.name
+            ));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,207 @@
+//! Public result types of the library API.
+//!
+//! They mirror the WIT records but are plain serde types: wasmtime's generated types stay inside
+//! [`crate::runtime`]. Field names follow DESIGN §4–6 so batch dispatch, receipts and validation
+//! can extend them without breaking callers.
+
+use serde::{Deserialize, Serialize};
+
+/// How a specialist judges its own work (a hypothesis until validated).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// Every requirement met.
+    Satisfied,
+    /// Some of it done.
+    Partial,
+    /// Not done.
+    Failed,
+}
+
+/// A file or document the specialist produced.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArtifactRef {
+    /// Path or id in the task's workspace.
+    pub id: String,
+    /// file, document, page, ...
+    pub kind: String,
+    /// MIME type.
+    pub mime_type: String,
+    /// Hex sha256 of the content.
+    pub sha256: String,
+}
+
+/// An external effect the specialist claims.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Claim {
+    /// `connector.tool` that caused it.
+    pub tool: String,
+    /// External id the tool returned.
+    pub external_id: Option<String>,
+    /// What was claimed.
+    pub text: String,
+}
+
+/// A specialist's report.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Report {
+    /// What was done, one paragraph.
+    pub summary: String,
+    /// Self-assessment.
+    pub outcome: Outcome,
+    /// Markdown details.
+    pub details: String,
+    /// Every hard requirement checked and met.
+    pub hard_passed: bool,
+    /// Unresolved problems.
+    pub open_issues: Vec<String>,
+    /// Produced artifacts.
+    pub artifacts: Vec<ArtifactRef>,
+    /// Claimed external effects.
+    pub claims: Vec<Claim>,
+}
+
+impl Report {
+    /// Approximate size in bytes, for output caps.
+    pub fn size(&self) -> usize {
+        self.summary.len()
+            + self.details.len()
+            + self.open_issues.iter().map(String::len).sum::<usize>()
+            + self
+                .artifacts
+                .iter()
+                .map(|a| a.id.len() + a.kind.len() + a.mime_type.len() + a.sha256.len())
+                .sum::<usize>()
+            + self
+                .claims
+                .iter()
+                .map(|c| {
+                    c.tool.len() + c.text.len() + c.external_id.as_ref().map_or(0, String::len)
+                })
+                .sum::<usize>()
+    }
+}
+
+/// Final status of a task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskStatus {
+    /// The specialist returned a report.
+    Succeeded,
+    /// The specialist returned an error, trapped, exceeded a limit or returned garbage.
+    Failed,
+    /// The wall-clock budget ran out.
+    TimedOut,
+}
+
+/// Status of one tool call, as the connector reported it (or as the host observed it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallStatus {
+    /// Committed in the external system.
+    Success,
+    /// Started, not finished.
+    Pending,
+    /// Did not happen.
+    Failed,
+}
+
+/// What a connector call produced. Also what a specialist receives.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolOutcome {
+    /// JSON output.
+    pub output: String,
+    /// Status.
+    pub status: CallStatus,
+    /// Id in the external system.
+    pub external_id: Option<String>,
+    /// Where the effect can be checked.
+    pub verifiable_url: Option<String>,
+    /// Short preview (≤ 200 characters).
+    pub preview: Option<String>,
+    /// Verbatim error when failed.
+    pub error: Option<String>,
+}
+
+/// One tool call a task made, as recorded by the host.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ToolCallRecord {
+    /// `connector.tool`.
+    pub tool: String,
+    /// `connector@version` that served it (empty when refused before dispatch).
+    pub plugin: String,
+    /// Whether the tool's spec says it mutates.
+    pub mutating: bool,
+    /// Hex sha256 of the input document.
+    pub input_sha256: String,
+    /// What happened.
+    pub outcome: ToolOutcome,
+    /// Wall time, milliseconds.
+    pub wall_ms: u64,
+}
+
+/// Resource use of a task.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Usage {
+    /// Wall time of the whole task, milliseconds.
+    pub wall_ms: u64,
+    /// Time to create the instance, microseconds.
+    pub instantiate_us: u64,
+    /// Tool calls made (including refused ones).
+    pub tool_calls: u32,
+    /// Peak linear memory of the specialist's instance, bytes.
+    pub peak_memory_bytes: u64,
+}
+
+/// The result of one task.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TaskResult {
+    /// Host-assigned id.
+    pub task_id: String,
+    /// `name@version` of the specialist that ran.
+    pub specialist: String,
+    /// Final status.
+    pub status: TaskStatus,
+    /// The report, when the specialist produced an acceptable one.
+    pub report: Option<Report>,
+    /// What went wrong, when status is not succeeded; says what the caller can do.
+    pub error: Option<String>,
+    /// Every tool call, in order.
+    pub tool_calls: Vec<ToolCallRecord>,
+    /// Resource use.
+    pub usage: Usage,
+}
+
+/// A connector tool as the host knows it (from the connector's `tools()` at load time).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    /// Tool name within the connector.
+    pub name: String,
+    /// When to use it.
+    pub description: String,
+    /// JSON Schema of the input.
+    pub input_schema: String,
+    /// Whether calls change the outside world (receipted).
+    pub mutating: bool,
+    /// Receipt type.
+    pub receipt_type: Option<String>,
+    /// Receipt operation.
+    pub operation: Option<String>,
+    /// Skill that must be loaded first.
+    pub requires_skill: Option<String>,
+    /// Whether each call needs the caller's approval.
+    pub approval_always: bool,
+}
+
+/// One entry of the roster.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RosterEntry {
+    /// Specialist name.
+    pub name: String,
+    /// Its version.
+    pub version: String,
+    /// One-line description.
+    pub description: String,
+    /// Aliases that route here.
+    pub aliases: Vec<String>,
+}

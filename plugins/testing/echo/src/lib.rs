@@ -1,0 +1,74 @@
+//! Test connector `echo`: tools that succeed (`echo`, `create`), fail (`fail`), trap (`trap`),
+//! spin (`loop`) or return ~10 MiB (`big`), so host tests can exercise every outcome.
+
+use std::hint::black_box;
+
+use guild_sdk::{Connector, ToolOutcome, ToolSpec, serde_json, sha256_hex};
+use serde_json::{Value, json};
+
+struct Echo;
+
+/// Size of the `big` tool's payload.
+const BIG_BYTES: usize = 10 * 1024 * 1024;
+
+impl Connector for Echo {
+    fn tools() -> Vec<ToolSpec> {
+        let any = json!({"type": "object"});
+        vec![
+            ToolSpec::new("echo", "Returns its input unchanged.").schema(any.clone()),
+            ToolSpec::new(
+                "create",
+                "Creates an item; its id is derived from the input.",
+            )
+            .schema(any.clone())
+            .mutating("item", "create"),
+            ToolSpec::new("fail", "Always fails with a quota error.")
+                .schema(any.clone())
+                .mutating("item", "create"),
+            ToolSpec::new("trap", "Panics (the instance traps).").schema(any.clone()),
+            ToolSpec::new("loop", "Spins forever.").schema(any.clone()),
+            ToolSpec::new("big", "Returns about 10 MiB of output.").schema(any),
+        ]
+    }
+
+    fn call(tool: String, input: String) -> ToolOutcome {
+        match tool.as_str() {
+            "echo" => match parse(&input) {
+                Ok(parsed) => ToolOutcome::success(parsed),
+                Err(failed) => failed,
+            },
+            "create" => match parse(&input) {
+                Ok(parsed) => {
+                    // Every call runs in a fresh instance, so a counter would always be 1: the
+                    // id is a hash of the input instead, stable for equal inputs.
+                    let id: String = sha256_hex(input.as_bytes()).chars().take(12).collect();
+                    ToolOutcome::success(json!({ "id": id, "input": parsed }))
+                        .external_id(id.as_str())
+                        .verifiable_url(format!("http://127.0.0.1/item/{id}"))
+                        .preview(format!("created item {id}"))
+                }
+                Err(failed) => failed,
+            },
+            "fail" => ToolOutcome::failed("quota exceeded for project demo"),
+            "trap" => panic!("echo: trap requested"),
+            "loop" => {
+                let mut counter: u64 = 0;
+                loop {
+                    counter = black_box(counter.wrapping_add(1));
+                }
+            }
+            "big" => ToolOutcome::success(json!({ "data": "x".repeat(BIG_BYTES) })),
+            other => ToolOutcome::failed(format!(
+                "unknown tool `{other}`; tools: echo, create, fail, trap, loop, big"
+            )),
+        }
+    }
+}
+
+/// The input as JSON, or the failed outcome that says why it is not.
+fn parse(input: &str) -> Result<Value, ToolOutcome> {
+    serde_json::from_str(input)
+        .map_err(|err| ToolOutcome::failed(format!("input is not valid JSON: {err}")))
+}
+
+guild_sdk::export_connector!(Echo);

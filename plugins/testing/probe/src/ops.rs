@@ -1,0 +1,212 @@
+//! The probe's operations. Each returns `Ok(Ok(value))` when it succeeded, `Ok(Err(text))` when
+//! it failed, and `Err(text)` when the brief itself was malformed.
+
+use std::collections::BTreeMap;
+use std::hint::black_box;
+use std::io::Write as _;
+use std::time::Duration;
+
+use guild_sdk::{config, http, log, tools};
+use serde_json::{Value, json};
+
+/// The op names, for error messages.
+pub(crate) const NAMES: &str = "read, write, list, env, http, config, tool, tools, loop, alloc, \
+     output, trap, sleep, print, tcp, log";
+
+/// The result of an op: the value, or the error as text.
+type OpResult = Result<Value, String>;
+
+/// Runs `op` with the arguments in `req`.
+pub(crate) fn perform(op: &str, req: &Value) -> Result<OpResult, String> {
+    Ok(match op {
+        "read" => std::fs::read_to_string(str_arg(req, "path")?)
+            .map(Value::String)
+            .map_err(|e| e.to_string()),
+        "write" => {
+            let content = str_arg(req, "content")?;
+            std::fs::write(str_arg(req, "path")?, content)
+                .map(|()| json!(content.len()))
+                .map_err(|e| e.to_string())
+        }
+        "list" => list(str_arg(req, "path")?),
+        "env" => Ok(env()),
+        "http" => http_op(req)?,
+        "config" => config::get(str_arg(req, "key")?)
+            .map(Value::String)
+            .map_err(|e| e.to_string()),
+        "tool" => tool(req)?,
+        "tools" => Ok(granted()),
+        "loop" => spin(),
+        "alloc" => alloc(u64_arg(req, "mb")?),
+        "output" => {
+            let kb = u64_arg(req, "kb")?;
+            let len = usize::try_from(kb.saturating_mul(1024)).map_err(|e| e.to_string())?;
+            Ok(Value::String("x".repeat(len)))
+        }
+        "trap" => panic!("probe: trap requested"),
+        "sleep" => {
+            let ms = u64_arg(req, "ms")?;
+            std::thread::sleep(Duration::from_millis(ms));
+            Ok(json!(ms))
+        }
+        "print" => {
+            let text = str_arg(req, "text")?;
+            println!("{text}");
+            eprintln!("{text}");
+            let _ = std::io::stdout().flush();
+            Ok(json!(text))
+        }
+        "tcp" => std::net::TcpStream::connect(str_arg(req, "addr")?)
+            .map(|stream| json!(format!("connected: {:?}", stream.peer_addr().ok())))
+            .map_err(|e| e.to_string()),
+        "log" => {
+            let text = str_arg(req, "text")?;
+            match req.get("level").and_then(Value::as_str).unwrap_or("info") {
+                "trace" => log::trace(text),
+                "debug" => log::debug(text),
+                "warn" => log::warn(text),
+                "error" => log::error(text),
+                _ => log::info(text),
+            }
+            Ok(json!(text))
+        }
+        other => return Err(format!("unknown op `{other}`; ops: {NAMES}")),
+    })
+}
+
+fn str_arg<'a>(req: &'a Value, field: &str) -> Result<&'a str, String> {
+    req.get(field)
+        .and_then(Value::as_str)
+        .ok_or_else(|| format!("field `{field}` must be a string"))
+}
+
+fn u64_arg(req: &Value, field: &str) -> Result<u64, String> {
+    req.get(field)
+        .and_then(Value::as_u64)
+        .ok_or_else(|| format!("field `{field}` must be a non-negative integer"))
+}
+
+fn list(path: &str) -> OpResult {
+    let entries = std::fs::read_dir(path).map_err(|e| e.to_string())?;
+    let mut names = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| e.to_string())?;
+        names.push(entry.file_name().to_string_lossy().into_owned());
+    }
+    names.sort();
+    Ok(json!(names))
+}
+
+fn env() -> Value {
+    let vars: BTreeMap<String, String> = std::env::vars().collect();
+    let args: Vec<String> = std::env::args().collect();
+    json!({ "vars": vars, "args": args })
+}
+
+/// `{method, url, headers?, body?}`; headers as an object or a list of `[name, value]` pairs.
+fn http_op(req: &Value) -> Result<OpResult, String> {
+    let method = req.get("method").and_then(Value::as_str).unwrap_or("GET");
+    let mut request = http::request(method, str_arg(req, "url")?);
+    match req.get("headers") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(map)) => {
+            for (name, value) in map {
+                request = request.header(name.as_str(), value.as_str().unwrap_or_default());
+            }
+        }
+        Some(Value::Array(pairs)) => {
+            for pair in pairs {
+                let (Some(name), Some(value)) = (
+                    pair.get(0).and_then(Value::as_str),
+                    pair.get(1).and_then(Value::as_str),
+                ) else {
+                    return Err("field `headers` pairs must be [name, value] strings".to_owned());
+                };
+                request = request.header(name, value);
+            }
+        }
+        Some(_) => return Err("field `headers` must be an object or a list of pairs".to_owned()),
+    }
+    if let Some(body) = req.get("body").and_then(Value::as_str) {
+        request = request.body(body);
+    }
+    Ok(request
+        .send()
+        .map(|resp| {
+            json!({
+                "status": resp.status,
+                "headers": resp.headers,
+                "body": resp.text(),
+            })
+        })
+        .map_err(|e| e.to_string()))
+}
+
+/// `{name, input}`: ok when the host returned an outcome, whatever its status.
+fn tool(req: &Value) -> Result<OpResult, String> {
+    let name = str_arg(req, "name")?;
+    let input = req.get("input").cloned().unwrap_or_else(|| json!({}));
+    Ok(tools::call(name, &input)
+        .map(|outcome| {
+            let output = outcome
+                .output_json()
+                .unwrap_or_else(|_| Value::String(outcome.output.clone()));
+            let status = match outcome.status {
+                guild_sdk::CallStatus::Success => "success",
+                guild_sdk::CallStatus::Pending => "pending",
+                guild_sdk::CallStatus::Failed => "failed",
+            };
+            json!({
+                "status": status,
+                "output": output,
+                "external_id": outcome.external_id,
+                "verifiable_url": outcome.verifiable_url,
+                "preview": outcome.preview,
+                "error": outcome.error,
+            })
+        })
+        .map_err(|e| e.to_string()))
+}
+
+fn granted() -> Value {
+    let tools: Vec<Value> = tools::granted()
+        .into_iter()
+        .map(|tool| {
+            json!({
+                "name": tool.name,
+                "description": tool.spec.description,
+                "mutating": tool.spec.mutating,
+                "receipt_type": tool.spec.receipt_type,
+                "operation": tool.spec.operation,
+            })
+        })
+        .collect();
+    json!(tools)
+}
+
+/// Spins until the host interrupts it; `black_box` keeps the optimiser from removing the loop.
+fn spin() -> OpResult {
+    let mut counter: u64 = 0;
+    loop {
+        counter = black_box(counter.wrapping_add(1));
+    }
+}
+
+/// Allocates and touches `mb` MiB in 1 MiB chunks. When the host refuses to grow memory the
+/// allocator aborts, so the instance traps as any Rust guest that runs out of memory would.
+fn alloc(mb: u64) -> OpResult {
+    const CHUNK: usize = 1024 * 1024;
+    let mut chunks: Vec<Vec<u8>> = Vec::new();
+    for _ in 0..mb {
+        let mut chunk = vec![0u8; CHUNK];
+        for page in chunk.iter_mut().step_by(4096) {
+            *page = 1;
+        }
+        chunks.push(black_box(chunk));
+    }
+    let touched: u64 = chunks
+        .iter()
+        .map(|c| c.iter().step_by(4096).map(|&b| u64::from(b)).sum::<u64>())
+        .sum();
+    Ok(json!({ "mb": mb, "pages": touched }))
+}

@@ -1,0 +1,68 @@
+//! Write Guild plugins in Rust: specialists, connectors and skill loaders, as WASI components.
+//!
+//! Implement one of [`Specialist`], [`Connector`] or [`SkillLoader`], export it with the matching
+//! macro, and build with `cargo build --target wasm32-wasip2 --release` (crate type `cdylib`).
+//! Host capabilities are plain functions: [`log`], [`config`], [`http`] and, for specialists,
+//! [`tools`]. Each must be requested in `plugin.toml` and granted by the operator; otherwise the
+//! call returns [`HostError::Denied`].
+//!
+//! ```no_run
+//! use guild_sdk::{Brief, Report, RunError, Specialist, SpecialistInfo, config, log};
+//!
+//! struct Greeter;
+//!
+//! impl Specialist for Greeter {
+//!     fn describe() -> SpecialistInfo {
+//!         SpecialistInfo::new("Greets whoever the brief names.")
+//!     }
+//!
+//!     fn run(brief: Brief) -> Result<Report, RunError> {
+//!         let name = brief.description.trim();
+//!         if name.is_empty() {
+//!             return Err(RunError::InvalidBrief("name someone to greet".into()));
+//!         }
+//!         let greeting = config::get("greeting").unwrap_or_else(|_| "Hello".into());
+//!         log::info(format!("greeting {name}"));
+//!         Ok(Report::satisfied(format!("greeted {name}")).details(format!("{greeting}, {name}!")))
+//!     }
+//! }
+//!
+//! guild_sdk::export_specialist!(Greeter);
+//! ```
+//!
+//! A crate exports exactly one world: invoke exactly one `export_*!` macro.
+
+// The generated bindings name their runtime through this crate's own path, so the same paths
+// work when the export macros expand inside a plugin crate.
+extern crate self as guild_sdk;
+
+mod bindings;
+pub mod config;
+mod export;
+pub mod http;
+pub mod log;
+mod report;
+mod tool;
+pub mod tools;
+mod types;
+
+pub use export::{Connector, SkillLoader, Specialist};
+pub use report::Report;
+pub use tool::{Approval, CallStatus, ToolOutcome, ToolSpec};
+pub use types::{
+    ArtifactRef, Brief, Claim, HostError, Outcome, RunError, SkillMeta, SpecialistInfo, sha256_hex,
+};
+
+/// Re-exported so plugins can use the same `serde_json` as the SDK's builders.
+pub use serde_json;
+
+/// Implementation details of the export macros. Not part of the API.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::bindings::connector;
+    pub use crate::bindings::skill_loader;
+    pub use crate::bindings::specialist;
+    pub use crate::bindings::specialist::guild::plugin::types as raw;
+    pub use crate::export::{call, describe, list, load, read, run, tools};
+    pub use wit_bindgen;
+}

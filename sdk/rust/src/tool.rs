@@ -1,0 +1,254 @@
+//! Connector tool descriptions ([`ToolSpec`]) and call results ([`ToolOutcome`]) with builders.
+
+use serde_json::Value;
+
+use crate::bindings::specialist::guild::plugin::types as raw;
+
+/// Whether a tool call must be approved by the caller before it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Approval {
+    /// Runs without asking (the default).
+    #[default]
+    Never,
+    /// Pauses the task until the caller approves.
+    Always,
+}
+
+/// What a connector says about one of its tools.
+///
+/// ```
+/// use guild_sdk::ToolSpec;
+/// let spec = ToolSpec::new("create_issue", "Create an issue.")
+///     .schema(serde_json::json!({"type": "object", "required": ["title"]}))
+///     .mutating("issue", "create");
+/// assert!(spec.mutating);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolSpec {
+    /// Tool name, unique within the connector: `[a-z0-9_]{1,64}`.
+    pub name: String,
+    /// One paragraph that tells a model when to use the tool.
+    pub description: String,
+    /// JSON Schema of the input object, as a JSON document.
+    pub input_schema: String,
+    /// True when the call changes something outside the plugin; the host writes a receipt.
+    pub mutating: bool,
+    /// Receipt type for mutating tools: issue, message, page, file, ...
+    pub receipt_type: Option<String>,
+    /// Receipt operation for mutating tools: create, update, delete, send, ...
+    pub operation: Option<String>,
+    /// A skill the caller must have loaded before this tool answers.
+    pub requires_skill: Option<String>,
+    /// Whether the caller must approve each call.
+    pub approval: Approval,
+}
+
+impl ToolSpec {
+    /// A non-mutating tool whose input schema is any JSON object.
+    pub fn new(name: impl Into<String>, description: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            description: description.into(),
+            input_schema: r#"{"type":"object"}"#.to_owned(),
+            mutating: false,
+            receipt_type: None,
+            operation: None,
+            requires_skill: None,
+            approval: Approval::Never,
+        }
+    }
+
+    /// Sets the JSON Schema of the input object.
+    pub fn schema(mut self, schema: Value) -> Self {
+        self.input_schema = schema.to_string();
+        self
+    }
+
+    /// Marks the tool as mutating: the host writes a receipt of `receipt_type` (issue, message,
+    /// ...) and `operation` (create, update, ...) for every call.
+    pub fn mutating(
+        mut self,
+        receipt_type: impl Into<String>,
+        operation: impl Into<String>,
+    ) -> Self {
+        self.mutating = true;
+        self.receipt_type = Some(receipt_type.into());
+        self.operation = Some(operation.into());
+        self
+    }
+
+    /// Requires the caller to have loaded `skill` first.
+    pub fn requires_skill(mut self, skill: impl Into<String>) -> Self {
+        self.requires_skill = Some(skill.into());
+        self
+    }
+
+    /// Sets whether each call needs the caller's approval.
+    pub fn approval(mut self, approval: Approval) -> Self {
+        self.approval = approval;
+        self
+    }
+
+    pub(crate) fn into_raw(self) -> raw::ToolSpec {
+        raw::ToolSpec {
+            name: self.name,
+            description: self.description,
+            input_schema: self.input_schema,
+            mutating: self.mutating,
+            receipt_type: self.receipt_type,
+            operation: self.operation,
+            requires_skill: self.requires_skill,
+            approval: match self.approval {
+                Approval::Never => raw::Approval::Never,
+                Approval::Always => raw::Approval::Always,
+            },
+        }
+    }
+
+    pub(crate) fn from_raw(spec: raw::ToolSpec) -> Self {
+        Self {
+            name: spec.name,
+            description: spec.description,
+            input_schema: spec.input_schema,
+            mutating: spec.mutating,
+            receipt_type: spec.receipt_type,
+            operation: spec.operation,
+            requires_skill: spec.requires_skill,
+            approval: match spec.approval {
+                raw::Approval::Never => Approval::Never,
+                raw::Approval::Always => Approval::Always,
+            },
+        }
+    }
+}
+
+/// Status of a tool call as the connector reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallStatus {
+    /// Committed in the external system.
+    Success,
+    /// Started, not finished; resolved later.
+    Pending,
+    /// Did not happen; `error` says why.
+    Failed,
+}
+
+/// Facts a connector reports about one call. The host, never the plugin, turns them into a
+/// receipt.
+///
+/// ```
+/// use guild_sdk::ToolOutcome;
+/// let done = ToolOutcome::success(serde_json::json!({"number": 7}))
+///     .external_id("7")
+///     .verifiable_url("https://example.com/issues/7")
+///     .preview("#7 crash on start");
+/// let refused = ToolOutcome::failed("HTTP 403: rate limited");
+/// assert!(done.is_success() && !refused.is_success());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolOutcome {
+    /// Output for the caller, as a JSON document.
+    pub output: String,
+    /// Whether the call happened.
+    pub status: CallStatus,
+    /// Identifier in the external system (issue number, message id, ...).
+    pub external_id: Option<String>,
+    /// A public URL where the effect can be checked.
+    pub verifiable_url: Option<String>,
+    /// Short human-readable preview of what changed.
+    pub preview: Option<String>,
+    /// Verbatim error when `status` is failed.
+    pub error: Option<String>,
+}
+
+impl ToolOutcome {
+    fn with_status(status: CallStatus, output: String) -> Self {
+        Self {
+            output,
+            status,
+            external_id: None,
+            verifiable_url: None,
+            preview: None,
+            error: None,
+        }
+    }
+
+    /// The call was committed; `output` goes back to the caller.
+    pub fn success(output: Value) -> Self {
+        Self::with_status(CallStatus::Success, output.to_string())
+    }
+
+    /// The call started and is resolved later.
+    pub fn pending(output: Value) -> Self {
+        Self::with_status(CallStatus::Pending, output.to_string())
+    }
+
+    /// The call did not happen. `error` is kept verbatim; the output is `{"error": error}`.
+    pub fn failed(error: impl Into<String>) -> Self {
+        let error = error.into();
+        let mut outcome = Self::with_status(
+            CallStatus::Failed,
+            serde_json::json!({ "error": error }).to_string(),
+        );
+        outcome.error = Some(error);
+        outcome
+    }
+
+    /// Sets the identifier in the external system.
+    pub fn external_id(mut self, id: impl Into<String>) -> Self {
+        self.external_id = Some(id.into());
+        self
+    }
+
+    /// Sets a public URL where the effect can be checked.
+    pub fn verifiable_url(mut self, url: impl Into<String>) -> Self {
+        self.verifiable_url = Some(url.into());
+        self
+    }
+
+    /// Sets a short human-readable preview of what changed.
+    pub fn preview(mut self, preview: impl Into<String>) -> Self {
+        self.preview = Some(preview.into());
+        self
+    }
+
+    /// True when the status is [`CallStatus::Success`].
+    pub fn is_success(&self) -> bool {
+        self.status == CallStatus::Success
+    }
+
+    /// Parses the output document.
+    pub fn output_json(&self) -> Result<Value, serde_json::Error> {
+        serde_json::from_str(&self.output)
+    }
+
+    pub(crate) fn into_raw(self) -> raw::ToolOutcome {
+        raw::ToolOutcome {
+            output: self.output,
+            status: match self.status {
+                CallStatus::Success => raw::CallStatus::Success,
+                CallStatus::Pending => raw::CallStatus::Pending,
+                CallStatus::Failed => raw::CallStatus::Failed,
+            },
+            external_id: self.external_id,
+            verifiable_url: self.verifiable_url,
+            preview: self.preview,
+            error: self.error,
+        }
+    }
+
+    pub(crate) fn from_raw(outcome: raw::ToolOutcome) -> Self {
+        Self {
+            output: outcome.output,
+            status: match outcome.status {
+                raw::CallStatus::Success => CallStatus::Success,
+                raw::CallStatus::Pending => CallStatus::Pending,
+                raw::CallStatus::Failed => CallStatus::Failed,
+            },
+            external_id: outcome.external_id,
+            verifiable_url: outcome.verifiable_url,
+            preview: outcome.preview,
+            error: outcome.error,
+        }
+    }
+}

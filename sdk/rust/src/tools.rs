@@ -1,0 +1,43 @@
+//! Calls to connector tools granted to a specialist. Specialists only: the connector and
+//! skill-loader worlds do not import tools, so calling these from them fails to componentize.
+
+use serde::Serialize;
+
+use crate::bindings::specialist::guild::plugin::tools as raw;
+use crate::tool::{ToolOutcome, ToolSpec};
+use crate::types::HostError;
+
+/// A tool this specialist may call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GrantedTool {
+    /// `connector.tool`.
+    pub name: String,
+    /// The connector's description of the tool.
+    pub spec: ToolSpec,
+}
+
+/// The tools this specialist may call.
+pub fn granted() -> Vec<GrantedTool> {
+    raw::granted()
+        .into_iter()
+        .map(|tool| GrantedTool {
+            name: tool.name,
+            spec: ToolSpec::from_raw(tool.spec),
+        })
+        .collect()
+}
+
+/// Calls `connector.tool` with `input` serialised as JSON. The connector runs in a fresh
+/// instance; a failed call is an `Ok` outcome with status failed, a refused one a [`HostError`].
+pub fn call<T: Serialize + ?Sized>(name: &str, input: &T) -> Result<ToolOutcome, HostError> {
+    let input = serde_json::to_string(input)
+        .map_err(|err| HostError::InvalidInput(format!("tool input is not JSON: {err}")))?;
+    call_raw(name, &input)
+}
+
+/// Calls `connector.tool` with an input that is already a JSON document.
+pub fn call_raw(name: &str, input_json: &str) -> Result<ToolOutcome, HostError> {
+    raw::call(name, input_json)
+        .map(ToolOutcome::from_raw)
+        .map_err(HostError::from_raw)
+}

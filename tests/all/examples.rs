@@ -1,0 +1,202 @@
+//! The example plugins end to end: kb in its folder, triage and the Python digest specialist
+//! through the tracker connector against the local tracker stand-in on 127.0.0.1.
+
+use guild_host::demo::tracker::TrackerServer;
+use guild_host::types::{CallStatus, Outcome, TaskStatus};
+use guild_tests::host;
+
+const ALL: &[&str] = &["kb", "tracker", "triage", "digest"];
+
+fn grants(base_url: &str, token_file: &str) -> String {
+    format!(
+        r#"[grants.kb]
+fs = [{{ guest = "/workspace", host = "ws", mode = "rw" }}]
+[grants.tracker]
+http = ["{base_url}"]
+config = {{ base_url = "{base_url}", repo = "acme/shop" }}
+secrets = {{ TRACKER_TOKEN = {{ file = "{token_file}" }} }}
+[grants.triage]
+tools = ["tracker.create_issue", "tracker.search_issues"]
+[grants.digest]
+tools = ["tracker.search_issues"]
+"#
+    )
+}
+
+async fn setup() -> (tempfile::TempDir, TrackerServer, guild_host::Host) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join("ws")).expect("mkdir");
+    std::fs::write(dir.path().join("token"), "tok-123\n").expect("token");
+    let tracker = TrackerServer::start("tok-123")
+        .await
+        .expect("tracker starts");
+    let h = host(dir.path(), ALL, &grants(&tracker.base_url(), "token")).await;
+    (dir, tracker, h)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kb_saves_searches_and_reports_artifacts() {
+    let (dir, _tracker, h) = setup().await;
+    let r = h
+        .task(
+            "kb",
+            "save notes/a.md\n# A\nThe checkout is slow.\nsave b.md\nnothing here\n",
+        )
+        .await
+        .expect("starts");
+    assert_eq!(r.status, TaskStatus::Succeeded, "{:?}", r.error);
+    let report = r.report.expect("report");
+    assert_eq!(report.outcome, Outcome::Satisfied);
+    assert_eq!(report.artifacts.len(), 2, "{report:?}");
+    let written =
+        std::fs::read_to_string(dir.path().join("ws/notes/a.md")).expect("kb wrote the file");
+    assert!(written.contains("checkout is slow"));
+    use sha2::Digest;
+    let a = report
+        .artifacts
+        .iter()
+        .find(|a| a.id.ends_with("notes/a.md"))
+        .expect("artifact for notes/a.md");
+    assert_eq!(
+        a.sha256,
+        hex::encode(sha2::Sha256::digest(written.as_bytes()))
+    );
+    let r = h.task("kb", "search CHECKOUT").await.expect("starts");
+    let report = r.report.expect("report");
+    assert!(report.details.contains("notes/a.md"), "{}", report.details);
+    let r = h.task("kb", "read ../../etc/passwd").await.expect("starts");
+    assert!(
+        r.status != TaskStatus::Succeeded
+            || r.report
+                .as_ref()
+                .is_some_and(|p| p.outcome != Outcome::Satisfied),
+        "{r:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn triage_files_issues_and_finds_duplicates() {
+    let (_dir, tracker, h) = setup().await;
+    let r = h
+        .task(
+            "triage",
+            "- [bug] Checkout times out\n- [ux] Error page shows a stack trace\n",
+        )
+        .await
+        .expect("starts");
+    assert_eq!(r.status, TaskStatus::Succeeded, "{:?}", r.error);
+    let issues = tracker.issues();
+    assert_eq!(issues.len(), 2, "{issues:?}");
+    let creates: Vec<_> = r
+        .tool_calls
+        .iter()
+        .filter(|c| c.tool == "tracker.create_issue")
+        .collect();
+    assert_eq!(creates.len(), 2);
+    for c in &creates {
+        assert!(c.mutating);
+        assert_eq!(c.outcome.status, CallStatus::Success);
+        let id = c.outcome.external_id.clone().expect("external id");
+        assert!(issues.iter().any(|i| i.number.to_string() == id));
+        assert!(
+            c.outcome
+                .verifiable_url
+                .as_deref()
+                .is_some_and(|u| u.contains(&format!("/issues/{id}")))
+        );
+    }
+    let report = r.report.expect("report");
+    assert_eq!(report.claims.len(), 2, "{report:?}");
+    // Same bug again: found as a duplicate, not filed twice.
+    let r = h
+        .task("triage", "- [bug] Checkout times out\n")
+        .await
+        .expect("starts");
+    assert_eq!(r.status, TaskStatus::Succeeded, "{:?}", r.error);
+    assert_eq!(tracker.issues().len(), 2);
+    assert!(
+        r.tool_calls
+            .iter()
+            .all(|c| c.tool != "tracker.create_issue"),
+        "{:?}",
+        r.tool_calls
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn triage_reports_tracker_refusal_verbatim() {
+    let (_dir, tracker, h) = setup().await;
+    tracker.set_refuse_creates(Some((410, "Issues are disabled for this repo".to_owned())));
+    let r = h
+        .task("triage", "- [bug] Something broke\n")
+        .await
+        .expect("starts");
+    let create = r
+        .tool_calls
+        .iter()
+        .find(|c| c.tool == "tracker.create_issue")
+        .expect("create attempted");
+    assert_eq!(create.outcome.status, CallStatus::Failed);
+    assert!(
+        create
+            .outcome
+            .error
+            .as_deref()
+            .unwrap_or("")
+            .contains("Issues are disabled for this repo")
+    );
+    let report = r.report.expect("report");
+    assert_ne!(report.outcome, Outcome::Satisfied);
+    assert!(
+        report
+            .open_issues
+            .iter()
+            .any(|i| i.contains("Issues are disabled")),
+        "{report:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_digest_specialist_uses_the_connector() {
+    let (_dir, _tracker, h) = setup().await;
+    let r = h
+        .task(
+            "triage",
+            "- [bug] Crash on start\n- [bug] Crash on exit\n- [ux] Ugly button\n",
+        )
+        .await
+        .expect("starts");
+    assert_eq!(r.status, TaskStatus::Succeeded, "{:?}", r.error);
+    let r = h.task("digest", "crash").await.expect("starts");
+    assert_eq!(r.status, TaskStatus::Succeeded, "{:?}", r.error);
+    assert!(r.specialist.starts_with("digest@"));
+    let report = r.report.expect("report");
+    assert!(report.summary.contains('2'), "{}", report.summary);
+    assert!(
+        report.details.contains("Crash on start") && !report.details.contains("Ugly button"),
+        "{}",
+        report.details
+    );
+    assert_eq!(r.tool_calls.len(), 1);
+    assert_eq!(r.tool_calls[0].tool, "tracker.search_issues");
+    assert!(!r.tool_calls[0].mutating);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn roster_gates_on_required_connectors() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join("ws")).expect("mkdir");
+    let h = host(
+        dir.path(),
+        &["kb", "triage", "digest"],
+        "[grants.kb]\nfs = [{ guest = \"/workspace\", host = \"ws\", mode = \"rw\" }]",
+    )
+    .await;
+    let roster: Vec<_> = h.roster().into_iter().map(|r| r.name).collect();
+    assert_eq!(roster, vec!["kb"]);
+    let err = h
+        .task("triage", "- a bug")
+        .await
+        .expect_err("tracker is not loaded");
+    assert!(err.to_string().contains("tracker"), "{err}");
+}

@@ -1,0 +1,149 @@
+//! Outbound HTTP through the host: allowlist, special addresses, redirects, secrets.
+//! Every request goes to 127.0.0.1; refusals of other addresses happen before any connection.
+
+use guild_tests::{assert_denied, host, probe};
+use serde_json::json;
+
+use super::server::{self, TOKEN};
+
+const PROBE: &[&str] = &["testing/probe", "testing/echo"];
+
+fn get(url: String) -> serde_json::Value {
+    json!({"op": "http", "method": "GET", "url": url})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn granted_loopback_origin_allowed_other_port_denied() {
+    let addr = server::start().await;
+    let other = server::start().await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let grants = format!(
+        "[grants.probe]\nhttp = [\"http://127.0.0.1:{}\"]",
+        addr.port()
+    );
+    let h = host(dir.path(), PROBE, &grants).await;
+    let p = probe(&h, get(format!("http://{addr}/hello"))).await;
+    assert!(p.ok, "{p:?}");
+    assert_eq!(p.value["status"], json!(200));
+    assert_eq!(p.value["body"], json!("hello from 127.0.0.1"));
+    let p = probe(&h, get(format!("http://{other}/hello"))).await;
+    assert_denied(&p, &format!("127.0.0.1:{}", other.port()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn special_addresses_refused_unless_named() {
+    let addr = server::start().await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    // The grant names 127.0.0.1:PORT only; none of these is named, so all are refused before
+    // any connection is attempted.
+    let grants = format!(
+        "[grants.probe]\nhttp = [\"http://127.0.0.1:{}\"]",
+        addr.port()
+    );
+    let h = host(dir.path(), PROBE, &grants).await;
+    for url in [
+        "http://10.0.0.1/".to_owned(),
+        "http://169.254.169.254/latest/meta-data/".to_owned(),
+        format!("http://[::ffff:127.0.0.1]:{}/hello", addr.port()),
+        format!("http://localhost:{}/hello", addr.port()),
+    ] {
+        let p = probe(&h, get(url.clone())).await;
+        assert_denied(&p, "http");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn localhost_allowed_when_named() {
+    let addr = server::start().await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let grants = format!(
+        "[grants.probe]\nhttp = [\"http://localhost:{}\"]",
+        addr.port()
+    );
+    let h = host(dir.path(), PROBE, &grants).await;
+    let p = probe(&h, get(format!("http://localhost:{}/hello", addr.port()))).await;
+    assert!(p.ok, "{p:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redirect_to_private_or_ungranted_refused() {
+    let addr = server::start().await;
+    let other = server::start().await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let grants = format!(
+        "[grants.probe]\nhttp = [\"http://127.0.0.1:{}\"]",
+        addr.port()
+    );
+    let h = host(dir.path(), PROBE, &grants).await;
+    let allowed = probe(&h, get(format!("http://{addr}/redirect?to=/hello"))).await;
+    assert!(
+        allowed.ok,
+        "same-origin redirect should be followed: {allowed:?}"
+    );
+    assert_eq!(allowed.value["body"], json!("hello from 127.0.0.1"));
+    for target in [
+        "http://10.0.0.1/".to_owned(),
+        format!("http://{other}/hello"),
+    ] {
+        let p = probe(&h, get(format!("http://{addr}/redirect?to={target}"))).await;
+        assert_denied(&p, "http");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn secret_attached_by_host_never_visible_to_guest() {
+    let addr = server::start().await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let grants = format!(
+        "[grants.probe]\nhttp = [\"http://127.0.0.1:{p}\", \"http://localhost:{p}\"]\nsecrets = {{ API_TOKEN = {{ value = \"{TOKEN}\" }} }}",
+        p = addr.port()
+    );
+    let h = host(dir.path(), PROBE, &grants).await;
+    // Attached for its host...
+    let p = probe(&h, get(format!("http://{addr}/auth"))).await;
+    assert!(p.ok, "{p:?}");
+    let body: serde_json::Value =
+        serde_json::from_str(p.value["body"].as_str().unwrap_or("")).expect("json");
+    assert_eq!(body["authorized"], json!(true), "{body}");
+    // ...and the guest's own Authorization header cannot replace it.
+    let p = probe(
+        &h,
+        json!({"op": "http", "method": "GET", "url": format!("http://{addr}/auth"), "headers": [["Authorization", "Bearer forged"]]}),
+    )
+    .await;
+    let body: serde_json::Value =
+        serde_json::from_str(p.value["body"].as_str().unwrap_or("")).expect("json");
+    assert_eq!(body["authorized"], json!(true), "{body}");
+    // Not attached to a host outside the secret's list (localhost is granted for http only).
+    let p = probe(&h, get(format!("http://localhost:{}/auth", addr.port()))).await;
+    assert!(p.ok, "{p:?}");
+    let body: serde_json::Value =
+        serde_json::from_str(p.value["body"].as_str().unwrap_or("")).expect("json");
+    assert_eq!(body["had_authorization"], json!(false), "{body}");
+    // The guest cannot read it through any API it has.
+    let p = probe(&h, json!({"op": "config", "key": "API_TOKEN"})).await;
+    assert!(!p.ok);
+    let p = probe(&h, json!({"op": "env"})).await;
+    assert!(!p.value.to_string().contains(TOKEN));
+    for call in [&p.result] {
+        assert!(
+            !serde_json::to_string(call)
+                .unwrap_or_default()
+                .contains(TOKEN)
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oversized_response_refused() {
+    let addr = server::start().await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let grants = format!(
+        "[grants.probe]\nhttp = [\"http://127.0.0.1:{}\"]",
+        addr.port()
+    );
+    let h = host(dir.path(), PROBE, &grants).await;
+    let p = probe(&h, get(format!("http://{addr}/big"))).await;
+    assert!(!p.ok, "{p:?}");
+    assert!(p.error.contains("limit"), "{}", p.error);
+}

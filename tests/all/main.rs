@@ -1,0 +1,9 @@
+//! One integration test binary (links once): real components built from plugins/, real HTTP
+//! servers on 127.0.0.1.
+
+mod bad_input;
+mod capabilities;
+mod examples;
+mod http;
+mod limits;
+mod server;

@@ -1,0 +1,222 @@
+//! Dispatch benchmarks, each against a baseline measured in the same run (DESIGN §12).
+//!
+//! Run: `cargo bench -p guild-tests --bench dispatch` (after `plugins/build.sh`).
+//! Reports medians and ratios; no timing is asserted anywhere.
+//!
+//! 1. fresh-instance task dispatch (probe specialist → one echo tool call → report) vs a plain
+//!    Rust function doing the same JSON work vs spawning a process per call (the MCP stdio way);
+//! 2. the same task with and without the pooling allocator;
+//! 3. host start (load + compile or cache) with and without the on-disk compile cache.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use guild_host::{Config, EngineOptions, GuildEngine, Host};
+use guild_tests::plugin_dir;
+use serde_json::{Value, json};
+
+fn median(mut samples: Vec<Duration>) -> Duration {
+    samples.sort();
+    samples[samples.len() / 2]
+}
+
+fn time<F: FnMut()>(iters: usize, mut f: F) -> Duration {
+    // Warm up, then take the median of individual runs.
+    for _ in 0..iters.min(20) {
+        f();
+    }
+    median(
+        (0..iters)
+            .map(|_| {
+                let t = Instant::now();
+                f();
+                t.elapsed()
+            })
+            .collect(),
+    )
+}
+
+async fn time_async<F, Fut>(iters: usize, mut f: F) -> Duration
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    for _ in 0..iters.min(20) {
+        f().await;
+    }
+    let mut samples = Vec::with_capacity(iters);
+    for _ in 0..iters {
+        let t = Instant::now();
+        f().await;
+        samples.push(t.elapsed());
+    }
+    median(samples)
+}
+
+fn config(dir: &std::path::Path, plugins: &[&str], cache: bool) -> Config {
+    let list: Vec<String> = plugins
+        .iter()
+        .map(|p| format!("{:?}", plugin_dir(p).display().to_string()))
+        .collect();
+    let text = format!(
+        "[host]\nplugins = [{}]\ndata_dir = \"data\"\ncompile_cache = {cache}\n\n[grants.probe]\ntools = [\"echo.echo\"]\n",
+        list.join(", ")
+    );
+    Config::parse(&text, &dir.join("guild.toml"), dir).expect("bench config")
+}
+
+fn plain_call(brief: &str) -> String {
+    // What the specialist and connector do, minus the sandbox: parse, call, wrap.
+    let op: Value = serde_json::from_str(brief).unwrap_or(Value::Null);
+    let echoed = std::hint::black_box(op["input"].to_string());
+    json!({"ok": true, "value": serde_json::from_str::<Value>(&echoed).unwrap_or(Value::Null)})
+        .to_string()
+}
+
+fn process_per_call(line: &str) -> String {
+    // Spawn a native process, send one JSON line, read one line back: the floor of the
+    // "one process per call" model.
+    let mut child = Command::new("cat")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("spawn cat");
+    let mut stdin = child.stdin.take().expect("stdin");
+    writeln!(stdin, "{line}").expect("write");
+    drop(stdin);
+    let mut out = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut out)
+        .expect("read");
+    let _ = child.wait();
+    out
+}
+
+fn row(name: &str, d: Duration, base: Duration) {
+    println!(
+        "{name:<58} {:>12.1} µs {:>10.2}x",
+        d.as_secs_f64() * 1e6,
+        d.as_secs_f64() / base.as_secs_f64()
+    );
+}
+
+fn main() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let iters: usize = std::env::var("GUILD_BENCH_ITERS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(2000);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let brief = json!({"op": "tool", "name": "echo.echo", "input": {"say": "hello"}}).to_string();
+    let log_brief = json!({"op": "log", "text": "x"}).to_string();
+
+    rt.block_on(async {
+        let pooled = GuildEngine::new(EngineOptions::default()).expect("engine");
+        let unpooled = GuildEngine::new(EngineOptions {
+            pooling: false,
+            ..EngineOptions::default()
+        })
+        .expect("engine");
+        let plugins = ["testing/probe", "testing/echo"];
+        let host = Host::with_engine(config(dir.path(), &plugins, false), pooled.clone())
+            .await
+            .expect("host");
+        let host_unpooled = Host::with_engine(config(dir.path(), &plugins, false), unpooled)
+            .await
+            .expect("host");
+        let check = host.task("probe", &brief).await.expect("task");
+        assert!(
+            check.report.is_some(),
+            "bench task failed: {:?}",
+            check.error
+        );
+
+        println!("== dispatch (median of {iters}; ratio vs the first row)");
+        let plain = time(iters * 10, || {
+            std::hint::black_box(plain_call(std::hint::black_box(&brief)));
+        });
+        let task = time_async(iters, || async {
+            let r = host.task("probe", &brief).await.expect("task");
+            std::hint::black_box(r);
+        })
+        .await;
+        let process = time(iters.min(500), || {
+            std::hint::black_box(process_per_call(&brief));
+        });
+        row("plain Rust function call (same JSON work)", plain, plain);
+        row(
+            "guild task: fresh specialist + fresh connector instance",
+            task,
+            plain,
+        );
+        row(
+            "process per call (spawn + one JSON line round trip)",
+            process,
+            plain,
+        );
+        println!(
+            "   guild task vs process per call: {:.1}x faster",
+            process.as_secs_f64() / task.as_secs_f64()
+        );
+
+        println!("\n== instantiation: task with one host call, no tool (median of {iters})");
+        let with_pool = time_async(iters, || async {
+            std::hint::black_box(host.task("probe", &log_brief).await.expect("task"));
+        })
+        .await;
+        let without_pool = time_async(iters, || async {
+            std::hint::black_box(host_unpooled.task("probe", &log_brief).await.expect("task"));
+        })
+        .await;
+        row("pooling allocator", with_pool, with_pool);
+        row("on-demand allocator", without_pool, with_pool);
+
+        println!("\n== host start: load + compile every example plugin (median of 3)");
+        let all = [
+            "kb",
+            "tracker",
+            "triage",
+            "digest",
+            "testing/probe",
+            "testing/echo",
+        ];
+        let cache_dir = dir.path().join("bench-cache");
+        let start = |cache: bool| {
+            let cache_dir = cache_dir.clone();
+            let cfg = config(dir.path(), &all, cache);
+            async move {
+                let engine = GuildEngine::new(EngineOptions {
+                    cache_dir: cache.then_some(cache_dir),
+                    ..EngineOptions::default()
+                })
+                .expect("engine");
+                let t = Instant::now();
+                let h = Host::with_engine(cfg, engine).await.expect("host");
+                let took = t.elapsed();
+                assert!(h.load_errors().is_empty(), "{:?}", h.load_errors());
+                took
+            }
+        };
+        let mut cold = Vec::new();
+        for _ in 0..3 {
+            cold.push(start(false).await);
+        }
+        let _fill = start(true).await;
+        let mut warm = Vec::new();
+        for _ in 0..3 {
+            warm.push(start(true).await);
+        }
+        let (cold, warm) = (median(cold), median(warm));
+        row("with the disk compile cache (deserialise)", warm, warm);
+        row(
+            "without it (Cranelift compiles every component)",
+            cold,
+            warm,
+        );
+    });
+}

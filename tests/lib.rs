@@ -1,0 +1,127 @@
+//! Support for the workspace integration tests: where the built plugins are, one shared engine
+//! (so each component compiles once per test run), hosts built from inline `guild.toml` text,
+//! and the probe specialist's JSON protocol.
+//!
+//! The plugins are real components built by `plugins/build.sh`; nothing here fakes a plugin.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use guild_host::types::{TaskResult, TaskStatus};
+use guild_host::{Config, EngineOptions, GuildEngine, Host};
+use serde_json::Value;
+
+/// The repository root.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ has a parent")
+        .to_path_buf()
+}
+
+/// Folder of a built plugin, checking that its component exists.
+pub fn plugin_dir(rel: &str) -> PathBuf {
+    let dir = repo_root().join("plugins").join(rel);
+    let name = dir
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default()
+        .to_owned();
+    let wasm = dir.join(format!("{name}.wasm"));
+    assert!(
+        wasm.is_file(),
+        "{} is missing: run plugins/build.sh before the tests (the README's test command does)",
+        wasm.display()
+    );
+    dir
+}
+
+/// One engine for the whole test binary, with its disk cache under target/.
+pub fn engine() -> GuildEngine {
+    static ENGINE: OnceLock<GuildEngine> = OnceLock::new();
+    ENGINE
+        .get_or_init(|| {
+            GuildEngine::new(EngineOptions {
+                cache_dir: Some(repo_root().join("target").join("guild-test-cache")),
+                ..EngineOptions::default()
+            })
+            .expect("engine starts")
+        })
+        .clone()
+}
+
+/// A host loading `plugins` (paths under plugins/) with the given grants (TOML text of
+/// `[grants.*]` tables), with relative paths resolved against `dir`.
+pub async fn host(dir: &Path, plugins: &[&str], grants: &str) -> Host {
+    let list: Vec<String> = plugins
+        .iter()
+        .map(|p| format!("{:?}", plugin_dir(p).display().to_string()))
+        .collect();
+    let text = format!(
+        "[host]\nplugins = [{}]\ndata_dir = \"data\"\n\n{grants}",
+        list.join(", ")
+    );
+    let config = Config::parse(&text, &dir.join("guild.toml"), dir).expect("test config parses");
+    let host = Host::with_engine(config, engine())
+        .await
+        .expect("host starts");
+    assert!(
+        host.load_errors().is_empty(),
+        "load errors: {:?}",
+        host.load_errors()
+    );
+    host
+}
+
+/// What the probe specialist answered for one operation.
+#[derive(Debug)]
+pub struct Probe {
+    /// The whole task result.
+    pub result: TaskResult,
+    /// `ok` of the probe's answer (false when the task itself failed).
+    pub ok: bool,
+    /// `value` of the answer.
+    pub value: Value,
+    /// `error` of the answer, or the task's error.
+    pub error: String,
+}
+
+/// Runs the probe specialist with one JSON operation.
+pub async fn probe(host: &Host, op: Value) -> Probe {
+    let result = host
+        .task("probe", &op.to_string())
+        .await
+        .expect("probe task starts");
+    let Some(report) = &result.report else {
+        return Probe {
+            ok: false,
+            value: Value::Null,
+            error: result.error.clone().unwrap_or_default(),
+            result,
+        };
+    };
+    let answer: Value = serde_json::from_str(&report.details).unwrap_or(Value::Null);
+    Probe {
+        ok: answer["ok"].as_bool().unwrap_or(false),
+        value: answer["value"].clone(),
+        error: answer["error"].as_str().unwrap_or_default().to_owned(),
+        result,
+    }
+}
+
+/// Asserts that a probe operation was refused with a `denied:` error naming `what`.
+pub fn assert_denied(p: &Probe, what: &str) {
+    assert_eq!(
+        p.result.status,
+        TaskStatus::Succeeded,
+        "task itself failed: {:?}",
+        p.result.error
+    );
+    assert!(!p.ok, "expected a refusal, got {:?}", p.value);
+    assert!(p.error.contains("denied"), "not a denial: {}", p.error);
+    assert!(
+        p.error.contains(what),
+        "denial does not name {what:?}: {}",
+        p.error
+    );
+}
