@@ -92,6 +92,9 @@ pub struct Grant {
     /// Secret values by name.
     #[serde(default)]
     pub secrets: BTreeMap<String, SecretSource>,
+    /// Progress reports through the report channel.
+    #[serde(default)]
+    pub report: bool,
     /// Lower ceilings than the manifest's.
     #[serde(default)]
     pub limits: LimitOverrides,

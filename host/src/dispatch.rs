@@ -3,6 +3,7 @@
 //! [`call_tool`] is the only way a connector is ever invoked on behalf of a specialist; it is
 //! where receipts are written (DESIGN §5) and where every call is recorded for the task result.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -14,7 +15,18 @@ use crate::manifest::{PluginKind, parse_tool_name};
 use crate::registry::Snapshot;
 use crate::runtime::instance::{self, Failure};
 use crate::runtime::{ToolError, truncate_str};
-use crate::types::{CallStatus, TaskResult, TaskStatus, ToolCallRecord, ToolOutcome, Usage};
+use crate::types::{
+    CallStatus, ProgressReport, TaskResult, TaskStatus, ToolCallRecord, ToolOutcome, Usage,
+};
+
+/// The exact error a report gets when nobody is waiting for it (DESIGN §4).
+pub const PARENT_GONE: &str = "direct parent is not live; report was not delivered";
+
+/// Largest single progress report, bytes.
+pub const MAX_REPORT_BYTES: usize = 64 * 1024;
+
+/// Most progress reports one task may send.
+pub const MAX_REPORTS: usize = 1000;
 
 /// Largest task description accepted, bytes.
 pub const MAX_DESCRIPTION_BYTES: usize = 256 * 1024;
@@ -25,9 +37,69 @@ pub(crate) struct TaskScope {
     /// The plugin set the task started with; its tool calls use the same versions.
     pub(crate) snapshot: Arc<Snapshot>,
     calls: Mutex<Vec<ToolCallRecord>>,
+    reports: Mutex<Vec<ProgressReport>>,
+    /// False once whoever started the task stopped listening (cancelled, session closed).
+    parent_live: AtomicBool,
+    /// Pushes each accepted report to subscribers (wakeup delivery).
+    subscriber: Option<tokio::sync::mpsc::UnboundedSender<ProgressReport>>,
 }
 
 impl TaskScope {
+    pub(crate) fn new(
+        task_id: String,
+        snapshot: Arc<Snapshot>,
+        subscriber: Option<tokio::sync::mpsc::UnboundedSender<ProgressReport>>,
+    ) -> Self {
+        Self {
+            task_id,
+            snapshot,
+            calls: Mutex::new(Vec::new()),
+            reports: Mutex::new(Vec::new()),
+            parent_live: AtomicBool::new(true),
+            subscriber,
+        }
+    }
+
+    /// Marks the parent as gone: later reports fail with [`PARENT_GONE`].
+    pub(crate) fn detach_parent(&self) {
+        self.parent_live.store(false, Ordering::SeqCst);
+    }
+
+    /// Accepts one progress report from the specialist.
+    pub(crate) fn send_report(&self, output: String) -> Result<String, String> {
+        if !self.parent_live.load(Ordering::SeqCst) {
+            return Err(PARENT_GONE.to_owned());
+        }
+        if output.len() > MAX_REPORT_BYTES {
+            return Err(format!(
+                "report of {} bytes is over the limit of {MAX_REPORT_BYTES}",
+                output.len()
+            ));
+        }
+        let mut reports = self.reports.lock().unwrap_or_else(|p| p.into_inner());
+        if reports.len() >= MAX_REPORTS {
+            return Err(format!("this task already sent {MAX_REPORTS} reports"));
+        }
+        let report = ProgressReport {
+            id: uuid::Uuid::now_v7().to_string(),
+            sequence: reports.len() as u32 + 1,
+            output,
+            at_ms: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as u64),
+        };
+        if let Some(tx) = &self.subscriber {
+            // A closed receiver means the subscriber went away; the report is still kept.
+            let _ = tx.send(report.clone());
+        }
+        let id = report.id.clone();
+        reports.push(report);
+        Ok(id)
+    }
+
+    fn take_reports(&self) -> Vec<ProgressReport> {
+        std::mem::take(&mut *self.reports.lock().unwrap_or_else(|p| p.into_inner()))
+    }
     fn record(&self, record: ToolCallRecord) {
         self.calls
             .lock()
@@ -103,17 +175,14 @@ pub(crate) async fn task(
     }
 
     let task_id = uuid::Uuid::now_v7().to_string();
-    let scope = Arc::new(TaskScope {
-        task_id: task_id.clone(),
-        snapshot: snapshot.clone(),
-        calls: Mutex::new(Vec::new()),
-    });
+    let scope = Arc::new(TaskScope::new(task_id.clone(), snapshot.clone(), None));
     let span = tracing::info_span!("task", task_id = %task_id, specialist = %plugin.ident);
     let _enter = span.enter();
     let started = Instant::now();
     let (answer, stats) =
         instance::run_specialist(shared, &plugin, scope.clone(), description).await;
     let tool_calls = scope.take_calls();
+    let reports = scope.take_reports();
     let usage = Usage {
         wall_ms: started.elapsed().as_millis() as u64,
         instantiate_us: stats.instantiate_us,
@@ -149,6 +218,7 @@ pub(crate) async fn task(
         report,
         error,
         tool_calls,
+        reports,
         usage,
     })
 }
@@ -160,7 +230,9 @@ pub(crate) async fn call_tool(
     task: &Arc<TaskScope>,
     full: &str,
     input: String,
+    idempotency_key: Option<String>,
 ) -> Result<ToolOutcome, ToolError> {
+    let _ = &idempotency_key;
     let started = Instant::now();
     let refuse = |e: ToolError| {
         task.record_refusal(full, &input, &e.to_string());

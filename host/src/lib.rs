@@ -21,7 +21,7 @@ mod runtime;
 pub mod types;
 
 pub use config::Config;
-pub use dispatch::MAX_DESCRIPTION_BYTES;
+pub use dispatch::{MAX_DESCRIPTION_BYTES, MAX_REPORT_BYTES, MAX_REPORTS, PARENT_GONE};
 pub use engine::{EngineOptions, GuildEngine};
 pub use error::{ConfigError, DispatchError, LoadError, ManifestError};
 pub use host::Host;

@@ -16,6 +16,32 @@ pub enum Outcome {
     Partial,
     /// Not done.
     Failed,
+    /// The specialist broke the report protocol (no report, or one that breaks the rules); only
+    /// the host produces this.
+    ProtocolError,
+}
+
+/// What the specialist suggests the orchestrator do next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NextAction {
+    /// Nothing more to do.
+    Stop,
+    /// Break the work down further: a suggested task is required.
+    Descend,
+    /// Redo part of it more narrowly: a suggested task is required.
+    Refine,
+    /// Hand back up to the parent.
+    Ascend,
+}
+
+/// A next-step suggestion.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NextStep {
+    /// What to do.
+    pub action: NextAction,
+    /// The brief for the suggested task (required for descend and refine).
+    pub suggested_task: Option<String>,
 }
 
 /// A file or document the specialist produced.
@@ -53,8 +79,12 @@ pub struct Report {
     pub details: String,
     /// Every hard requirement checked and met.
     pub hard_passed: bool,
-    /// Unresolved problems.
+    /// Unresolved problems found in this task.
     pub open_issues: Vec<String>,
+    /// Problems known to remain beyond this task's scope.
+    pub remaining_issues: Vec<String>,
+    /// Suggested next step.
+    pub next_step: Option<NextStep>,
     /// Produced artifacts.
     pub artifacts: Vec<ArtifactRef>,
     /// Claimed external effects.
@@ -67,6 +97,12 @@ impl Report {
         self.summary.len()
             + self.details.len()
             + self.open_issues.iter().map(String::len).sum::<usize>()
+            + self.remaining_issues.iter().map(String::len).sum::<usize>()
+            + self
+                .next_step
+                .as_ref()
+                .and_then(|n| n.suggested_task.as_ref())
+                .map_or(0, String::len)
             + self
                 .artifacts
                 .iter()
@@ -140,6 +176,19 @@ pub struct ToolCallRecord {
     pub wall_ms: u64,
 }
 
+/// One progress report a specialist sent while it ran.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProgressReport {
+    /// Stable message id.
+    pub id: String,
+    /// 1-based position within the task.
+    pub sequence: u32,
+    /// What the specialist sent.
+    pub output: String,
+    /// When it was accepted, milliseconds since the Unix epoch.
+    pub at_ms: u64,
+}
+
 /// Resource use of a task.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Usage {
@@ -168,6 +217,8 @@ pub struct TaskResult {
     pub error: Option<String>,
     /// Every tool call, in order.
     pub tool_calls: Vec<ToolCallRecord>,
+    /// Progress reports, in order.
+    pub reports: Vec<ProgressReport>,
     /// Resource use.
     pub usage: Usage,
 }

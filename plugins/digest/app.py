@@ -35,6 +35,8 @@ def _report(d: digest.Digest) -> types.Report:
         details=d.details,
         hard_passed=d.hard_passed,
         open_issues=list(d.open_issues),
+        remaining_issues=[],
+        next_step=None,
         artifacts=[],
         claims=[],  # searching is read-only: nothing external was changed
     )
@@ -53,7 +55,7 @@ class WitWorld(wit_world.WitWorld):
 
         _log(log.Level.INFO, f"task {brief.task_id}: searching issues for {query!r}")
         try:
-            outcome = tools.call(digest.SEARCH_TOOL, digest.search_input(query))
+            outcome = tools.call(digest.SEARCH_TOOL, digest.search_input(query), None)
         except Err as err:
             kind = _HOST_ERROR_KINDS.get(type(err.value), "error")
             text = getattr(err.value, "value", repr(err.value))

@@ -6,4 +6,5 @@ mod capabilities;
 mod examples;
 mod http;
 mod limits;
+mod reports;
 mod server;

@@ -32,6 +32,8 @@ pub struct Effective {
     pub config: BTreeMap<String, String>,
     /// Granted connector tools, `connector.tool`.
     pub tools: BTreeSet<String>,
+    /// Progress reports through the report channel.
+    pub report: bool,
     /// Effective limits.
     pub limits: Limits,
 }
@@ -44,6 +46,7 @@ impl Effective {
             http: EgressPolicy::deny_all(plugin),
             config: BTreeMap::new(),
             tools: BTreeSet::new(),
+            report: false,
             limits,
         }
     }
@@ -184,12 +187,12 @@ pub fn resolve(
             "not supported by this host version",
         ));
     }
-    if req.report {
-        rows.push(CapabilityRow::denied(
-            "report",
-            "",
-            "not supported by this host version",
-        ));
+    let report = req.report && grant.report;
+    match (req.report, grant.report) {
+        (true, true) => rows.push(CapabilityRow::granted("report", "send", "granted")),
+        (true, false) => rows.push(CapabilityRow::denied("report", "send", "not granted")),
+        (false, true) => rows.push(CapabilityRow::unused("report", "send")),
+        (false, false) => {}
     }
 
     let limits = limits(manifest.limits, grant);
@@ -214,6 +217,7 @@ pub fn resolve(
             http,
             config: values,
             tools,
+            report,
             limits,
         },
         rows,

@@ -23,6 +23,7 @@ fs = [{ guest = "/data", mode = "rw" }, { guest = "/ro", mode = "ro" }]
 config = ["greeting", "missing"]
 secrets = [{ name = "API_TOKEN", hosts = ["http://127.0.0.1:*"], header = "Authorization", format = "Bearer {}" }]
 llm = true
+report = true
 
 [limits]
 memory_mb = 32
@@ -60,8 +61,9 @@ fn empty_grant_denies_everything() {
         .iter()
         .filter(|r| matches!(r.status, RowStatus::Denied(_)))
         .count();
-    // 2 tools + 2 http + 2 fs + 2 config + 1 secret + llm
-    assert_eq!(denied, 10, "{rows:#?}");
+    // 2 tools + 2 http + 2 fs + 2 config + 1 secret + llm + report
+    assert_eq!(denied, 11, "{rows:#?}");
+    assert!(!eff.report);
     assert!(
         !rows
             .iter()
@@ -215,4 +217,24 @@ limits = { memory_mb = 16, timeout_s = 999 }"#,
         "an operator override cannot raise a limit"
     );
     assert_eq!(eff.limits.max_output_kb, 64);
+}
+
+#[test]
+fn report_channel_needs_request_and_grant() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (eff, _) = resolve(
+        &manifest(),
+        &config("[grants.probe]\nreport = true", dir.path()),
+    )
+    .expect("resolves");
+    assert!(eff.report);
+    let plain = FULL.replace("report = true\n", "");
+    let m = Manifest::parse(&plain, Path::new("/plugins/probe")).expect("parses");
+    let (eff, rows) =
+        resolve(&m, &config("[grants.probe]\nreport = true", dir.path())).expect("resolves");
+    assert!(!eff.report, "granted but not requested");
+    assert!(
+        rows.iter()
+            .any(|r| r.capability == "report" && r.status == RowStatus::Unused)
+    );
 }

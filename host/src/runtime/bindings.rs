@@ -47,4 +47,4 @@ pub(crate) mod skill_loader {
 }
 
 pub(crate) use specialist::guild::plugin::types;
-pub(crate) use specialist::guild::plugin::{config, http, log, tools};
+pub(crate) use specialist::guild::plugin::{config, http, log, report, skills, tools};

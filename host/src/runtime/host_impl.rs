@@ -7,7 +7,7 @@
 use super::bindings::types::{
     CallStatus, HostError, ToolOutcome as WitOutcome, ToolSpec as WitSpec,
 };
-use super::bindings::{config, http, log, tools, types};
+use super::bindings::{config, http, log, report, tools, types};
 use super::state::StoreState;
 use crate::http::{HttpError, OutboundRequest};
 use crate::types::{CallStatus as Status, ToolOutcome, ToolSpec};
@@ -93,6 +93,7 @@ impl tools::Host for StoreState {
         &mut self,
         name: String,
         input: String,
+        idempotency_key: Option<String>,
     ) -> wasmtime::Result<Result<WitOutcome, HostError>> {
         let Some(task) = self.task.clone() else {
             return Ok(Err(HostError::Denied(denied(
@@ -110,10 +111,25 @@ impl tools::Host for StoreState {
             return Ok(Err(HostError::Denied(err)));
         }
         let shared = self.shared.clone();
-        Ok(crate::dispatch::call_tool(&shared, &task, &name, input)
-            .await
-            .map(|o| wit_outcome(&o))
-            .map_err(|e| e.into_wit()))
+        Ok(
+            crate::dispatch::call_tool(&shared, &task, &name, input, idempotency_key)
+                .await
+                .map(|o| wit_outcome(&o))
+                .map_err(|e| e.into_wit()),
+        )
+    }
+}
+
+impl report::Host for StoreState {
+    async fn send(&mut self, output: String) -> wasmtime::Result<Result<String, String>> {
+        let Some(task) = &self.task else {
+            return Ok(Err(crate::dispatch::PARENT_GONE.to_owned()));
+        };
+        if !self.caps.report {
+            trace_decision(&self.plugin, "report", "", false);
+            return Ok(Err(denied(&self.name, "report", "send", "not granted")));
+        }
+        Ok(task.send_report(output))
     }
 }
 

@@ -18,7 +18,9 @@ use super::state::{StoreState, new_store};
 use crate::dispatch::TaskScope;
 use crate::host::Shared;
 use crate::registry::{LoadedPlugin, PluginPre};
-use crate::types::{ArtifactRef, Claim, Outcome, Report, ToolOutcome, ToolSpec};
+use crate::types::{
+    ArtifactRef, Claim, NextAction, NextStep, Outcome, Report, ToolOutcome, ToolSpec,
+};
 
 /// Why an instance ended without a usable answer. Only that instance is affected.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -293,6 +295,16 @@ fn report_from_wit(r: types::Report) -> Report {
         details: r.details,
         hard_passed: r.hard_passed,
         open_issues: r.open_issues,
+        remaining_issues: r.remaining_issues,
+        next_step: r.next_step.map(|n| NextStep {
+            action: match n.action {
+                types::NextAction::Stop => NextAction::Stop,
+                types::NextAction::Descend => NextAction::Descend,
+                types::NextAction::Refine => NextAction::Refine,
+                types::NextAction::Ascend => NextAction::Ascend,
+            },
+            suggested_task: n.suggested_task,
+        }),
         artifacts: r
             .artifacts
             .into_iter()

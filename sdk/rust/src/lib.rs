@@ -42,12 +42,14 @@ mod export;
 pub mod http;
 pub mod log;
 mod report;
+pub mod progress;
+pub mod skills;
 mod tool;
 pub mod tools;
 mod types;
 
 pub use export::{Connector, SkillLoader, Specialist};
-pub use report::Report;
+pub use report::{NextAction, NextStep, Report};
 pub use tool::{Approval, CallStatus, ToolOutcome, ToolSpec};
 pub use types::{
     ArtifactRef, Brief, Claim, HostError, Outcome, RunError, SkillMeta, SpecialistInfo, sha256_hex,

@@ -3,6 +3,28 @@
 use crate::bindings::specialist::guild::plugin::types as raw;
 use crate::types::{ArtifactRef, Claim, Outcome};
 
+/// What the specialist suggests the orchestrator do next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NextAction {
+    /// Nothing more to do.
+    Stop,
+    /// Break the work down further (needs a suggested task).
+    Descend,
+    /// Redo part of it more narrowly (needs a suggested task).
+    Refine,
+    /// Hand back to the parent.
+    Ascend,
+}
+
+/// A next-step suggestion.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NextStep {
+    /// What to do.
+    pub action: NextAction,
+    /// The brief of the suggested task.
+    pub suggested_task: Option<String>,
+}
+
 /// The specialist's final report. The host validates it against receipts and hashes: it is a
 /// hypothesis, not the truth.
 ///
@@ -26,6 +48,10 @@ pub struct Report {
     pub hard_passed: bool,
     /// Problems found and not resolved.
     pub open_issues: Vec<String>,
+    /// Problems known to remain beyond this task's scope.
+    pub remaining_issues: Vec<String>,
+    /// Suggested next step for the orchestrator.
+    pub next_step: Option<NextStep>,
     /// Files or documents produced.
     pub artifacts: Vec<ArtifactRef>,
     /// External effects claimed.
@@ -42,6 +68,8 @@ impl Report {
             details: String::new(),
             hard_passed: outcome == Outcome::Satisfied,
             open_issues: Vec::new(),
+            remaining_issues: Vec::new(),
+            next_step: None,
             artifacts: Vec::new(),
             claims: Vec::new(),
         }
@@ -111,6 +139,21 @@ impl Report {
         self
     }
 
+    /// Adds a problem that remains beyond this task's scope.
+    pub fn remaining_issue(mut self, text: impl Into<String>) -> Self {
+        self.remaining_issues.push(text.into());
+        self
+    }
+
+    /// Suggests a next step; descend and refine need a suggested task.
+    pub fn next_step(mut self, action: NextAction, suggested_task: Option<String>) -> Self {
+        self.next_step = Some(NextStep {
+            action,
+            suggested_task,
+        });
+        self
+    }
+
     pub(crate) fn into_raw(self) -> raw::Report {
         raw::Report {
             summary: self.summary,
@@ -118,6 +161,16 @@ impl Report {
             details: self.details,
             hard_passed: self.hard_passed,
             open_issues: self.open_issues,
+            remaining_issues: self.remaining_issues,
+            next_step: self.next_step.map(|n| raw::NextStep {
+                action: match n.action {
+                    NextAction::Stop => raw::NextAction::Stop,
+                    NextAction::Descend => raw::NextAction::Descend,
+                    NextAction::Refine => raw::NextAction::Refine,
+                    NextAction::Ascend => raw::NextAction::Ascend,
+                },
+                suggested_task: n.suggested_task,
+            }),
             artifacts: self
                 .artifacts
                 .into_iter()

@@ -37,7 +37,21 @@ pub fn call<T: Serialize + ?Sized>(name: &str, input: &T) -> Result<ToolOutcome,
 
 /// Calls `connector.tool` with an input that is already a JSON document.
 pub fn call_raw(name: &str, input_json: &str) -> Result<ToolOutcome, HostError> {
-    raw::call(name, input_json)
+    raw::call(name, input_json, None)
+        .map(ToolOutcome::from_raw)
+        .map_err(HostError::from_raw)
+}
+
+/// Calls a mutating tool with an idempotency key: calling again with the same key and input
+/// returns the recorded outcome without a second call; the same key with another input is refused.
+pub fn call_idempotent<T: Serialize + ?Sized>(
+    name: &str,
+    input: &T,
+    key: &str,
+) -> Result<ToolOutcome, HostError> {
+    let input = serde_json::to_string(input)
+        .map_err(|err| HostError::InvalidInput(format!("tool input is not JSON: {err}")))?;
+    raw::call(name, &input, Some(key))
         .map(ToolOutcome::from_raw)
         .map_err(HostError::from_raw)
 }

@@ -270,6 +270,13 @@ impl SkillMeta {
         }
     }
 
+    pub(crate) fn from_raw(raw: raw::SkillMeta) -> Self {
+        Self {
+            name: raw.name,
+            description: raw.description,
+        }
+    }
+
     pub(crate) fn into_raw(self) -> raw::SkillMeta {
         raw::SkillMeta {
             name: self.name,

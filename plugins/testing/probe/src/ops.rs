@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 /// The op names, for error messages.
 pub(crate) const NAMES: &str = "read, write, list, env, http, config, tool, tools, loop, alloc, \
-     output, trap, sleep, print, tcp, log";
+     output, trap, sleep, print, tcp, log, report, reports, skills, skill_load, skill_read";
 
 /// The result of an op: the value, or the error as text.
 type OpResult = Result<Value, String>;
@@ -58,6 +58,31 @@ pub(crate) fn perform(op: &str, req: &Value) -> Result<OpResult, String> {
         }
         "tcp" => std::net::TcpStream::connect(str_arg(req, "addr")?)
             .map(|stream| json!(format!("connected: {:?}", stream.peer_addr().ok())))
+            .map_err(|e| e.to_string()),
+        "report" => guild_sdk::progress::send(str_arg(req, "text")?).map(Value::String),
+        "reports" => {
+            // Several reports, then carry on: sending never ends the run.
+            let mut ids = Vec::new();
+            for text in req.get("texts").and_then(Value::as_array).into_iter().flatten() {
+                let text = text.as_str().unwrap_or_default();
+                ids.push(guild_sdk::progress::send(text)?);
+                if let Some(ms) = req.get("pause_ms").and_then(Value::as_u64) {
+                    std::thread::sleep(Duration::from_millis(ms));
+                }
+            }
+            Ok(json!(ids))
+        }
+        "skills" => Ok(Value::Array(
+            guild_sdk::skills::catalog()
+                .into_iter()
+                .map(|s| json!({"name": s.name, "description": s.description}))
+                .collect(),
+        )),
+        "skill_load" => guild_sdk::skills::load(str_arg(req, "name")?)
+            .map(Value::String)
+            .map_err(|e| e.to_string()),
+        "skill_read" => guild_sdk::skills::read(str_arg(req, "name")?, str_arg(req, "path")?)
+            .map(|b| Value::String(String::from_utf8_lossy(&b).into_owned()))
             .map_err(|e| e.to_string()),
         "log" => {
             let text = str_arg(req, "text")?;
@@ -146,7 +171,11 @@ fn http_op(req: &Value) -> Result<OpResult, String> {
 fn tool(req: &Value) -> Result<OpResult, String> {
     let name = str_arg(req, "name")?;
     let input = req.get("input").cloned().unwrap_or_else(|| json!({}));
-    Ok(tools::call(name, &input)
+    let answer = match req.get("key").and_then(Value::as_str) {
+        Some(key) => tools::call_idempotent(name, &input, key),
+        None => tools::call(name, &input),
+    };
+    Ok(answer
         .map(|outcome| {
             let output = outcome
                 .output_json()

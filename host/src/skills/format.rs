@@ -1,0 +1,416 @@
+//! The Agent Skills file format: `SKILL.md` = YAML frontmatter between `---` fences + a markdown
+//! body, validated in one of two [`Mode`]s.
+//!
+//! **Strict** is the specification exactly (used by `guild skills check` and bundle packing):
+//! every rule broken is an error and the skill does not load. **Lenient** is what a client loads
+//! in practice: a name that does not match its folder, an over-long or oddly spelled name or
+//! description, an unknown key or a badly typed optional field only warn; a missing fence, YAML
+//! that does not parse or is not a mapping, and a missing or empty description skip the skill.
+//! Every problem names the file, the field and the reason.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde_yaml_ng::Value;
+
+/// File name of a skill's entry point inside its folder.
+pub const SKILL_FILE: &str = "SKILL.md";
+/// Longest `name`, characters.
+pub const MAX_NAME: usize = 64;
+/// Longest `description`, characters.
+pub const MAX_DESCRIPTION: usize = 1024;
+/// Longest `compatibility`, characters.
+pub const MAX_COMPATIBILITY: usize = 500;
+/// The top-level keys the specification allows.
+pub const ALLOWED_KEYS: &[&str] = &[
+    "name",
+    "description",
+    "license",
+    "compatibility",
+    "metadata",
+    "allowed-tools",
+];
+
+/// How closely a skill must follow the specification.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// The specification exactly: any violation is an error and the skill does not load.
+    Strict,
+    /// What a client loads in practice: cosmetic violations warn, fatal ones skip the skill.
+    Lenient,
+}
+
+/// How bad a [`Problem`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// The skill still loads.
+    Warning,
+    /// The skill does not load (or, in strict mode, violates the specification).
+    Error,
+}
+
+/// One thing wrong with one skill (or source): the file, the field and the reason.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Problem {
+    /// The file (or source label) the problem is in.
+    pub file: PathBuf,
+    /// The frontmatter field, or empty for the file as a whole.
+    pub field: String,
+    /// What is wrong, and what was expected.
+    pub reason: String,
+    /// Whether the skill still loads.
+    pub severity: Severity,
+}
+
+impl Problem {
+    pub(crate) fn new(file: &Path, field: &str, reason: impl Into<String>, sev: Severity) -> Self {
+        Self {
+            file: file.to_owned(),
+            field: field.to_owned(),
+            reason: reason.into(),
+            severity: sev,
+        }
+    }
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let sev = match self.severity {
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        };
+        if self.field.is_empty() {
+            write!(f, "{sev}: {}: {}", self.file.display(), self.reason)
+        } else {
+            write!(
+                f,
+                "{sev}: {}: field `{}`: {}",
+                self.file.display(),
+                self.field,
+                self.reason
+            )
+        }
+    }
+}
+
+/// The frontmatter of a skill that loaded.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct SkillMeta {
+    /// The skill's name (in lenient mode possibly not equal to its folder name).
+    pub name: String,
+    /// What the skill does and when to use it.
+    pub description: String,
+    /// Licence name or file.
+    pub license: Option<String>,
+    /// Environment requirements.
+    pub compatibility: Option<String>,
+    /// Free string → string map.
+    pub metadata: BTreeMap<String, String>,
+    /// `allowed-tools`, split on whitespace; `None` when the field is absent.
+    pub allowed_tools: Option<Vec<String>>,
+}
+
+/// A parsed `SKILL.md`.
+#[derive(Debug, Clone)]
+pub struct ParsedSkill {
+    /// The frontmatter.
+    pub meta: SkillMeta,
+    /// The markdown body, frontmatter stripped.
+    pub body: String,
+}
+
+/// Checks a skill name: 1–64 of `[a-z0-9-]`, no leading or trailing `-`, no `--`.
+pub fn validate_skill_name(name: &str) -> Result<(), String> {
+    let len = name.chars().count();
+    if len == 0 || len > MAX_NAME {
+        return Err(format!(
+            "{name:?} has {len} characters; expected 1 to {MAX_NAME}"
+        ));
+    }
+    if !name
+        .bytes()
+        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+    {
+        return Err(format!(
+            "{name:?} may contain only lowercase letters a-z, digits and '-'"
+        ));
+    }
+    if name.starts_with('-') || name.ends_with('-') {
+        return Err(format!("{name:?} must not start or end with '-'"));
+    }
+    if name.contains("--") {
+        return Err(format!("{name:?} must not contain '--'"));
+    }
+    Ok(())
+}
+
+/// Splits `SKILL.md` text into (frontmatter YAML, body). The first line must be `---`; the
+/// frontmatter ends at the next line that is exactly `---` (trailing spaces and `\r` ignored).
+pub fn split_frontmatter(text: &str) -> Result<(&str, &str), String> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut lines = text.split_inclusive('\n');
+    let first = lines.next().unwrap_or("");
+    if first.trim_end() != "---" {
+        return Err("missing frontmatter: the file must start with a `---` line".to_owned());
+    }
+    let start = first.len();
+    let mut offset = start;
+    for line in lines {
+        if line.trim_end() == "---" {
+            return Ok((&text[start..offset], &text[offset + line.len()..]));
+        }
+        offset += line.len();
+    }
+    Err("missing closing `---` fence after the frontmatter".to_owned())
+}
+
+/// Strips a frontmatter block if the text has one (bodies served by loaders may or may not).
+pub fn strip_frontmatter(text: &str) -> &str {
+    split_frontmatter(text).map_or(text, |(_, body)| body)
+}
+
+/// Parses and validates `SKILL.md` text. `file` is used in problems; `folder` is the name of
+/// the skill's folder (`None` when the skill has no folder, as with skill-loader plugins).
+/// Returns the skill when it loads in `mode`, and every problem found either way.
+pub fn parse_skill_md(
+    text: &str,
+    file: &Path,
+    folder: Option<&str>,
+    mode: Mode,
+) -> (Option<ParsedSkill>, Vec<Problem>) {
+    let mut p = Checker {
+        file,
+        mode,
+        problems: Vec::new(),
+    };
+    let parsed = p.parse(text, folder);
+    let fatal = p.problems.iter().any(|x| x.severity == Severity::Error);
+    (if fatal { None } else { parsed }, p.problems)
+}
+
+struct Checker<'a> {
+    file: &'a Path,
+    mode: Mode,
+    problems: Vec<Problem>,
+}
+
+impl Checker<'_> {
+    /// A rule whose violation only warns in lenient mode.
+    fn soft(&mut self, field: &str, reason: impl Into<String>) {
+        let sev = match self.mode {
+            Mode::Strict => Severity::Error,
+            Mode::Lenient => Severity::Warning,
+        };
+        self.problems
+            .push(Problem::new(self.file, field, reason, sev));
+    }
+
+    /// A rule whose violation skips the skill in either mode.
+    fn hard(&mut self, field: &str, reason: impl Into<String>) {
+        self.problems
+            .push(Problem::new(self.file, field, reason, Severity::Error));
+    }
+
+    fn parse(&mut self, text: &str, folder: Option<&str>) -> Option<ParsedSkill> {
+        let (yaml, body) = match split_frontmatter(text) {
+            Ok(parts) => parts,
+            Err(reason) => {
+                self.hard("", reason);
+                return None;
+            }
+        };
+        let map = match serde_yaml_ng::from_str::<Value>(yaml) {
+            Ok(Value::Mapping(map)) => map,
+            Ok(other) => {
+                self.hard(
+                    "",
+                    format!(
+                        "frontmatter is {}, expected a mapping of keys to values",
+                        kind(&other)
+                    ),
+                );
+                return None;
+            }
+            Err(e) => {
+                self.hard("", format!("frontmatter is not valid YAML: {e}"));
+                return None;
+            }
+        };
+        let mut meta = SkillMeta::default();
+        for (key, value) in &map {
+            let Some(key) = key.as_str() else {
+                self.soft("", format!("key {key:?} is not a string"));
+                continue;
+            };
+            match key {
+                "name" => self.name(value, folder, &mut meta),
+                "description" => self.description(value, &mut meta),
+                "license" => meta.license = self.string(key, value, None),
+                "compatibility" => {
+                    meta.compatibility = self.string(key, value, Some(MAX_COMPATIBILITY))
+                }
+                "metadata" => meta.metadata = self.metadata(value),
+                "allowed-tools" => meta.allowed_tools = self.allowed_tools(value),
+                other => self.soft(
+                    other,
+                    format!(
+                        "unknown top-level key; the specification allows only {}",
+                        ALLOWED_KEYS.join(", ")
+                    ),
+                ),
+            }
+        }
+        if !map.contains_key("name") {
+            match folder {
+                Some(folder) => {
+                    self.soft(
+                        "name",
+                        format!("missing; using the folder name {folder:?}"),
+                    );
+                    meta.name = folder.to_owned();
+                }
+                None => self.hard("name", "missing"),
+            }
+        }
+        if !map.contains_key("description") {
+            self.hard("description", "missing; a skill without a description cannot be chosen");
+        }
+        Some(ParsedSkill {
+            meta,
+            body: body.to_owned(),
+        })
+    }
+
+    fn name(&mut self, value: &Value, folder: Option<&str>, meta: &mut SkillMeta) {
+        let Some(name) = value.as_str() else {
+            match folder {
+                Some(folder) => {
+                    self.soft("name", format!("is {}, expected a string; using the folder name", kind(value)));
+                    meta.name = folder.to_owned();
+                }
+                None => self.hard("name", format!("is {}, expected a string", kind(value))),
+            }
+            return;
+        };
+        if let Err(reason) = validate_skill_name(name) {
+            self.soft("name", reason);
+        }
+        // A name is echoed into catalogs and messages: never one that could break a line.
+        let usable = !name.trim().is_empty() && !name.chars().any(|c| c.is_control() || c.is_whitespace());
+        meta.name = match (usable, folder) {
+            (true, _) => name.to_owned(),
+            (false, Some(folder)) => folder.to_owned(),
+            (false, None) => {
+                self.hard("name", format!("{name:?} cannot be used as a skill name"));
+                return;
+            }
+        };
+        if let Some(folder) = folder {
+            if name != folder {
+                self.soft(
+                    "name",
+                    format!("{name:?} does not match its folder name {folder:?}"),
+                );
+            }
+        }
+    }
+
+    fn description(&mut self, value: &Value, meta: &mut SkillMeta) {
+        let Some(text) = value.as_str() else {
+            self.hard("description", format!("is {}, expected a string", kind(value)));
+            return;
+        };
+        if text.trim().is_empty() {
+            self.hard("description", "is empty; a skill without a description cannot be chosen");
+            return;
+        }
+        let len = text.chars().count();
+        if len > MAX_DESCRIPTION {
+            self.soft(
+                "description",
+                format!("has {len} characters; expected at most {MAX_DESCRIPTION}"),
+            );
+        }
+        meta.description = text.to_owned();
+    }
+
+    fn string(&mut self, key: &str, value: &Value, max: Option<usize>) -> Option<String> {
+        let Some(text) = value.as_str() else {
+            self.soft(key, format!("is {}, expected a string", kind(value)));
+            return scalar(value);
+        };
+        let len = text.chars().count();
+        if let Some(max) = max {
+            if len > max {
+                self.soft(key, format!("has {len} characters; expected at most {max}"));
+            }
+        }
+        Some(text.to_owned())
+    }
+
+    fn metadata(&mut self, value: &Value) -> BTreeMap<String, String> {
+        let mut out = BTreeMap::new();
+        let Value::Mapping(map) = value else {
+            self.soft("metadata", format!("is {}, expected a map of strings to strings", kind(value)));
+            return out;
+        };
+        for (k, v) in map {
+            match (k.as_str(), v.as_str()) {
+                (Some(k), Some(v)) => {
+                    out.insert(k.to_owned(), v.to_owned());
+                }
+                _ => {
+                    let key = scalar(k).unwrap_or_else(|| format!("{k:?}"));
+                    self.soft(
+                        &format!("metadata.{key}"),
+                        format!("is {}, expected a string", kind(v)),
+                    );
+                    if let (Some(k), Some(v)) = (scalar(k), scalar(v)) {
+                        out.insert(k, v);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    fn allowed_tools(&mut self, value: &Value) -> Option<Vec<String>> {
+        match value {
+            Value::String(s) => Some(s.split_whitespace().map(str::to_owned).collect()),
+            Value::Sequence(items) => {
+                // Some clients write a YAML list; lenient mode accepts it.
+                self.soft("allowed-tools", "is a list, expected a space-separated string");
+                Some(items.iter().filter_map(scalar).collect())
+            }
+            other => {
+                self.soft("allowed-tools", format!("is {}, expected a space-separated string", kind(other)));
+                None
+            }
+        }
+    }
+}
+
+fn scalar(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Bool(b) => Some(b.to_string()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "empty",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Sequence(_) => "a list",
+        Value::Mapping(_) => "a map",
+        Value::Tagged(_) => "a tagged value",
+    }
+}
