@@ -11,6 +11,7 @@ use serde::Deserialize;
 
 use crate::error::ConfigError;
 use crate::manifest::{FsMode, key_at};
+use crate::settings::DispatchSettings;
 
 /// A parsed `guild.toml`, with relative paths resolved against its folder.
 #[derive(Debug, Clone, Default)]
@@ -19,6 +20,10 @@ pub struct Config {
     pub host: HostSettings,
     /// `[grants.<plugin>]`.
     pub grants: BTreeMap<String, Grant>,
+    /// `[dispatch]` (after environment overrides, when loaded from a file).
+    pub dispatch: DispatchSettings,
+    /// `[skills]`: the supervisor's skill sources, shared skill folders, strict allowed-tools.
+    pub skills: crate::skills::SkillsSettings,
     /// Folder relative paths are resolved against.
     pub base_dir: PathBuf,
 }
@@ -158,6 +163,10 @@ struct RawConfig {
     host: HostSettings,
     #[serde(default)]
     grants: BTreeMap<String, Grant>,
+    #[serde(default)]
+    dispatch: DispatchSettings,
+    #[serde(default)]
+    skills: crate::skills::SkillsSettings,
 }
 
 impl Config {
@@ -171,7 +180,16 @@ impl Config {
             .parent()
             .map(Path::to_path_buf)
             .unwrap_or_else(|| PathBuf::from("."));
-        Self::parse(&text, file, &base)
+        let mut config = Self::parse(&text, file, &base)?;
+        config
+            .dispatch
+            .apply_overrides(|var| std::env::var(var).ok())
+            .map_err(|message| ConfigError::Invalid {
+                file: file.to_owned(),
+                key: "dispatch".to_owned(),
+                message,
+            })?;
+        Ok(config)
     }
 
     /// Parses config text; relative paths resolve against `base_dir`.
@@ -184,8 +202,18 @@ impl Config {
         let config = Config {
             host: raw.host,
             grants: raw.grants,
+            dispatch: raw.dispatch,
+            skills: raw.skills,
             base_dir: base_dir.to_owned(),
         };
+        config
+            .dispatch
+            .validate()
+            .map_err(|message| ConfigError::Invalid {
+                file: file.to_owned(),
+                key: "dispatch".to_owned(),
+                message,
+            })?;
         config.validate(file)?;
         Ok(config)
     }

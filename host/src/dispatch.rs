@@ -5,7 +5,9 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+use tracing::Instrument;
 
 use sha2::{Digest, Sha256};
 
@@ -13,8 +15,9 @@ use crate::error::DispatchError;
 use crate::host::Shared;
 use crate::manifest::{PluginKind, parse_tool_name};
 use crate::registry::Snapshot;
-use crate::runtime::instance::{self, Failure};
+use crate::runtime::instance::{self, Failure, InstanceStats};
 use crate::runtime::{ToolError, truncate_str};
+use crate::session::{ApprovalRequest, Approver};
 use crate::types::{
     CallStatus, ProgressReport, TaskResult, TaskStatus, ToolCallRecord, ToolOutcome, Usage,
 };
@@ -31,6 +34,15 @@ pub const MAX_REPORTS: usize = 1000;
 /// Largest task description accepted, bytes.
 pub const MAX_DESCRIPTION_BYTES: usize = 256 * 1024;
 
+/// How a task handles tools whose spec says `approval = always`.
+#[derive(Clone)]
+pub(crate) enum Approval {
+    /// Single task: ask this approver (refuse when there is none).
+    Ask(Option<Arc<dyn Approver>>),
+    /// Batch child: approvals are impossible; the child fails.
+    InBatch,
+}
+
 /// What the host knows about a task while it runs.
 pub(crate) struct TaskScope {
     pub(crate) task_id: String,
@@ -38,6 +50,12 @@ pub(crate) struct TaskScope {
     pub(crate) snapshot: Arc<Snapshot>,
     calls: Mutex<Vec<ToolCallRecord>>,
     reports: Mutex<Vec<ProgressReport>>,
+    /// How `approval = always` tools are handled.
+    approval: Approval,
+    /// Set when a batch child hit a tool that needs approval.
+    batch_refused: Mutex<Option<String>>,
+    /// `specialist@version`, for approval requests.
+    specialist: String,
     /// False once whoever started the task stopped listening (cancelled, session closed).
     parent_live: AtomicBool,
     /// Pushes each accepted report to subscribers (wakeup delivery).
@@ -55,9 +73,19 @@ impl TaskScope {
             snapshot,
             calls: Mutex::new(Vec::new()),
             reports: Mutex::new(Vec::new()),
+            approval: Approval::Ask(None),
+            batch_refused: Mutex::new(None),
+            specialist: String::new(),
             parent_live: AtomicBool::new(true),
             subscriber,
         }
+    }
+
+    fn batch_refusal(&self) -> Option<String> {
+        self.batch_refused
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// Marks the parent as gone: later reports fail with [`PARENT_GONE`].
@@ -140,10 +168,23 @@ fn failed_outcome(error: &str) -> ToolOutcome {
 }
 
 /// Runs one task; see [`crate::Host::task`].
+/// How a task is run: who approves, whether it is a batch child, where reports go.
+#[derive(Default)]
+pub(crate) struct TaskOptions {
+    pub(crate) approver: Option<Arc<dyn Approver>>,
+    pub(crate) in_batch: bool,
+    pub(crate) subscriber: Option<tokio::sync::mpsc::UnboundedSender<ProgressReport>>,
+    /// Fixed id (background tasks keep theirs across attempts).
+    pub(crate) task_id: Option<String>,
+    /// Receives the scope as soon as it exists (background tasks detach the parent on cancel).
+    pub(crate) on_scope: Option<tokio::sync::oneshot::Sender<Arc<TaskScope>>>,
+}
+
 pub(crate) async fn task(
     shared: &Arc<Shared>,
     name: &str,
     description: &str,
+    options: TaskOptions,
 ) -> Result<TaskResult, DispatchError> {
     if description.trim().is_empty() {
         return Err(DispatchError::InvalidDescription(
@@ -174,13 +215,42 @@ pub(crate) async fn task(
         });
     }
 
-    let task_id = uuid::Uuid::now_v7().to_string();
-    let scope = Arc::new(TaskScope::new(task_id.clone(), snapshot.clone(), None));
+    let task_id = options
+        .task_id
+        .clone()
+        .unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
+    let mut scope = TaskScope::new(
+        task_id.clone(),
+        snapshot.clone(),
+        options.subscriber.clone(),
+    );
+    scope.approval = if options.in_batch {
+        Approval::InBatch
+    } else {
+        Approval::Ask(options.approver.clone())
+    };
+    scope.specialist = plugin.ident.to_string();
+    let scope = Arc::new(scope);
+    if let Some(tx) = options.on_scope {
+        let _ = tx.send(scope.clone());
+    }
     let span = tracing::info_span!("task", task_id = %task_id, specialist = %plugin.ident);
-    let _enter = span.enter();
     let started = Instant::now();
-    let (answer, stats) =
-        instance::run_specialist(shared, &plugin, scope.clone(), description).await;
+    let budget = shared.config.dispatch.task_timeout_s;
+    let run = instance::run_specialist(shared, &plugin, scope.clone(), description)
+        .instrument(span.clone());
+    let (answer, stats) = if budget == 0 {
+        run.await
+    } else {
+        match tokio::time::timeout(Duration::from_secs(u64::from(budget)), run).await {
+            Ok(done) => done,
+            Err(_) => (
+                Err(Failure::TimedOut { secs: budget }),
+                InstanceStats::default(),
+            ),
+        }
+    };
+    let _enter = span.enter();
     let tool_calls = scope.take_calls();
     let reports = scope.take_reports();
     let usage = Usage {
@@ -190,6 +260,11 @@ pub(crate) async fn task(
         peak_memory_bytes: stats.peak_memory,
     };
     let ident = plugin.ident.to_string();
+    let answer = match (answer, scope.batch_refusal()) {
+        // A batch child that needed an approval fails as a whole, whatever it reported.
+        (Ok(_), Some(message)) => Ok(Err(message)),
+        (answer, _) => answer,
+    };
     let (status, report, error) = match answer {
         Ok(Ok(report)) => (TaskStatus::Succeeded, Some(report), None),
         Ok(Err(message)) => (
@@ -219,6 +294,7 @@ pub(crate) async fn task(
         error,
         tool_calls,
         reports,
+        warning: None,
         usage,
     })
 }
@@ -263,6 +339,11 @@ pub(crate) async fn call_tool(
             "input for '{full}' is not JSON: {e}"
         )));
     }
+    if spec.approval_always {
+        if let Err(e) = approve(task, full, &spec.description, &input).await {
+            return refuse(e);
+        }
+    }
     let input_sha256 = sha256(&input);
     let span = tracing::info_span!("tool", tool = full, connector = %plugin.ident, mutating = spec.mutating);
     let _enter = span.enter();
@@ -297,6 +378,44 @@ pub(crate) async fn call_tool(
         wall_ms: started.elapsed().as_millis() as u64,
     });
     answer
+}
+
+/// Asks for approval of one call, or refuses it inside a batch.
+async fn approve(
+    task: &TaskScope,
+    tool: &str,
+    description: &str,
+    input: &str,
+) -> Result<(), ToolError> {
+    match &task.approval {
+        Approval::InBatch => {
+            let message = format!(
+                "tool '{tool}' needs the caller's approval, which a batch cannot give: re-dispatch this task on its own"
+            );
+            *task.batch_refused.lock().unwrap_or_else(|p| p.into_inner()) = Some(message.clone());
+            Err(ToolError::Denied(message))
+        }
+        Approval::Ask(None) => Err(ToolError::Denied(format!(
+            "denied: tool '{tool}' needs the caller's approval and no approver is attached to this session"
+        ))),
+        Approval::Ask(Some(approver)) => {
+            let request = ApprovalRequest {
+                task_id: task.task_id.clone(),
+                specialist: task.specialist.clone(),
+                tool: tool.to_owned(),
+                description: description.to_owned(),
+                input: truncate_str(input, 2048).to_owned(),
+            };
+            if approver.approve(request).await {
+                tracing::info!(tool, "approved by the caller");
+                Ok(())
+            } else {
+                Err(ToolError::Denied(format!(
+                    "denied: the caller did not approve tool '{tool}'"
+                )))
+            }
+        }
+    }
 }
 
 /// Makes a connector's report self-consistent: a failure always carries an error, a success

@@ -149,6 +149,9 @@ pub enum DispatchError {
         /// Why (e.g. a required connector is not loaded).
         reason: String,
     },
+    /// The batch is empty, too large, or mixes single and batch fields.
+    #[error("invalid batch: {0}")]
+    InvalidBatch(String),
     /// The brief is empty or too large.
     #[error("invalid task description: {0}")]
     InvalidDescription(String),

@@ -12,6 +12,7 @@ use crate::error::DispatchError;
 use crate::http::{GuardedClient, HttpLimits};
 use crate::registry::{self, PluginInfo, Snapshot};
 use crate::runtime::{self, state::StoreState};
+use crate::session::Session;
 use crate::types::{RosterEntry, TaskResult};
 
 /// State shared by the host and every instance it creates.
@@ -42,6 +43,7 @@ impl Shared {
 #[derive(Clone)]
 pub struct Host {
     shared: Arc<Shared>,
+    default_session: Session,
 }
 
 impl Host {
@@ -70,7 +72,10 @@ impl Host {
             http: GuardedClient::new(HttpLimits::default()),
             registry: RwLock::new(Arc::new(Snapshot::default())),
         });
-        let host = Self { shared };
+        let host = Self {
+            default_session: Session::new(shared.clone()),
+            shared,
+        };
         host.reload().await;
         Ok(host)
     }
@@ -117,7 +122,12 @@ impl Host {
         specialist: &str,
         description: &str,
     ) -> Result<TaskResult, DispatchError> {
-        crate::dispatch::task(&self.shared, specialist, description).await
+        self.default_session.task(specialist, description).await
+    }
+
+    /// A new session (its own invocation count and approver).
+    pub fn session(&self) -> Session {
+        Session::new(self.shared.clone())
     }
 
     /// The engine (to share it with another host).
@@ -128,5 +138,10 @@ impl Host {
     /// The configuration this host runs with.
     pub fn config(&self) -> &Config {
         &self.shared.config
+    }
+
+    /// The state shared with every instance (for crate modules that extend `Host`, e.g. skills).
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
     }
 }

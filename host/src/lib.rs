@@ -16,8 +16,12 @@ pub mod error;
 mod host;
 pub mod http;
 pub mod manifest;
+pub mod receipts;
 mod registry;
 mod runtime;
+pub mod session;
+pub mod settings;
+pub mod skills;
 pub mod types;
 
 pub use config::Config;
@@ -27,3 +31,4 @@ pub use error::{ConfigError, DispatchError, LoadError, ManifestError};
 pub use host::Host;
 pub use registry::PluginInfo;
 pub use runtime::Failure;
+pub use session::{ApprovalRequest, Approver, BatchItem, Session, TaskRequest};

@@ -219,6 +219,8 @@ pub struct TaskResult {
     pub tool_calls: Vec<ToolCallRecord>,
     /// Progress reports, in order.
     pub reports: Vec<ProgressReport>,
+    /// The session's one-time billable warning, on the result that crossed the threshold.
+    pub warning: Option<String>,
     /// Resource use.
     pub usage: Usage,
 }

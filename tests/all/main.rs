@@ -3,6 +3,7 @@
 
 mod bad_input;
 mod capabilities;
+mod dispatch;
 mod examples;
 mod http;
 mod limits;

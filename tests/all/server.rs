@@ -7,13 +7,43 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use std::collections::HashMap;
 use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The token `/auth` accepts.
 pub(crate) const TOKEN: &str = "s3cret-token-value";
 
+/// Counts requests to `/slow` in flight, and the most seen at once.
+#[derive(Default)]
+pub(crate) struct Gauge {
+    now: AtomicUsize,
+    /// Highest number of `/slow` requests in flight at the same time.
+    pub(crate) max: AtomicUsize,
+}
+
 /// Starts the server and returns its address; it runs until the test's runtime ends.
 pub(crate) async fn start() -> SocketAddr {
+    start_with_gauge().await.0
+}
+
+/// Like [`start`], also returning the `/slow` gauge.
+pub(crate) async fn start_with_gauge() -> (SocketAddr, Arc<Gauge>) {
+    let gauge = Arc::new(Gauge::default());
+    let g = gauge.clone();
     let app = Router::new()
+        .route(
+            "/slow",
+            get(move || {
+                let g = g.clone();
+                async move {
+                    let now = g.now.fetch_add(1, Ordering::SeqCst) + 1;
+                    g.max.fetch_max(now, Ordering::SeqCst);
+                    tokio::time::sleep(std::time::Duration::from_millis(150)).await;
+                    g.now.fetch_sub(1, Ordering::SeqCst);
+                    "slow"
+                }
+            }),
+        )
         .route("/hello", get(|| async { "hello from 127.0.0.1" }))
         .route("/auth", get(auth))
         .route("/redirect", get(redirect))
@@ -25,7 +55,7 @@ pub(crate) async fn start() -> SocketAddr {
     tokio::spawn(async move {
         let _ = axum::serve(listener, app).await;
     });
-    addr
+    (addr, gauge)
 }
 
 /// Says whether the request carried the right bearer token, without echoing any header.

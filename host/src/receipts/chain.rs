@@ -45,38 +45,40 @@ pub(crate) struct Entry {
     pub(crate) hash: String,
 }
 
-/// Column list in the order [`Entry::from_row`] reads it.
+/// Column list in the order [`Entry::read`] reads it.
 pub(crate) const COLUMNS: &str = "seq, kind, receipt_id, task_id, route, plugin, tool, \
      receipt_type, operation, status, external_id, verifiable_url, preview, error, time, \
      input_sha256, idempotency_key, detail, prev_hash, hash";
 
 impl Entry {
-    /// Reads a row selected with [`COLUMNS`].
-    pub(crate) fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Entry> {
-        let seq: i64 = row.get(0)?;
+    /// Reads an entry selected with [`COLUMNS`], starting at column `offset`.
+    pub(crate) fn read(row: &rusqlite::Row<'_>, offset: usize) -> rusqlite::Result<Entry> {
+        let seq: i64 = row.get(offset)?;
+        let s = |i: usize| row.get::<_, String>(offset + i);
+        let o = |i: usize| row.get::<_, Option<String>>(offset + i);
         Ok(Entry {
             // Sequences start at 1; a negative one can only come from tampering and will not
             // match its hash.
             seq: u64::try_from(seq).unwrap_or(0),
-            kind: row.get(1)?,
-            receipt_id: row.get(2)?,
-            task_id: row.get(3)?,
-            route: row.get(4)?,
-            plugin: row.get(5)?,
-            tool: row.get(6)?,
-            receipt_type: row.get(7)?,
-            operation: row.get(8)?,
-            status: row.get(9)?,
-            external_id: row.get(10)?,
-            verifiable_url: row.get(11)?,
-            preview: row.get(12)?,
-            error: row.get(13)?,
-            time: row.get(14)?,
-            input_sha256: row.get(15)?,
-            idempotency_key: row.get(16)?,
-            detail: row.get(17)?,
-            prev_hash: row.get(18)?,
-            hash: row.get(19)?,
+            kind: s(1)?,
+            receipt_id: s(2)?,
+            task_id: s(3)?,
+            route: s(4)?,
+            plugin: s(5)?,
+            tool: s(6)?,
+            receipt_type: s(7)?,
+            operation: s(8)?,
+            status: s(9)?,
+            external_id: o(10)?,
+            verifiable_url: o(11)?,
+            preview: o(12)?,
+            error: o(13)?,
+            time: s(14)?,
+            input_sha256: s(15)?,
+            idempotency_key: o(16)?,
+            detail: o(17)?,
+            prev_hash: s(18)?,
+            hash: s(19)?,
         })
     }
 

@@ -120,9 +120,7 @@ pub enum LedgerError {
         id: String,
     },
     /// `complete` on a receipt that already has an outcome.
-    #[error(
-        "receipt {id} already has an outcome ({status}); record later news with `resolve`"
-    )]
+    #[error("receipt {id} already has an outcome ({status}); record later news with `resolve`")]
     AlreadyCompleted {
         /// The receipt.
         id: String,
@@ -138,9 +136,7 @@ pub enum LedgerError {
         status: ReceiptStatus,
     },
     /// A stored entry that cannot be read back (tampering or a bug).
-    #[error(
-        "receipts ledger entry {seq} is unreadable: {reason}; run `guild receipts verify`"
-    )]
+    #[error("receipts ledger entry {seq} is unreadable: {reason}; run `guild receipts verify`")]
     Corrupt {
         /// Its sequence.
         seq: u64,

@@ -171,6 +171,7 @@ pub(crate) fn truncate(s: &str, max: usize) -> &str {
 /// Errors the tool path returns to a specialist.
 #[derive(Debug, Clone)]
 pub(crate) enum ToolError {
+    Denied(String),
     InvalidInput(String),
     LimitExceeded(String),
     Failed(String),
@@ -179,6 +180,7 @@ pub(crate) enum ToolError {
 impl ToolError {
     fn into_wit(self) -> HostError {
         match self {
+            Self::Denied(m) => HostError::Denied(m),
             Self::InvalidInput(m) => HostError::InvalidInput(m),
             Self::LimitExceeded(m) => HostError::LimitExceeded(m),
             Self::Failed(m) => HostError::Failed(m),
@@ -189,7 +191,9 @@ impl ToolError {
 impl std::fmt::Display for ToolError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Self::InvalidInput(m) | Self::LimitExceeded(m) | Self::Failed(m) => f.write_str(m),
+            Self::Denied(m) | Self::InvalidInput(m) | Self::LimitExceeded(m) | Self::Failed(m) => {
+                f.write_str(m)
+            }
         }
     }
 }

@@ -87,7 +87,7 @@ pub(crate) struct InstanceStats {
 type Call<'a, T> = BoxFuture<'a, wasmtime::Result<T>>;
 
 /// Runs `call` in a fresh store for `plugin`, under its limits.
-async fn guarded<T: Send + 'static>(
+pub(super) async fn guarded<T: Send + 'static>(
     shared: &Arc<Shared>,
     plugin: &LoadedPlugin,
     task: Option<Arc<TaskScope>>,

@@ -5,6 +5,7 @@ pub(crate) mod bindings;
 mod host_impl;
 pub(crate) mod instance;
 mod limiter;
+pub(crate) mod skill_loader;
 mod skills_impl;
 pub(crate) mod state;
 mod stdio;

@@ -7,15 +7,16 @@
 use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
 
-use wasmtime::Store;
+use std::time::{Duration, Instant};
+
 use wasmtime::component::ResourceTable;
+use wasmtime::{Store, UpdateDeadline};
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
 use super::limiter::MemoryLimiter;
 use super::stdio::GuestOutput;
 use crate::capability::Effective;
 use crate::dispatch::TaskScope;
-use crate::engine::EPOCH_TICK;
 use crate::host::Shared;
 use crate::manifest::FsMode;
 
@@ -92,10 +93,17 @@ pub(crate) fn new_store(
     let mut store = Store::new(shared.engine.engine(), state);
     store.limiter(|s| &mut s.limiter);
     store.set_hostcall_fuel(shared.config.host.hostcall_kb as usize * 1024);
-    let ticks = (u64::from(caps.limits.timeout_s) * 1000)
-        .div_ceil(EPOCH_TICK.as_millis() as u64)
-        .max(1);
-    store.set_epoch_deadline(ticks);
-    store.epoch_deadline_trap();
+    // Every epoch tick (10 ms) the guest yields to the async runtime, so a spinning guest never
+    // holds a worker thread and the wall-clock timeout and cancellation stay responsive; once
+    // the plugin's budget has passed, the next tick interrupts it with a trap.
+    let deadline = Instant::now() + Duration::from_secs(u64::from(caps.limits.timeout_s));
+    store.set_epoch_deadline(1);
+    store.epoch_deadline_callback(move |_| {
+        Ok(if Instant::now() >= deadline {
+            UpdateDeadline::Interrupt
+        } else {
+            UpdateDeadline::Yield(1)
+        })
+    });
     Ok(store)
 }

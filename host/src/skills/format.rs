@@ -267,17 +267,17 @@ impl Checker<'_> {
         if !map.contains_key("name") {
             match folder {
                 Some(folder) => {
-                    self.soft(
-                        "name",
-                        format!("missing; using the folder name {folder:?}"),
-                    );
+                    self.soft("name", format!("missing; using the folder name {folder:?}"));
                     meta.name = folder.to_owned();
                 }
                 None => self.hard("name", "missing"),
             }
         }
         if !map.contains_key("description") {
-            self.hard("description", "missing; a skill without a description cannot be chosen");
+            self.hard(
+                "description",
+                "missing; a skill without a description cannot be chosen",
+            );
         }
         Some(ParsedSkill {
             meta,
@@ -289,7 +289,13 @@ impl Checker<'_> {
         let Some(name) = value.as_str() else {
             match folder {
                 Some(folder) => {
-                    self.soft("name", format!("is {}, expected a string; using the folder name", kind(value)));
+                    self.soft(
+                        "name",
+                        format!(
+                            "is {}, expected a string; using the folder name",
+                            kind(value)
+                        ),
+                    );
                     meta.name = folder.to_owned();
                 }
                 None => self.hard("name", format!("is {}, expected a string", kind(value))),
@@ -300,7 +306,8 @@ impl Checker<'_> {
             self.soft("name", reason);
         }
         // A name is echoed into catalogs and messages: never one that could break a line.
-        let usable = !name.trim().is_empty() && !name.chars().any(|c| c.is_control() || c.is_whitespace());
+        let usable =
+            !name.trim().is_empty() && !name.chars().any(|c| c.is_control() || c.is_whitespace());
         meta.name = match (usable, folder) {
             (true, _) => name.to_owned(),
             (false, Some(folder)) => folder.to_owned(),
@@ -321,11 +328,17 @@ impl Checker<'_> {
 
     fn description(&mut self, value: &Value, meta: &mut SkillMeta) {
         let Some(text) = value.as_str() else {
-            self.hard("description", format!("is {}, expected a string", kind(value)));
+            self.hard(
+                "description",
+                format!("is {}, expected a string", kind(value)),
+            );
             return;
         };
         if text.trim().is_empty() {
-            self.hard("description", "is empty; a skill without a description cannot be chosen");
+            self.hard(
+                "description",
+                "is empty; a skill without a description cannot be chosen",
+            );
             return;
         }
         let len = text.chars().count();
@@ -355,7 +368,10 @@ impl Checker<'_> {
     fn metadata(&mut self, value: &Value) -> BTreeMap<String, String> {
         let mut out = BTreeMap::new();
         let Value::Mapping(map) = value else {
-            self.soft("metadata", format!("is {}, expected a map of strings to strings", kind(value)));
+            self.soft(
+                "metadata",
+                format!("is {}, expected a map of strings to strings", kind(value)),
+            );
             return out;
         };
         for (k, v) in map {
@@ -383,11 +399,17 @@ impl Checker<'_> {
             Value::String(s) => Some(s.split_whitespace().map(str::to_owned).collect()),
             Value::Sequence(items) => {
                 // Some clients write a YAML list; lenient mode accepts it.
-                self.soft("allowed-tools", "is a list, expected a space-separated string");
+                self.soft(
+                    "allowed-tools",
+                    "is a list, expected a space-separated string",
+                );
                 Some(items.iter().filter_map(scalar).collect())
             }
             other => {
-                self.soft("allowed-tools", format!("is {}, expected a space-separated string", kind(other)));
+                self.soft(
+                    "allowed-tools",
+                    format!("is {}, expected a space-separated string", kind(other)),
+                );
                 None
             }
         }

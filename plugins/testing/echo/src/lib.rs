@@ -1,9 +1,9 @@
 //! Test connector `echo`: tools that succeed (`echo`, `create`), fail (`fail`), trap (`trap`),
-//! spin (`loop`) or return ~10 MiB (`big`), so host tests can exercise every outcome.
+//! spin (`loop`), return ~10 MiB (`big`) or need approval (`guarded`), so host tests can exercise every outcome.
 
 use std::hint::black_box;
 
-use guild_sdk::{Connector, ToolOutcome, ToolSpec, serde_json, sha256_hex};
+use guild_sdk::{Approval, Connector, ToolOutcome, ToolSpec, serde_json, sha256_hex};
 use serde_json::{Value, json};
 
 struct Echo;
@@ -27,7 +27,11 @@ impl Connector for Echo {
                 .mutating("item", "create"),
             ToolSpec::new("trap", "Panics (the instance traps).").schema(any.clone()),
             ToolSpec::new("loop", "Spins forever.").schema(any.clone()),
-            ToolSpec::new("big", "Returns about 10 MiB of output.").schema(any),
+            ToolSpec::new("big", "Returns about 10 MiB of output.").schema(any.clone()),
+            ToolSpec::new("guarded", "Sends an item; every call needs the caller's approval.")
+                .schema(any)
+                .mutating("message", "send")
+                .approval(Approval::Always),
         ]
     }
 
@@ -58,8 +62,9 @@ impl Connector for Echo {
                 }
             }
             "big" => ToolOutcome::success(json!({ "data": "x".repeat(BIG_BYTES) })),
+            "guarded" => ToolOutcome::success(json!({ "sent": true })).external_id("sent-1"),
             other => ToolOutcome::failed(format!(
-                "unknown tool `{other}`; tools: echo, create, fail, trap, loop, big"
+                "unknown tool `{other}`; tools: echo, create, fail, trap, loop, big, guarded"
             )),
         }
     }

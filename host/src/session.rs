@@ -1,0 +1,192 @@
+//! Sessions: the unit a supervisor works in. A session counts task invocations (for the
+//! billable warning), carries the caller's approver for tools that need approval, and offers
+//! single and batch dispatch. Every adapter (CLI, MCP, library) dispatches through one.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+
+use futures::future::{BoxFuture, join_all};
+use serde::{Deserialize, Serialize};
+
+use crate::dispatch::{self, TaskOptions};
+use crate::error::DispatchError;
+use crate::host::Shared;
+use crate::types::TaskResult;
+
+/// What the caller is asked when a tool's spec says `approval = always`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ApprovalRequest {
+    /// The task waiting for the answer.
+    pub task_id: String,
+    /// `specialist@version` asking.
+    pub specialist: String,
+    /// `connector.tool`.
+    pub tool: String,
+    /// The tool's description.
+    pub description: String,
+    /// The input, as JSON (truncated to 2 KiB).
+    pub input: String,
+}
+
+/// Answers approval requests for a session (a prompt, a UI, a policy).
+pub trait Approver: Send + Sync {
+    /// True to let the call run.
+    fn approve(&self, request: ApprovalRequest) -> BoxFuture<'static, bool>;
+}
+
+/// One child of a batch.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct TaskRequest {
+    /// Specialist name or alias.
+    pub subagent_type: String,
+    /// Self-contained brief.
+    pub description: String,
+}
+
+/// One child's result, in input order.
+#[derive(Debug, Clone, Serialize)]
+pub struct BatchItem {
+    /// 1-based position, as in the `[task i]` label.
+    pub index: usize,
+    /// The specialist asked for.
+    pub subagent_type: String,
+    /// The result, or why the child could not start.
+    pub result: Result<TaskResult, String>,
+}
+
+#[derive(Default)]
+struct Counters {
+    invocations: AtomicU32,
+    warned: AtomicBool,
+}
+
+/// A supervisor's session.
+#[derive(Clone)]
+pub struct Session {
+    shared: Arc<Shared>,
+    counters: Arc<Counters>,
+    approver: Option<Arc<dyn Approver>>,
+}
+
+impl Session {
+    pub(crate) fn new(shared: Arc<Shared>) -> Self {
+        Self {
+            shared,
+            counters: Arc::default(),
+            approver: None,
+        }
+    }
+
+    /// Attaches the approver asked about `approval = always` tools in single tasks. Without
+    /// one, such calls are refused.
+    pub fn with_approver(mut self, approver: Arc<dyn Approver>) -> Self {
+        self.approver = Some(approver);
+        self
+    }
+
+    /// Task invocations so far.
+    pub fn invocations(&self) -> u32 {
+        self.counters.invocations.load(Ordering::SeqCst)
+    }
+
+    /// Runs one task. See [`crate::Host::task`].
+    pub async fn task(
+        &self,
+        specialist: &str,
+        description: &str,
+    ) -> Result<TaskResult, DispatchError> {
+        let options = TaskOptions {
+            approver: self.approver.clone(),
+            ..TaskOptions::default()
+        };
+        let mut result = dispatch::task(&self.shared, specialist, description, options).await?;
+        result.warning = self.count();
+        Ok(result)
+    }
+
+    /// Runs a batch: 1..=`batch_max_size` children, at most `batch_concurrency` at once (the
+    /// rest queue), results in input order. A child that fails, traps or times out never
+    /// cancels its siblings; a child that cannot start carries its error in its slot.
+    pub async fn batch(&self, tasks: &[TaskRequest]) -> Result<Vec<BatchItem>, DispatchError> {
+        let max = self.shared.config.dispatch.batch_max_size;
+        if tasks.is_empty() || tasks.len() > max {
+            return Err(DispatchError::InvalidBatch(format!(
+                "a batch holds 1 to {max} tasks, this one has {}",
+                tasks.len()
+            )));
+        }
+        let limit = Arc::new(tokio::sync::Semaphore::new(
+            self.shared.config.dispatch.batch_concurrency,
+        ));
+        // Each child is its own runtime task, so children run in parallel and one that spins
+        // or blocks cannot delay its siblings.
+        let children = tasks.iter().enumerate().map(|(i, t)| {
+            let limit = limit.clone();
+            let shared = self.shared.clone();
+            let t = t.clone();
+            tokio::spawn(async move {
+                // Queue until a slot is free; the semaphore is never closed.
+                let _slot = limit.acquire().await;
+                let options = TaskOptions {
+                    in_batch: true,
+                    ..TaskOptions::default()
+                };
+                let result = dispatch::task(&shared, &t.subagent_type, &t.description, options)
+                    .await
+                    .map_err(|e| e.to_string());
+                BatchItem {
+                    index: i + 1,
+                    subagent_type: t.subagent_type,
+                    result,
+                }
+            })
+        });
+        let joined = join_all(children).await;
+        let mut items: Vec<BatchItem> = joined
+            .into_iter()
+            .enumerate()
+            .map(|(i, j)| {
+                j.unwrap_or_else(|e| BatchItem {
+                    index: i + 1,
+                    subagent_type: tasks[i].subagent_type.clone(),
+                    result: Err(format!("the host failed while running this child: {e}")),
+                })
+            })
+            .collect();
+        for item in &mut items {
+            let warning = self.count();
+            if let Ok(r) = &mut item.result {
+                r.warning = warning;
+            }
+        }
+        Ok(items)
+    }
+
+    /// Counts one invocation; returns the one-time billable warning when the threshold is passed.
+    fn count(&self) -> Option<String> {
+        let n = self.counters.invocations.fetch_add(1, Ordering::SeqCst) + 1;
+        let threshold = self.shared.config.dispatch.billable_threshold;
+        if threshold == 0 || n <= threshold {
+            return None;
+        }
+        (!self.counters.warned.swap(true, Ordering::SeqCst)).then(|| {
+            format!(
+                "this session has made {n} task invocations (threshold {threshold}); each one is billable: wrap up and report back unless more delegation is clearly needed"
+            )
+        })
+    }
+}
+
+/// Renders batch results as labelled blocks, `[task i]` first on each.
+pub fn render_batch(items: &[BatchItem], render: impl Fn(&TaskResult) -> String) -> String {
+    let mut out = String::new();
+    for item in items {
+        out.push_str(&format!("[task {}] {}\n", item.index, item.subagent_type));
+        match &item.result {
+            Ok(r) => out.push_str(&render(r)),
+            Err(e) => out.push_str(&format!("  error: {e}\n")),
+        }
+        out.push('\n');
+    }
+    out
+}

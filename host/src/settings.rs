@@ -1,0 +1,171 @@
+//! `[dispatch]` settings of `guild.toml`, each overridable by an environment variable of the
+//! host process (read once, when the config file is loaded).
+
+use serde::{Deserialize, Serialize};
+
+/// How progress reports reach whoever started a task. A deployment setting, not a per-call choice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Delivery {
+    /// Kept for the next `check_task`.
+    #[default]
+    Quiet,
+    /// Kept, and also pushed to subscribers as they arrive.
+    Wakeup,
+}
+
+/// `[dispatch]`.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct DispatchSettings {
+    /// Wall-clock budget of one task, seconds; 0 turns it off (plugin limits still apply).
+    #[serde(default = "d_timeout")]
+    pub task_timeout_s: u32,
+    /// Largest batch accepted.
+    #[serde(default = "d_batch_max")]
+    pub batch_max_size: usize,
+    /// Batch children running at once; the rest queue.
+    #[serde(default = "d_concurrency")]
+    pub batch_concurrency: usize,
+    /// After this many task invocations in one session, results carry a one-time warning; 0 = off.
+    #[serde(default = "d_billable")]
+    pub billable_threshold: u32,
+    /// Report delivery mode.
+    #[serde(default)]
+    pub delivery: Delivery,
+}
+
+fn d_timeout() -> u32 {
+    300
+}
+fn d_batch_max() -> usize {
+    8
+}
+fn d_concurrency() -> usize {
+    3
+}
+fn d_billable() -> u32 {
+    15
+}
+
+impl Default for DispatchSettings {
+    fn default() -> Self {
+        Self {
+            task_timeout_s: d_timeout(),
+            batch_max_size: d_batch_max(),
+            batch_concurrency: d_concurrency(),
+            billable_threshold: d_billable(),
+            delivery: Delivery::Quiet,
+        }
+    }
+}
+
+/// The environment variables that override `[dispatch]`, with the key each one replaces.
+pub const ENV_OVERRIDES: [(&str, &str); 5] = [
+    ("GUILD_TASK_TIMEOUT_S", "task_timeout_s"),
+    ("GUILD_BATCH_MAX_SIZE", "batch_max_size"),
+    ("GUILD_BATCH_CONCURRENCY", "batch_concurrency"),
+    ("GUILD_BILLABLE_THRESHOLD", "billable_threshold"),
+    ("GUILD_REPORT_DELIVERY", "delivery"),
+];
+
+impl DispatchSettings {
+    /// Applies overrides from `lookup` (the process environment in production); an unparsable
+    /// value is an error naming the variable.
+    pub fn apply_overrides(
+        &mut self,
+        lookup: impl Fn(&str) -> Option<String>,
+    ) -> Result<(), String> {
+        for (var, key) in ENV_OVERRIDES {
+            let Some(value) = lookup(var) else { continue };
+            let bad = || format!("environment variable {var}={value:?} is not a valid `{key}`");
+            match key {
+                "task_timeout_s" => self.task_timeout_s = value.parse().map_err(|_| bad())?,
+                "batch_max_size" => self.batch_max_size = value.parse().map_err(|_| bad())?,
+                "batch_concurrency" => self.batch_concurrency = value.parse().map_err(|_| bad())?,
+                "billable_threshold" => {
+                    self.billable_threshold = value.parse().map_err(|_| bad())?
+                }
+                _ => {
+                    self.delivery = match value.as_str() {
+                        "quiet" => Delivery::Quiet,
+                        "wakeup" => Delivery::Wakeup,
+                        _ => return Err(bad()),
+                    }
+                }
+            }
+        }
+        self.validate()
+    }
+
+    /// Checks ranges.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.batch_max_size == 0 || self.batch_max_size > 256 {
+            return Err("`batch_max_size` must be 1 to 256".into());
+        }
+        if self.batch_concurrency == 0 || self.batch_concurrency > 64 {
+            return Err("`batch_concurrency` must be 1 to 64".into());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_match_the_design() {
+        let d = DispatchSettings::default();
+        assert_eq!(
+            (
+                d.task_timeout_s,
+                d.batch_max_size,
+                d.batch_concurrency,
+                d.billable_threshold
+            ),
+            (300, 8, 3, 15)
+        );
+        assert_eq!(d.delivery, Delivery::Quiet);
+    }
+
+    #[test]
+    fn environment_overrides_every_setting() {
+        let mut d = DispatchSettings::default();
+        let env = |k: &str| match k {
+            "GUILD_TASK_TIMEOUT_S" => Some("0".to_owned()),
+            "GUILD_BATCH_MAX_SIZE" => Some("4".to_owned()),
+            "GUILD_BATCH_CONCURRENCY" => Some("2".to_owned()),
+            "GUILD_BILLABLE_THRESHOLD" => Some("1".to_owned()),
+            "GUILD_REPORT_DELIVERY" => Some("wakeup".to_owned()),
+            _ => None,
+        };
+        d.apply_overrides(env).expect("valid overrides");
+        assert_eq!(
+            (
+                d.task_timeout_s,
+                d.batch_max_size,
+                d.batch_concurrency,
+                d.billable_threshold
+            ),
+            (0, 4, 2, 1)
+        );
+        assert_eq!(d.delivery, Delivery::Wakeup);
+    }
+
+    #[test]
+    fn bad_override_names_the_variable() {
+        let mut d = DispatchSettings::default();
+        let err = d
+            .apply_overrides(|k| (k == "GUILD_BATCH_CONCURRENCY").then(|| "many".to_owned()))
+            .expect_err("not a number");
+        assert!(
+            err.contains("GUILD_BATCH_CONCURRENCY") && err.contains("batch_concurrency"),
+            "{err}"
+        );
+        let err = d
+            .apply_overrides(|k| (k == "GUILD_BATCH_MAX_SIZE").then(|| "0".to_owned()))
+            .expect_err("out of range");
+        assert!(err.contains("batch_max_size"), "{err}");
+    }
+}

@@ -1,0 +1,241 @@
+//! The catalog: every skill one caller may see, by name, with the rule for name collisions and
+//! the diff the watcher reports.
+//!
+//! **Collision rule** (fixed): sources are ranked by kind — a plugin's own `skills/` folders,
+//! then shared folders (`shared:NAME` or folders listed in `guild.toml`), then skill-loader
+//! plugins — and within a kind by the order they are listed. The first skill of a name wins;
+//! every later one is dropped with a warning naming both places.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use super::folder::ResourceFile;
+use super::format::{Problem, Severity, SkillMeta};
+
+/// Where a skill's body and resources come from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "kind")]
+pub enum SkillLocation {
+    /// A folder on disk.
+    Folder {
+        /// The skill folder (holding `SKILL.md`).
+        dir: PathBuf,
+    },
+    /// A skill-loader plugin.
+    Loader {
+        /// The loader plugin's name.
+        plugin: String,
+    },
+}
+
+/// One skill in a catalog.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SkillEntry {
+    /// Name (catalog key).
+    pub name: String,
+    /// Description.
+    pub description: String,
+    /// The whole frontmatter.
+    pub meta: SkillMeta,
+    /// Where it lives.
+    pub location: SkillLocation,
+    /// The source it came from, as the caller declared it (`shared:team`, `loader:x`, ...).
+    /// Shown to models instead of host paths.
+    pub source: String,
+    /// Resource files (folders only; a loader does not list its resources).
+    pub resources: Vec<ResourceFile>,
+    /// Size of `SKILL.md`, bytes (0 for loader skills: unknown until loaded).
+    pub skill_md_bytes: u64,
+    /// `SKILL.md` plus every resource, bytes: what pasting the whole skill would cost.
+    pub full_bytes: u64,
+    /// Changes whenever any of the skill's files changes.
+    pub fingerprint: String,
+}
+
+/// One line of the catalog as a caller sees it (level 1 of disclosure).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CatalogItem {
+    /// Name.
+    pub name: String,
+    /// Description.
+    pub description: String,
+    /// Source label.
+    pub location: String,
+}
+
+/// A set of skills by name, plus the problems found while building it.
+#[derive(Debug, Clone, Default)]
+pub struct Catalog {
+    entries: BTreeMap<String, Arc<SkillEntry>>,
+    /// Warnings and skipped skills, in the order found.
+    pub problems: Vec<Problem>,
+}
+
+/// What changed between two catalogs, by skill name.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct CatalogDiff {
+    /// New names.
+    pub added: Vec<String>,
+    /// Same name, different files or description.
+    pub changed: Vec<String>,
+    /// Names that are gone.
+    pub removed: Vec<String>,
+}
+
+impl CatalogDiff {
+    /// True when nothing changed.
+    pub fn is_empty(&self) -> bool {
+        self.added.is_empty() && self.changed.is_empty() && self.removed.is_empty()
+    }
+}
+
+impl fmt::Display for CatalogDiff {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut parts = Vec::new();
+        for (sign, names) in [
+            ("+", &self.added),
+            ("~", &self.changed),
+            ("-", &self.removed),
+        ] {
+            parts.extend(names.iter().map(|n| format!("{sign}{n}")));
+        }
+        if parts.is_empty() {
+            f.write_str("no change")
+        } else {
+            f.write_str(&parts.join(" "))
+        }
+    }
+}
+
+impl Catalog {
+    /// One skill by name.
+    pub fn get(&self, name: &str) -> Option<&Arc<SkillEntry>> {
+        self.entries.get(name)
+    }
+
+    /// Every skill, sorted by name.
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<SkillEntry>> {
+        self.entries.values()
+    }
+
+    /// Every name, sorted.
+    pub fn names(&self) -> Vec<String> {
+        self.entries.keys().cloned().collect()
+    }
+
+    /// Number of skills.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// True when there is no skill.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// What pasting every skill whole (SKILL.md and resources) would cost, bytes.
+    pub fn full_bytes(&self) -> u64 {
+        self.entries.values().map(|e| e.full_bytes).sum()
+    }
+
+    /// Adds `entry` unless its name is taken; a collision is a warning naming both places.
+    pub(crate) fn insert_first_wins(&mut self, entry: Arc<SkillEntry>, context: &Path) {
+        match self.entries.get(&entry.name) {
+            Some(winner) => self.problems.push(Problem::new(
+                context,
+                "name",
+                format!(
+                    "skill '{}' from {} is hidden by the one from {} (earlier source wins)",
+                    entry.name,
+                    describe(&entry),
+                    describe(winner)
+                ),
+                Severity::Warning,
+            )),
+            None => {
+                self.entries.insert(entry.name.clone(), entry);
+            }
+        }
+    }
+
+    /// Merges catalogs given in precedence order: the first skill of each name wins.
+    pub fn merge(layers: impl IntoIterator<Item = Catalog>) -> Catalog {
+        let mut out = Catalog::default();
+        for layer in layers {
+            out.problems.extend(layer.problems);
+            for entry in layer.entries.into_values() {
+                let context = PathBuf::from(entry.source.clone());
+                out.insert_first_wins(entry, &context);
+            }
+        }
+        out
+    }
+
+    /// Added, changed and removed names from `old` to `new`.
+    pub fn diff(old: &Catalog, new: &Catalog) -> CatalogDiff {
+        let mut diff = CatalogDiff::default();
+        for (name, entry) in &new.entries {
+            match old.entries.get(name) {
+                None => diff.added.push(name.clone()),
+                Some(prev) if prev.fingerprint != entry.fingerprint || prev != entry => {
+                    diff.changed.push(name.clone())
+                }
+                Some(_) => {}
+            }
+        }
+        diff.removed = old
+            .entries
+            .keys()
+            .filter(|n| !new.entries.contains_key(*n))
+            .cloned()
+            .collect();
+        diff
+    }
+
+    /// Level 1 as data: name, description and source of every skill.
+    pub fn items(&self) -> Vec<CatalogItem> {
+        self.entries
+            .values()
+            .map(|e| CatalogItem {
+                name: e.name.clone(),
+                description: one_line(&e.description),
+                location: e.source.clone(),
+            })
+            .collect()
+    }
+
+    /// Level 1 as text for a model: one line per skill.
+    pub fn render(&self) -> String {
+        if self.entries.is_empty() {
+            return "No skills are available.\n".to_owned();
+        }
+        let mut out = String::from(
+            "Skills you can load (load one by name when the task matches its description):\n",
+        );
+        for e in self.entries.values() {
+            out.push_str(&format!(
+                "- {}: {} [{}]\n",
+                e.name,
+                one_line(&e.description),
+                e.source
+            ));
+        }
+        out
+    }
+}
+
+fn describe(e: &SkillEntry) -> String {
+    match &e.location {
+        SkillLocation::Folder { dir } => format!("{} ({})", e.source, dir.display()),
+        SkillLocation::Loader { .. } => e.source.clone(),
+    }
+}
+
+/// Collapses whitespace runs (including newlines) so one skill is one catalog line.
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}

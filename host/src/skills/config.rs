@@ -1,0 +1,254 @@
+//! `[skills]` in `guild.toml`, and the skill *sources* a manifest or the operator declares.
+//!
+//! ```toml
+//! [skills]
+//! # What the supervisor sees: folders (relative to guild.toml), shared folders, loaders.
+//! supervisor = ["skills", "shared:team", "loader:team-skills"]
+//! # Folders a specialist may declare as `shared:NAME` in its plugin.toml.
+//! shared = { team = "team-skills" }
+//! # Specialists for which a loaded skill's `allowed-tools` is enforced (off by default).
+//! strict_allowed_tools = ["triage"]
+//! ```
+//!
+//! A specialist's `capabilities.skills` entries are one of: a relative path inside its own
+//! plugin folder (`"skills/"`), `"shared:NAME"` (a folder the operator named above), or
+//! `"loader:NAME"` (a skill-loader plugin). A manifest can never name an arbitrary host folder.
+
+use std::collections::BTreeMap;
+use std::path::{Component, Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::SkillError;
+use crate::manifest::validate_name;
+
+/// The `[skills]` table.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct SkillsSettings {
+    /// The supervisor's sources: folder paths (relative to `guild.toml`), `shared:NAME`,
+    /// `loader:NAME`. Empty by default: the supervisor sees no skills.
+    #[serde(default)]
+    pub supervisor: Vec<String>,
+    /// Named shared folders that specialists may declare as `shared:NAME`.
+    #[serde(default)]
+    pub shared: BTreeMap<String, PathBuf>,
+    /// Specialists for which strict allowed-tools mode is on.
+    #[serde(default)]
+    pub strict_allowed_tools: Vec<String>,
+    /// Largest resource file served, KiB (default 1024).
+    #[serde(default = "default_max_resource_kb")]
+    pub max_resource_kb: u32,
+    /// How often the watcher re-scans skill folders, milliseconds (default 1000).
+    #[serde(default = "default_watch_ms")]
+    pub watch_interval_ms: u64,
+}
+
+fn default_max_resource_kb() -> u32 {
+    1024
+}
+fn default_watch_ms() -> u64 {
+    1000
+}
+
+impl Default for SkillsSettings {
+    /// No skills for the supervisor, no shared folders, strict allowed-tools off, 1 MiB
+    /// resource cap, 1 s watch interval.
+    fn default() -> Self {
+        Self {
+            supervisor: Vec::new(),
+            shared: BTreeMap::new(),
+            strict_allowed_tools: Vec::new(),
+            max_resource_kb: default_max_resource_kb(),
+            watch_interval_ms: default_watch_ms(),
+        }
+    }
+}
+
+impl SkillsSettings {
+    /// Whether strict allowed-tools mode is on for `specialist`.
+    pub fn strict_allowed_tools_for(&self, specialist: &str) -> bool {
+        self.strict_allowed_tools.iter().any(|s| s == specialist)
+    }
+
+    /// Largest resource served, bytes.
+    pub fn max_resource_bytes(&self) -> u64 {
+        u64::from(self.max_resource_kb) * 1024
+    }
+
+    /// Checks every value; `Err((key, message))` names the offending key.
+    pub fn validate(&self) -> Result<(), (String, String)> {
+        for entry in &self.supervisor {
+            SkillSource::parse_supervisor(entry, Path::new("."), self)
+                .map_err(|e| ("skills.supervisor".to_owned(), e.to_string()))?;
+        }
+        for (name, path) in &self.shared {
+            validate_name(name).map_err(|m| (format!("skills.shared.{name}"), m))?;
+            if path.as_os_str().is_empty() || path == Path::new("/") {
+                return Err((
+                    format!("skills.shared.{name}"),
+                    "expected a dedicated skills folder, never '/'".to_owned(),
+                ));
+            }
+        }
+        for name in &self.strict_allowed_tools {
+            validate_name(name).map_err(|m| ("skills.strict_allowed_tools".to_owned(), m))?;
+        }
+        if self.max_resource_kb == 0 {
+            return Err((
+                "skills.max_resource_kb".into(),
+                "expected at least 1".into(),
+            ));
+        }
+        if self.watch_interval_ms < 50 {
+            return Err((
+                "skills.watch_interval_ms".into(),
+                "expected at least 50".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The kind of a source; it decides precedence on name collisions (lower wins).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SourceKind {
+    /// The plugin's own `skills/` folder (or the supervisor's own folders).
+    Own,
+    /// A folder the operator shares.
+    Shared,
+    /// A skill-loader plugin.
+    Loader,
+}
+
+/// One resolved skill source.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "type")]
+pub enum SkillSource {
+    /// A folder of skill folders.
+    Folder {
+        /// Absolute (or config-relative, resolved) folder.
+        path: PathBuf,
+        /// How the caller declared it; shown to models instead of the host path.
+        label: String,
+        /// Own or shared.
+        kind: SourceKind,
+    },
+    /// A skill-loader plugin.
+    Loader {
+        /// Plugin name.
+        plugin: String,
+    },
+}
+
+impl SkillSource {
+    /// Its kind.
+    pub fn kind(&self) -> SourceKind {
+        match self {
+            Self::Folder { kind, .. } => *kind,
+            Self::Loader { .. } => SourceKind::Loader,
+        }
+    }
+
+    /// The label shown in catalogs.
+    pub fn label(&self) -> String {
+        match self {
+            Self::Folder { label, .. } => label.clone(),
+            Self::Loader { plugin } => format!("loader:{plugin}"),
+        }
+    }
+
+    /// Parses one entry of a plugin manifest's `capabilities.skills`.
+    pub fn parse_declared(
+        entry: &str,
+        plugin: &str,
+        plugin_dir: &Path,
+        settings: &SkillsSettings,
+        base_dir: &Path,
+    ) -> Result<Self, SkillError> {
+        if let Some(parsed) = Self::parse_named(entry, settings, base_dir)? {
+            return Ok(parsed);
+        }
+        let rel = Path::new(entry.trim_end_matches('/'));
+        let inside = !rel.as_os_str().is_empty()
+            && rel
+                .components()
+                .all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
+        if !inside {
+            return Err(SkillError::Source {
+                source_entry: entry.to_owned(),
+                reason: format!(
+                    "plugin '{plugin}' may declare only a folder inside its own plugin folder (like \"skills/\"), \"shared:NAME\" or \"loader:NAME\""
+                ),
+            });
+        }
+        Ok(Self::Folder {
+            path: plugin_dir.join(rel),
+            label: format!("plugin:{plugin}/{}", rel.display()),
+            kind: SourceKind::Own,
+        })
+    }
+
+    /// Parses one entry of `[skills] supervisor` (paths resolve against `base_dir`).
+    pub fn parse_supervisor(
+        entry: &str,
+        base_dir: &Path,
+        settings: &SkillsSettings,
+    ) -> Result<Self, SkillError> {
+        if let Some(parsed) = Self::parse_named(entry, settings, base_dir)? {
+            return Ok(parsed);
+        }
+        if entry.trim().is_empty() {
+            return Err(SkillError::Source {
+                source_entry: entry.to_owned(),
+                reason: "empty source".to_owned(),
+            });
+        }
+        let path = Path::new(entry);
+        Ok(Self::Folder {
+            path: if path.is_absolute() {
+                path.to_owned()
+            } else {
+                base_dir.join(path)
+            },
+            label: entry.to_owned(),
+            kind: SourceKind::Own,
+        })
+    }
+
+    /// `shared:NAME` and `loader:NAME`; `Ok(None)` for anything else.
+    fn parse_named(
+        entry: &str,
+        settings: &SkillsSettings,
+        base_dir: &Path,
+    ) -> Result<Option<Self>, SkillError> {
+        let bad = |reason: String| SkillError::Source {
+            source_entry: entry.to_owned(),
+            reason,
+        };
+        if let Some(name) = entry.strip_prefix("loader:") {
+            validate_name(name).map_err(bad)?;
+            return Ok(Some(Self::Loader {
+                plugin: name.to_owned(),
+            }));
+        }
+        if let Some(name) = entry.strip_prefix("shared:") {
+            let path = settings.shared.get(name).ok_or_else(|| {
+                bad(format!(
+                    "no shared skills folder named '{name}' in [skills.shared] of guild.toml"
+                ))
+            })?;
+            return Ok(Some(Self::Folder {
+                path: if path.is_absolute() {
+                    path.clone()
+                } else {
+                    base_dir.join(path)
+                },
+                label: entry.to_owned(),
+                kind: SourceKind::Shared,
+            }));
+        }
+        Ok(None)
+    }
+}

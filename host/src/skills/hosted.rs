@@ -1,0 +1,105 @@
+//! [`HostSkills`]: the skills service bound to a running [`Host`] — its configuration, its
+//! plugins' manifests (for visibility) and its skill-loader plugins (through the registry).
+//! The CLI and the integration tests use it; the `skills` WIT import uses the same calls.
+
+use std::sync::Arc;
+
+use super::catalog::Catalog;
+use super::config::SkillSource;
+use super::disclose::Disclosure;
+use super::service::Skills;
+use super::task::TaskSkills;
+use super::{SkillError, SkillLoaders};
+use crate::host::{Host, Shared};
+use crate::manifest::PluginKind;
+use crate::runtime::skill_loader::HostLoaders;
+
+/// The skills of one host. Cheap to clone.
+#[derive(Clone)]
+pub struct HostSkills {
+    shared: Arc<Shared>,
+    skills: Arc<Skills>,
+}
+
+impl Host {
+    /// The skills of this host: catalogs per caller, disclosure, loaders.
+    ///
+    /// Each call builds a fresh [`Skills`] service from `[skills]` of the config (folders are
+    /// scanned on first use); keep the returned value to reuse its cache and watcher.
+    pub fn skills(&self) -> HostSkills {
+        let shared = self.shared().clone();
+        let skills = Arc::new(Skills::new(
+            shared.config.skills.clone(),
+            shared.config.base_dir.clone(),
+        ));
+        HostSkills { shared, skills }
+    }
+}
+
+impl HostSkills {
+    /// The underlying service (settings, folder cache, watcher).
+    pub fn service(&self) -> &Arc<Skills> {
+        &self.skills
+    }
+
+    /// The host's skill-loader plugins, as of the current plugin set.
+    pub fn loaders(&self) -> Arc<dyn SkillLoaders> {
+        Arc::new(HostLoaders {
+            shared: self.shared.clone(),
+            snapshot: self.shared.snapshot(),
+        })
+    }
+
+    /// The sources `specialist` declared in its own manifest, or the supervisor's sources from
+    /// `guild.toml` when `specialist` is `None`.
+    pub fn sources(&self, specialist: Option<&str>) -> Result<Vec<SkillSource>, SkillError> {
+        let Some(name) = specialist else {
+            return self.skills.supervisor_sources();
+        };
+        let snapshot = self.shared.snapshot();
+        let plugin = snapshot
+            .resolve(name)
+            .filter(|p| p.manifest.plugin.kind == PluginKind::Specialist)
+            .ok_or_else(|| SkillError::UnknownSpecialist(name.to_owned()))?;
+        self.skills.sources_for(&plugin.manifest)
+    }
+
+    /// The catalog `specialist` (or the supervisor, for `None`) may see.
+    pub async fn catalog(&self, specialist: Option<&str>) -> Result<Catalog, SkillError> {
+        let sources = self.sources(specialist)?;
+        let loaders = self.loaders();
+        Ok(self.skills.catalog(&sources, loaders.as_ref()).await)
+    }
+
+    /// Level 1, recorded in `task`.
+    pub fn disclose_catalog(&self, catalog: &Catalog, task: &TaskSkills) -> Disclosure<String> {
+        self.skills.disclose_catalog(catalog, task)
+    }
+
+    /// Level 2: the body of `name` from `catalog`.
+    pub async fn load(
+        &self,
+        catalog: &Catalog,
+        task: &TaskSkills,
+        name: &str,
+    ) -> Result<Disclosure<String>, SkillError> {
+        let loaders = self.loaders();
+        self.skills
+            .load(catalog, task, name, loaders.as_ref())
+            .await
+    }
+
+    /// Level 3: one resource of `name` from `catalog`.
+    pub async fn read(
+        &self,
+        catalog: &Catalog,
+        task: &TaskSkills,
+        name: &str,
+        path: &str,
+    ) -> Result<Disclosure<Vec<u8>>, SkillError> {
+        let loaders = self.loaders();
+        self.skills
+            .read(catalog, task, name, path, loaders.as_ref())
+            .await
+    }
+}
