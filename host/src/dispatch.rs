@@ -14,7 +14,7 @@ use sha2::{Digest, Sha256};
 use crate::error::DispatchError;
 use crate::host::Shared;
 use crate::manifest::{PluginKind, parse_tool_name};
-use crate::registry::Snapshot;
+use crate::registry::{LoadedPlugin, Snapshot};
 use crate::runtime::instance::{self, Failure, InstanceStats};
 use crate::runtime::{ToolError, truncate_str};
 use crate::session::{ApprovalRequest, Approver};
@@ -180,12 +180,17 @@ pub(crate) struct TaskOptions {
     pub(crate) on_scope: Option<tokio::sync::oneshot::Sender<Arc<TaskScope>>>,
 }
 
-pub(crate) async fn task(
+/// Checks that a task could start (description, specialist, roster) without starting it.
+pub(crate) fn precheck(
     shared: &Arc<Shared>,
     name: &str,
     description: &str,
-    options: TaskOptions,
-) -> Result<TaskResult, DispatchError> {
+) -> Result<(), DispatchError> {
+    check_description(description)?;
+    resolve(&shared.snapshot(), name).map(|_| ())
+}
+
+fn check_description(description: &str) -> Result<(), DispatchError> {
     if description.trim().is_empty() {
         return Err(DispatchError::InvalidDescription(
             "the description is empty; it must carry all the context the specialist needs".into(),
@@ -197,14 +202,16 @@ pub(crate) async fn task(
             description.len()
         )));
     }
-    let snapshot = shared.snapshot();
-    let roster = || snapshot.roster().into_iter().map(|r| r.name).collect();
+    Ok(())
+}
+
+fn resolve(snapshot: &Snapshot, name: &str) -> Result<Arc<LoadedPlugin>, DispatchError> {
     let plugin = match snapshot.resolve(name) {
         Some(p) if p.manifest.plugin.kind == PluginKind::Specialist => p.clone(),
         _ => {
             return Err(DispatchError::UnknownSpecialist {
                 name: name.to_owned(),
-                roster: roster(),
+                roster: snapshot.roster().into_iter().map(|r| r.name).collect(),
             });
         }
     };
@@ -214,6 +221,18 @@ pub(crate) async fn task(
             reason,
         });
     }
+    Ok(plugin)
+}
+
+pub(crate) async fn task(
+    shared: &Arc<Shared>,
+    name: &str,
+    description: &str,
+    options: TaskOptions,
+) -> Result<TaskResult, DispatchError> {
+    check_description(description)?;
+    let snapshot = shared.snapshot();
+    let plugin = resolve(&snapshot, name)?;
 
     let task_id = options
         .task_id

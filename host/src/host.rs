@@ -6,6 +6,7 @@ use std::sync::{Arc, RwLock};
 use anyhow::Context;
 use wasmtime::component::Linker;
 
+use crate::background::{Background, BackgroundError, TaskCheck, TaskEvent, TaskRecord, TaskStore};
 use crate::config::Config;
 use crate::engine::{EngineOptions, GuildEngine};
 use crate::error::DispatchError;
@@ -44,6 +45,7 @@ impl Shared {
 pub struct Host {
     shared: Arc<Shared>,
     default_session: Session,
+    background: Arc<Background>,
 }
 
 impl Host {
@@ -72,8 +74,19 @@ impl Host {
             http: GuardedClient::new(HttpLimits::default()),
             registry: RwLock::new(Arc::new(Snapshot::default())),
         });
+        let data_dir = shared.config.data_dir();
+        std::fs::create_dir_all(&data_dir)
+            .with_context(|| format!("failed to create the data folder {}", data_dir.display()))?;
+        let tasks_db = data_dir.join("tasks.db");
+        let store = TaskStore::open(&tasks_db)
+            .with_context(|| format!("failed to open the task store {}", tasks_db.display()))?;
+        let background = Arc::new(Background::new(
+            store,
+            shared.config.dispatch.batch_concurrency,
+        ));
         let host = Self {
             default_session: Session::new(shared.clone()),
+            background,
             shared,
         };
         host.reload().await;
@@ -128,6 +141,52 @@ impl Host {
     /// A new session (its own invocation count and approver).
     pub fn session(&self) -> Session {
         Session::new(self.shared.clone())
+    }
+
+    /// Starts a background task; returns its id at once.
+    pub fn start_task(
+        &self,
+        specialist: &str,
+        description: &str,
+    ) -> Result<String, BackgroundError> {
+        self.background.start(&self.shared, specialist, description)
+    }
+
+    /// Status, reports since the last check, and the result when done.
+    pub fn check_task(&self, id: &str) -> Result<TaskCheck, BackgroundError> {
+        self.background.check(id)
+    }
+
+    /// Cancels the running attempt and restarts it with the original brief plus every update
+    /// appended (same id). Returns the new attempt number.
+    pub fn update_task(&self, id: &str, update: &str) -> Result<u32, BackgroundError> {
+        self.background.update(&self.shared, id, update)
+    }
+
+    /// Cancels a live background task.
+    pub fn cancel_task(&self, id: &str) -> Result<(), BackgroundError> {
+        self.background.cancel(id)
+    }
+
+    /// The parent of a background task went away (session closed): it runs on, but its
+    /// reports fail with [`crate::PARENT_GONE`].
+    pub fn detach_task(&self, id: &str) -> Result<(), BackgroundError> {
+        self.background.detach(id)
+    }
+
+    /// Background tasks, newest first.
+    pub fn list_tasks(&self, limit: usize) -> Result<Vec<TaskRecord>, BackgroundError> {
+        self.background.list(limit)
+    }
+
+    /// Waits for a background task to finish (or be cancelled) and returns its record.
+    pub async fn wait_task(&self, id: &str) -> Result<TaskRecord, BackgroundError> {
+        self.background.wait(id).await
+    }
+
+    /// Reports of background tasks as they arrive (`wakeup` delivery only).
+    pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<TaskEvent> {
+        self.background.subscribe()
     }
 
     /// The engine (to share it with another host).

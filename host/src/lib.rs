@@ -7,6 +7,7 @@
 //!
 //! Start with [`Config`] (the operator's `guild.toml`) and [`Host`].
 
+pub mod background;
 pub mod capability;
 pub mod config;
 pub mod demo;
@@ -23,6 +24,7 @@ pub mod session;
 pub mod settings;
 pub mod skills;
 pub mod types;
+pub mod validate;
 
 pub use config::Config;
 pub use dispatch::{MAX_DESCRIPTION_BYTES, MAX_REPORT_BYTES, MAX_REPORTS, PARENT_GONE};

@@ -1,11 +1,14 @@
 //! One integration test binary (links once): real components built from plugins/, real HTTP
 //! servers on 127.0.0.1.
 
+mod background;
 mod bad_input;
 mod capabilities;
 mod dispatch;
 mod examples;
 mod http;
 mod limits;
+mod receipts;
 mod reports;
 mod server;
+mod skills;

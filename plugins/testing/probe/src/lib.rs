@@ -1,5 +1,5 @@
 //! Test specialist `probe`: performs the one operation its brief describes as JSON
-//! (`{"op": "read", "path": "/data/x"}`, ...) and reports `{"ok", "value", "error"}` in `details`,
+//! on its first line (`{"op": "read", "path": "/data/x"}`, ...) and reports `{"ok", "value", "error"}` in `details`,
 //! with outcome satisfied when the operation succeeded and failed otherwise.
 
 mod ops;
@@ -15,13 +15,23 @@ impl Specialist for Probe {
     }
 
     fn run(brief: Brief) -> Result<Report, RunError> {
-        let request: Value = brief.json()?;
+        // The first line is the JSON operation; anything after it (updates appended by the
+        // host to a restarted background task) is available to the `brief` op.
+        let first = brief.description.lines().next().unwrap_or_default();
+        let mut request: Value = serde_json::from_str(first)
+            .map_err(|e| RunError::InvalidBrief(format!("the first line is not JSON: {e}")))?;
+        if let Some(obj) = request.as_object_mut() {
+            obj.insert("_brief".into(), Value::String(brief.description.clone()));
+        }
         let Some(op) = request.get("op").and_then(Value::as_str) else {
             return Err(RunError::InvalidBrief(format!(
                 "brief must be a JSON object with a string `op`; ops: {}",
                 ops::NAMES
             )));
         };
+        if let Some(ms) = request.get("delay_ms").and_then(Value::as_u64) {
+            std::thread::sleep(std::time::Duration::from_millis(ms));
+        }
         let result = ops::perform(op, &request).map_err(RunError::InvalidBrief)?;
         let (report, doc) = match result {
             Ok(value) => (

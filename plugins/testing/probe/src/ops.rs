@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 /// The op names, for error messages.
 pub(crate) const NAMES: &str = "read, write, list, env, http, config, tool, tools, loop, alloc, \
-     output, trap, sleep, print, tcp, log, report, reports, skills, skill_load, skill_read";
+     output, trap, sleep, print, tcp, log, brief, report, reports, skills, skill_load, skill_read";
 
 /// The result of an op: the value, or the error as text.
 type OpResult = Result<Value, String>;
@@ -59,6 +59,7 @@ pub(crate) fn perform(op: &str, req: &Value) -> Result<OpResult, String> {
         "tcp" => std::net::TcpStream::connect(str_arg(req, "addr")?)
             .map(|stream| json!(format!("connected: {:?}", stream.peer_addr().ok())))
             .map_err(|e| e.to_string()),
+        "brief" => Ok(req.get("_brief").cloned().unwrap_or(Value::Null)),
         "report" => guild_sdk::progress::send(str_arg(req, "text")?).map(Value::String),
         "reports" => {
             // Several reports, then carry on: sending never ends the run.

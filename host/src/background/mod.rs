@@ -1,0 +1,319 @@
+//! Background tasks: `start_task` returns an id at once; `check_task`, `update_task`,
+//! `cancel_task` and `list_tasks` act on it later. State and events live in the task store
+//! (SQLite), so a restart turns a live task into `interrupted` instead of losing it.
+//!
+//! Background tasks share the batch concurrency limit: beyond it they wait as `queued`.
+
+mod store;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use serde::Serialize;
+use tokio::sync::{Semaphore, broadcast, mpsc, oneshot};
+
+pub(crate) use store::TaskStore;
+pub use store::{BackgroundStatus, TaskRecord};
+
+use crate::dispatch::{self, TaskOptions, TaskScope};
+use crate::error::DispatchError;
+use crate::host::Shared;
+use crate::settings::Delivery;
+use crate::types::{ProgressReport, TaskResult, TaskStatus};
+
+/// What `check_task` returns.
+#[derive(Debug, Clone, Serialize)]
+pub struct TaskCheck {
+    /// The stored task.
+    pub task: TaskRecord,
+    /// Reports that arrived since the last check.
+    pub new_reports: Vec<ProgressReport>,
+}
+
+/// A report pushed to subscribers in `wakeup` delivery.
+#[derive(Debug, Clone, Serialize)]
+pub struct TaskEvent {
+    /// The task.
+    pub task_id: String,
+    /// The report.
+    pub report: ProgressReport,
+}
+
+/// Why a background operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum BackgroundError {
+    /// No task with that id.
+    #[error("no background task with id '{0}'")]
+    NotFound(String),
+    /// The task is finished and cannot be changed.
+    #[error("task '{id}' is already {status:?} and cannot be {action}")]
+    Finished {
+        /// Task id.
+        id: String,
+        /// Its final status.
+        status: BackgroundStatus,
+        /// What was attempted.
+        action: &'static str,
+    },
+    /// The task could not start.
+    #[error(transparent)]
+    Dispatch(#[from] DispatchError),
+    /// The task store failed.
+    #[error("task store: {0}")]
+    Store(String),
+}
+
+fn store_err(e: rusqlite::Error) -> BackgroundError {
+    BackgroundError::Store(e.to_string())
+}
+
+struct Live {
+    handle: tokio::task::JoinHandle<()>,
+    scope: Arc<Mutex<Option<Arc<TaskScope>>>>,
+}
+
+/// The background task manager of one host.
+pub(crate) struct Background {
+    store: Arc<TaskStore>,
+    slots: Arc<Semaphore>,
+    live: Mutex<HashMap<String, Live>>,
+    events: broadcast::Sender<TaskEvent>,
+}
+
+impl Background {
+    pub(crate) fn new(store: TaskStore, concurrency: usize) -> Self {
+        Self {
+            store: Arc::new(store),
+            slots: Arc::new(Semaphore::new(concurrency)),
+            live: Mutex::new(HashMap::new()),
+            events: broadcast::channel(1024).0,
+        }
+    }
+
+    fn live(&self) -> std::sync::MutexGuard<'_, HashMap<String, Live>> {
+        self.live.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Starts a task; returns its id at once.
+    pub(crate) fn start(
+        &self,
+        shared: &Arc<Shared>,
+        specialist: &str,
+        description: &str,
+    ) -> Result<String, BackgroundError> {
+        dispatch::precheck(shared, specialist, description)?;
+        let id = uuid::Uuid::now_v7().to_string();
+        self.store
+            .insert(&id, specialist, description)
+            .map_err(store_err)?;
+        self.spawn(shared, &id, specialist, description.to_owned());
+        Ok(id)
+    }
+
+    fn spawn(&self, shared: &Arc<Shared>, id: &str, specialist: &str, brief: String) {
+        let (tx, mut rx) = mpsc::unbounded_channel::<ProgressReport>();
+        let (scope_tx, scope_rx) = oneshot::channel();
+        let scope_slot: Arc<Mutex<Option<Arc<TaskScope>>>> = Arc::default();
+        let store = self.store.clone();
+        let slots = self.slots.clone();
+        let events = self.events.clone();
+        let wakeup = shared.config.dispatch.delivery == Delivery::Wakeup;
+        let shared = shared.clone();
+        let (id_owned, specialist) = (id.to_owned(), specialist.to_owned());
+        let slot_for_task = scope_slot.clone();
+        let handle = tokio::spawn(async move {
+            let id = id_owned;
+            let _permit = slots.acquire().await;
+            let _ = store.set_status(&id, BackgroundStatus::Running);
+            let options = TaskOptions {
+                task_id: Some(id.clone()),
+                subscriber: Some(tx),
+                on_scope: Some(scope_tx),
+                ..TaskOptions::default()
+            };
+            // Reports are persisted as they arrive, so they survive a restart.
+            let persist = {
+                let (store, id, events) = (store.clone(), id.clone(), events.clone());
+                tokio::spawn(async move {
+                    while let Some(report) = rx.recv().await {
+                        if let Err(e) = store.report(&id, &report) {
+                            tracing::error!(task_id = %id, "failed to store a report: {e}");
+                        }
+                        if wakeup {
+                            let _ = events.send(TaskEvent {
+                                task_id: id.clone(),
+                                report,
+                            });
+                        }
+                    }
+                })
+            };
+            let scope_watch = tokio::spawn(async move {
+                if let Ok(scope) = scope_rx.await {
+                    *slot_for_task.lock().unwrap_or_else(|p| p.into_inner()) = Some(scope);
+                }
+            });
+            let result = dispatch::task(&shared, &specialist, &brief, options).await;
+            let _ = persist.await;
+            let _ = scope_watch.await;
+            let (status, result) = match result {
+                Ok(r) => (status_of(&r), r),
+                Err(e) => (BackgroundStatus::Failed, failed_start(&id, &specialist, &e)),
+            };
+            if let Err(e) = store.finish(&id, status, &result) {
+                tracing::error!(task_id = %id, "failed to store the result: {e}");
+            }
+        });
+        self.live().insert(
+            id.to_owned(),
+            Live {
+                handle,
+                scope: scope_slot,
+            },
+        );
+    }
+
+    /// Status, new reports and (when done) the result.
+    pub(crate) fn check(&self, id: &str) -> Result<TaskCheck, BackgroundError> {
+        let task = self
+            .store
+            .get(id)
+            .map_err(store_err)?
+            .ok_or_else(|| BackgroundError::NotFound(id.to_owned()))?;
+        let new_reports = self.store.take_new_reports(id).map_err(store_err)?;
+        Ok(TaskCheck { task, new_reports })
+    }
+
+    /// Cancels the running attempt and restarts with the original brief plus every update.
+    pub(crate) fn update(
+        &self,
+        shared: &Arc<Shared>,
+        id: &str,
+        update: &str,
+    ) -> Result<u32, BackgroundError> {
+        let record = self.record(id)?;
+        if !record.status.is_live() && record.status != BackgroundStatus::Interrupted {
+            return Err(BackgroundError::Finished {
+                id: id.to_owned(),
+                status: record.status,
+                action: "updated",
+            });
+        }
+        if update.trim().is_empty() {
+            return Err(DispatchError::InvalidDescription("the update is empty".into()).into());
+        }
+        self.stop(id);
+        let attempt = self.store.add_update(id, update).map_err(store_err)?;
+        let _ = self
+            .store
+            .event(id, "status", &format!("restarted as attempt {attempt}"));
+        let mut brief = record.description.clone();
+        for (i, u) in record
+            .updates
+            .iter()
+            .chain(std::iter::once(&update.to_owned()))
+            .enumerate()
+        {
+            brief.push_str(&format!("\n\nUpdate {}: {u}", i + 1));
+        }
+        self.spawn(shared, id, &record.specialist, brief);
+        Ok(attempt)
+    }
+
+    /// Cancels a live task.
+    pub(crate) fn cancel(&self, id: &str) -> Result<(), BackgroundError> {
+        let record = self.record(id)?;
+        if !record.status.is_live() {
+            return Err(BackgroundError::Finished {
+                id: id.to_owned(),
+                status: record.status,
+                action: "cancelled",
+            });
+        }
+        self.stop(id);
+        self.store
+            .set_status(id, BackgroundStatus::Cancelled)
+            .map_err(store_err)?;
+        let _ = self.store.event(id, "status", "cancelled by the caller");
+        Ok(())
+    }
+
+    /// The parent stops listening (its session closed): the task runs on, but its reports
+    /// fail with "direct parent is not live".
+    pub(crate) fn detach(&self, id: &str) -> Result<(), BackgroundError> {
+        self.record(id)?;
+        if let Some(live) = self.live().get(id) {
+            if let Some(scope) = live
+                .scope
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .as_ref()
+            {
+                scope.detach_parent();
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn list(&self, limit: usize) -> Result<Vec<TaskRecord>, BackgroundError> {
+        self.store.list(limit).map_err(store_err)
+    }
+
+    pub(crate) fn subscribe(&self) -> broadcast::Receiver<TaskEvent> {
+        self.events.subscribe()
+    }
+
+    /// Waits until a task is no longer queued or running (for callers that want to block).
+    pub(crate) async fn wait(&self, id: &str) -> Result<TaskRecord, BackgroundError> {
+        let handle = self.live().remove(id).map(|l| l.handle);
+        if let Some(h) = handle {
+            let _ = h.await;
+        }
+        self.record(id)
+    }
+
+    fn record(&self, id: &str) -> Result<TaskRecord, BackgroundError> {
+        self.store
+            .get(id)
+            .map_err(store_err)?
+            .ok_or_else(|| BackgroundError::NotFound(id.to_owned()))
+    }
+
+    /// Ends the running attempt: the parent is detached first, then the attempt's future is
+    /// dropped, which drops the store and the instance with it.
+    fn stop(&self, id: &str) {
+        if let Some(live) = self.live().remove(id) {
+            if let Some(scope) = live
+                .scope
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .as_ref()
+            {
+                scope.detach_parent();
+            }
+            live.handle.abort();
+        }
+    }
+}
+
+fn status_of(r: &TaskResult) -> BackgroundStatus {
+    match r.status {
+        TaskStatus::Succeeded => BackgroundStatus::Succeeded,
+        TaskStatus::Failed => BackgroundStatus::Failed,
+        TaskStatus::TimedOut => BackgroundStatus::TimedOut,
+    }
+}
+
+fn failed_start(id: &str, specialist: &str, e: &DispatchError) -> TaskResult {
+    TaskResult {
+        task_id: id.to_owned(),
+        specialist: specialist.to_owned(),
+        status: TaskStatus::Failed,
+        report: None,
+        error: Some(e.to_string()),
+        tool_calls: Vec::new(),
+        reports: Vec::new(),
+        warning: None,
+        usage: Default::default(),
+    }
+}

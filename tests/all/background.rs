@@ -1,0 +1,189 @@
+//! Background tasks: start → check → result, reports kept across checks, update restarts with
+//! the updates appended (same id), cancel, detach ("parent not live"), restart → interrupted.
+
+use std::time::Duration;
+
+use guild_host::background::BackgroundStatus;
+use guild_host::{Config, Host, PARENT_GONE};
+use guild_tests::{engine, plugin_dir};
+use serde_json::json;
+
+async fn host_in(dir: &std::path::Path, dispatch: &str) -> Host {
+    let list = ["testing/probe", "testing/echo"]
+        .iter()
+        .map(|p| format!("{:?}", plugin_dir(p).display().to_string()))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let text = format!(
+        "[host]\nplugins = [{list}]\ndata_dir = \"data\"\n\n[dispatch]\n{dispatch}\n\n[grants.probe]\nreport = true\n"
+    );
+    let config = Config::parse(&text, &dir.join("guild.toml"), dir).expect("config");
+    Host::with_engine(config, engine()).await.expect("host")
+}
+
+/// Polls (without moving the report cursor) until the task reaches `want`; bounded to 10 s.
+async fn until(h: &Host, id: &str, want: BackgroundStatus) {
+    let mut last = None;
+    for _ in 0..200 {
+        last = h
+            .list_tasks(100)
+            .expect("list")
+            .into_iter()
+            .find(|t| t.id == id)
+            .map(|t| t.status);
+        if last == Some(want) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("task {id} never became {want:?}; last {last:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn start_check_and_result_with_reports() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let h = host_in(dir.path(), "").await;
+    let brief = json!({"op": "reports", "texts": ["one", "two"], "pause_ms": 200}).to_string();
+    let id = h.start_task("probe", &brief).expect("starts at once");
+    until(&h, &id, BackgroundStatus::Running).await;
+    let done = h.wait_task(&id).await.expect("finishes");
+    assert_eq!(done.status, BackgroundStatus::Succeeded);
+    let check = h.check_task(&id).expect("check");
+    let texts: Vec<_> = check
+        .new_reports
+        .iter()
+        .map(|r| r.output.as_str())
+        .collect();
+    assert_eq!(texts, ["one", "two"]);
+    let result = check.task.result.expect("result when done");
+    assert_eq!(result.task_id, id);
+    assert_eq!(result.reports.len(), 2);
+    // Reports are returned once: the next check has none new.
+    assert!(h.check_task(&id).expect("check").new_reports.is_empty());
+    assert!(h.list_tasks(10).expect("list").iter().any(|t| t.id == id));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_specialist_or_task_is_an_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let h = host_in(dir.path(), "").await;
+    let err = h.start_task("nobody", "x").expect_err("unknown");
+    assert!(
+        err.to_string().contains("unknown specialist 'nobody'"),
+        "{err}"
+    );
+    let err = h.check_task("no-such-id").expect_err("unknown id");
+    assert!(err.to_string().contains("no-such-id"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_ends_the_running_attempt() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let h = host_in(dir.path(), "").await;
+    let id = h
+        .start_task("probe", &json!({"op": "loop"}).to_string())
+        .expect("starts");
+    until(&h, &id, BackgroundStatus::Running).await;
+    h.cancel_task(&id).expect("cancels");
+    assert_eq!(
+        h.check_task(&id).expect("check").task.status,
+        BackgroundStatus::Cancelled
+    );
+    let err = h.cancel_task(&id).expect_err("already cancelled");
+    assert!(err.to_string().contains("Cancelled"), "{err}");
+    // The host keeps serving.
+    let r = h
+        .task("probe", &json!({"op": "log", "text": "x"}).to_string())
+        .await
+        .expect("runs");
+    assert!(r.report.is_some());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn update_restarts_with_updates_appended_same_id() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let h = host_in(dir.path(), "").await;
+    let id = h
+        .start_task(
+            "probe",
+            &json!({"op": "brief", "delay_ms": 1500}).to_string(),
+        )
+        .expect("starts");
+    until(&h, &id, BackgroundStatus::Running).await;
+    assert_eq!(
+        h.update_task(&id, "only the checkout module")
+            .expect("updates"),
+        2
+    );
+    let done = h.wait_task(&id).await.expect("finishes");
+    assert_eq!(done.status, BackgroundStatus::Succeeded, "{done:?}");
+    assert_eq!(done.attempt, 2);
+    assert_eq!(done.updates, ["only the checkout module"]);
+    let details = done
+        .result
+        .and_then(|r| r.report)
+        .map(|r| r.details)
+        .unwrap_or_default();
+    assert!(
+        details.contains("Update 1: only the checkout module"),
+        "{details}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn detached_parent_makes_reports_fail_with_the_exact_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let h = host_in(dir.path(), "").await;
+    let brief =
+        json!({"op": "reports", "texts": ["a", "b", "c", "d"], "pause_ms": 400}).to_string();
+    let id = h.start_task("probe", &brief).expect("starts");
+    until(&h, &id, BackgroundStatus::Running).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    h.detach_task(&id).expect("detaches");
+    let done = h.wait_task(&id).await.expect("finishes");
+    let result = done.result.expect("result");
+    // The probe stops at the first refused report and says why.
+    let said = format!("{:?} {:?}", result.error, result.report.map(|r| r.details));
+    assert!(said.contains(PARENT_GONE), "{said}");
+    assert!(
+        !result.reports.is_empty() && result.reports.len() < 4,
+        "{:?}",
+        result.reports
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restart_turns_live_tasks_into_interrupted_with_reports_kept() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let first = host_in(dir.path(), "").await;
+    let brief =
+        json!({"op": "reports", "texts": ["before the crash"], "delay_ms": 0, "pause_ms": 30000})
+            .to_string();
+    let id = first.start_task("probe", &brief).expect("starts");
+    // Wait until the report is stored, then "restart": a new host opens the same store.
+    for _ in 0..200 {
+        if first
+            .list_tasks(10)
+            .expect("list")
+            .iter()
+            .any(|t| t.id == id && t.status == BackgroundStatus::Running)
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The first host is still running the attempt, as a crashed process would have been.
+    let second = host_in(dir.path(), "").await;
+    let check = second
+        .check_task(&id)
+        .expect("the task survived the restart");
+    assert_eq!(check.task.status, BackgroundStatus::Interrupted);
+    let texts: Vec<_> = check
+        .new_reports
+        .iter()
+        .map(|r| r.output.as_str())
+        .collect();
+    assert_eq!(texts, ["before the crash"]);
+    drop(first);
+}
