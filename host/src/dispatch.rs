@@ -14,12 +14,16 @@ use sha2::{Digest, Sha256};
 use crate::error::DispatchError;
 use crate::host::Shared;
 use crate::manifest::{PluginKind, parse_tool_name};
+use crate::receipts::{Begin, Completion, Intent, LedgerError, Receipt, ReceiptStatus};
 use crate::registry::{LoadedPlugin, Snapshot};
 use crate::runtime::instance::{self, Failure, InstanceStats};
 use crate::runtime::{ToolError, truncate_str};
 use crate::session::{ApprovalRequest, Approver};
 use crate::types::{
     CallStatus, ProgressReport, TaskResult, TaskStatus, ToolCallRecord, ToolOutcome, Usage,
+};
+use crate::validate::{
+    self, ArtifactResolver, Check, CheckStatus, DirResolver, NoWorkspace, Validation,
 };
 
 /// The exact error a report gets when nobody is waiting for it (DESIGN §4).
@@ -147,8 +151,18 @@ impl TaskScope {
             mutating: self.snapshot.tool_spec(tool).is_some_and(|s| s.mutating),
             input_sha256: sha256(input),
             outcome: failed_outcome(error),
+            receipt_id: None,
+            replayed: false,
             wall_ms: 0,
         });
+    }
+
+    /// The specialist's name (without version), the receipts' `route`.
+    fn specialist_name(&self) -> &str {
+        self.specialist
+            .split('@')
+            .next()
+            .unwrap_or(&self.specialist)
     }
 }
 
@@ -304,7 +318,14 @@ pub(crate) async fn task(
             Some(format!("specialist '{ident}' {failure}")),
         ),
     };
-    tracing::info!(status = ?status, wall_ms = usage.wall_ms, tool_calls = usage.tool_calls, "task finished");
+    let (receipts, validation) = validate_task(shared, &plugin, &task_id, report.clone()).await;
+    tracing::info!(
+        status = ?status,
+        verdict = %validation.verdict,
+        wall_ms = usage.wall_ms,
+        tool_calls = usage.tool_calls,
+        "task finished"
+    );
     Ok(TaskResult {
         task_id,
         specialist: ident,
@@ -313,9 +334,69 @@ pub(crate) async fn task(
         error,
         tool_calls,
         reports,
+        receipts,
+        validation: Some(validation),
         warning: None,
         usage,
     })
+}
+
+/// Checks the report against this task's receipts and its workspace (DESIGN §6). The report
+/// is a hypothesis; the verdict says what backs it.
+async fn validate_task(
+    shared: &Arc<Shared>,
+    plugin: &LoadedPlugin,
+    task_id: &str,
+    report: Option<crate::types::Report>,
+) -> (Vec<Receipt>, Validation) {
+    let ledger = shared.ledger.clone();
+    // Artifacts resolve in the specialist's first granted folder, read through cap-std.
+    let workspace = plugin.effective.fs.first().map(|m| m.host.clone());
+    let task_id = task_id.to_owned();
+    let joined = tokio::task::spawn_blocking(move || {
+        let (receipts, ledger_check) = match ledger.for_task(&task_id) {
+            Ok(r) => (r, None),
+            Err(e) => (
+                Vec::new(),
+                Some(format!("the receipts ledger could not be read: {e}")),
+            ),
+        };
+        let resolver: Box<dyn ArtifactResolver> = match workspace.as_deref().map(DirResolver::open)
+        {
+            Some(Ok(dir)) => Box::new(dir),
+            _ => Box::new(NoWorkspace),
+        };
+        let mut validation =
+            validate::check(&task_id, report.as_ref(), &receipts, resolver.as_ref());
+        if let Some(problem) = ledger_check {
+            validation.checks.push(Check {
+                name: "receipts".into(),
+                status: CheckStatus::Unknown,
+                message: problem,
+            });
+            validation.verdict = validation.verdict.max(CheckStatus::Unknown);
+        }
+        (receipts, validation)
+    })
+    .await;
+    match joined {
+        Ok(v) => v,
+        Err(e) => {
+            let problem = format!("validation did not run: {e}");
+            (
+                Vec::new(),
+                Validation {
+                    verdict: CheckStatus::Error,
+                    checks: vec![Check {
+                        name: "validation".into(),
+                        status: CheckStatus::Error,
+                        message: problem.clone(),
+                    }],
+                    report: validate::protocol_error_report(&[problem], None),
+                },
+            )
+        }
+    }
 }
 
 /// Calls `connector.tool` for a task, in a fresh connector instance. The caller has already
@@ -327,7 +408,6 @@ pub(crate) async fn call_tool(
     input: String,
     idempotency_key: Option<String>,
 ) -> Result<ToolOutcome, ToolError> {
-    let _ = &idempotency_key;
     let started = Instant::now();
     let refuse = |e: ToolError| {
         task.record_refusal(full, &input, &e.to_string());
@@ -365,8 +445,64 @@ pub(crate) async fn call_tool(
     }
     let input_sha256 = sha256(&input);
     let span = tracing::info_span!("tool", tool = full, connector = %plugin.ident, mutating = spec.mutating);
+    let record = |outcome: ToolOutcome, receipt_id: Option<String>, replayed: bool| {
+        task.record(ToolCallRecord {
+            tool: full.to_owned(),
+            plugin: plugin.ident.to_string(),
+            mutating: spec.mutating,
+            input_sha256: input_sha256.clone(),
+            outcome,
+            receipt_id,
+            replayed,
+            wall_ms: started.elapsed().as_millis() as u64,
+        });
+    };
+
+    // Mutating calls are two-phase: the intent is committed before the connector runs, so a
+    // crash in between reads as `unknown`, never as success. No intent, no call.
+    let intent = if spec.mutating {
+        let intent = Intent {
+            task_id: task.task_id.clone(),
+            route: task.specialist_name().to_owned(),
+            plugin: plugin.ident.to_string(),
+            tool: full.to_owned(),
+            receipt_type: spec.receipt_type.clone().unwrap_or_default(),
+            operation: spec.operation.clone().unwrap_or_default(),
+            input_sha256: input_sha256.clone(),
+            idempotency_key: idempotency_key.clone(),
+        };
+        let ledger = shared.ledger.clone();
+        match tokio::task::spawn_blocking(move || ledger.begin(intent)).await {
+            Ok(Ok(Begin::Proceed(id))) => Some(id),
+            Ok(Ok(Begin::Replay(receipt))) => {
+                let outcome = outcome_of(&receipt);
+                record(outcome.clone(), Some(receipt.id.clone()), true);
+                return Ok(outcome);
+            }
+            Ok(Err(
+                e @ (LedgerError::IdempotencyConflict { .. } | LedgerError::InFlight { .. }),
+            )) => {
+                return refuse(ToolError::InvalidInput(e.to_string()));
+            }
+            Ok(Err(e)) => {
+                return refuse(ToolError::Failed(format!(
+                    "tool '{full}' was not called: the receipts ledger could not record its intent: {e}"
+                )));
+            }
+            Err(e) => {
+                return refuse(ToolError::Failed(format!(
+                    "tool '{full}' was not called: the receipts ledger task failed: {e}"
+                )));
+            }
+        }
+    } else {
+        None
+    };
+
+    let result = instance::connector_call(shared, &plugin, tool, input)
+        .instrument(span.clone())
+        .await;
     let _enter = span.enter();
-    let result = instance::connector_call(shared, &plugin, tool, input).await;
     let (outcome, answer) = match result {
         Ok(outcome) => {
             let outcome = normalise(outcome);
@@ -388,15 +524,55 @@ pub(crate) async fn call_tool(
         }
     };
     tracing::info!(status = ?outcome.status, "tool call finished");
-    task.record(ToolCallRecord {
-        tool: full.to_owned(),
-        plugin: plugin.ident.to_string(),
-        mutating: spec.mutating,
-        input_sha256,
-        outcome,
-        wall_ms: started.elapsed().as_millis() as u64,
-    });
+    let receipt_id = match intent {
+        Some(intent) => {
+            let ledger = shared.ledger.clone();
+            let completion = Completion {
+                status: outcome.status,
+                external_id: outcome.external_id.clone(),
+                verifiable_url: outcome.verifiable_url.clone(),
+                preview: outcome.preview.clone(),
+                error: outcome.error.clone(),
+            };
+            match tokio::task::spawn_blocking(move || ledger.complete(&intent, completion)).await {
+                Ok(Ok(receipt)) => Some(receipt.id),
+                Ok(Err(e)) => {
+                    // The intent stands: the receipt reads as unknown, never as success.
+                    tracing::error!("failed to record the outcome of '{full}': {e}");
+                    None
+                }
+                Err(e) => {
+                    tracing::error!("receipts ledger task failed for '{full}': {e}");
+                    None
+                }
+            }
+        }
+        None => None,
+    };
+    record(outcome, receipt_id, false);
     answer
+}
+
+/// The outcome a recorded receipt stands for (an idempotent replay).
+fn outcome_of(r: &Receipt) -> ToolOutcome {
+    let status = match r.status {
+        ReceiptStatus::Success => CallStatus::Success,
+        ReceiptStatus::Failed => CallStatus::Failed,
+        _ => CallStatus::Pending,
+    };
+    ToolOutcome {
+        output: serde_json::json!({
+            "replayed": true,
+            "receipt": r.id,
+            "external_id": r.external_id,
+        })
+        .to_string(),
+        status,
+        external_id: r.external_id.clone(),
+        verifiable_url: r.verifiable_url.clone(),
+        preview: r.preview.clone(),
+        error: r.error.clone(),
+    }
 }
 
 /// Asks for approval of one call, or refuses it inside a batch.

@@ -11,6 +11,7 @@ use crate::config::Config;
 use crate::engine::{EngineOptions, GuildEngine};
 use crate::error::DispatchError;
 use crate::http::{GuardedClient, HttpLimits};
+use crate::receipts::{AuditKind, Ledger, Receipt, VerifyReport};
 use crate::registry::{self, PluginInfo, Snapshot};
 use crate::runtime::{self, state::StoreState};
 use crate::session::Session;
@@ -22,6 +23,7 @@ pub(crate) struct Shared {
     pub(crate) config: Config,
     pub(crate) linker: Linker<StoreState>,
     pub(crate) http: GuardedClient,
+    pub(crate) ledger: Arc<Ledger>,
     registry: RwLock<Arc<Snapshot>>,
 }
 
@@ -67,16 +69,18 @@ impl Host {
     /// Starts a host on an existing engine (several hosts may share one, and its caches).
     pub async fn with_engine(config: Config, engine: GuildEngine) -> anyhow::Result<Self> {
         let linker = runtime::linker(&engine).context("failed to link host interfaces")?;
+        let data_dir = config.data_dir();
+        std::fs::create_dir_all(&data_dir)
+            .with_context(|| format!("failed to create the data folder {}", data_dir.display()))?;
+        let ledger = Arc::new(Ledger::open(data_dir.join("receipts.db"))?);
         let shared = Arc::new(Shared {
             engine,
             config,
             linker,
             http: GuardedClient::new(HttpLimits::default()),
+            ledger,
             registry: RwLock::new(Arc::new(Snapshot::default())),
         });
-        let data_dir = shared.config.data_dir();
-        std::fs::create_dir_all(&data_dir)
-            .with_context(|| format!("failed to create the data folder {}", data_dir.display()))?;
         let tasks_db = data_dir.join("tasks.db");
         let store = TaskStore::open(&tasks_db)
             .with_context(|| format!("failed to open the task store {}", tasks_db.display()))?;
@@ -99,6 +103,43 @@ impl Host {
     pub async fn reload(&self) -> Vec<String> {
         let snapshot = registry::load_all(&self.shared).await;
         let errors = snapshot.errors.clone();
+        let old = self.shared.snapshot();
+        let ledger = self.shared.ledger.clone();
+        let loaded: Vec<(String, String)> = snapshot
+            .plugins
+            .values()
+            .filter(|p| {
+                old.plugins
+                    .get(&*p.name)
+                    .is_none_or(|o| o.sha256 != p.sha256)
+            })
+            .map(|p| {
+                (
+                    p.ident.to_string(),
+                    format!("component sha256 {}", p.sha256),
+                )
+            })
+            .collect();
+        let unloaded: Vec<String> = old
+            .plugins
+            .values()
+            .filter(|p| !snapshot.plugins.contains_key(&*p.name))
+            .map(|p| p.ident.to_string())
+            .collect();
+        // Loads and unloads are audit entries in the receipts chain.
+        let audited = tokio::task::spawn_blocking(move || {
+            for (ident, detail) in loaded {
+                ledger.audit(AuditKind::PluginLoaded, &ident, &detail)?;
+            }
+            for ident in unloaded {
+                ledger.audit(AuditKind::PluginUnloaded, &ident, "no longer configured")?;
+            }
+            Ok::<_, crate::receipts::LedgerError>(())
+        })
+        .await;
+        if let Ok(Err(e)) = audited {
+            tracing::error!("failed to audit plugin changes: {e}");
+        }
         self.shared.swap(snapshot);
         errors
     }
@@ -187,6 +228,27 @@ impl Host {
     /// Reports of background tasks as they arrive (`wakeup` delivery only).
     pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<TaskEvent> {
         self.background.subscribe()
+    }
+
+    /// Receipts, newest first, or those of one task.
+    pub async fn receipts(
+        &self,
+        task_id: Option<&str>,
+        limit: usize,
+    ) -> anyhow::Result<Vec<Receipt>> {
+        let ledger = self.shared.ledger.clone();
+        let task_id = task_id.map(str::to_owned);
+        Ok(tokio::task::spawn_blocking(move || match task_id {
+            Some(t) => ledger.for_task(&t),
+            None => ledger.list(limit),
+        })
+        .await??)
+    }
+
+    /// Checks the whole receipts chain; reports the first bad entry.
+    pub async fn verify_receipts(&self) -> anyhow::Result<VerifyReport> {
+        let ledger = self.shared.ledger.clone();
+        Ok(tokio::task::spawn_blocking(move || ledger.verify()).await??)
     }
 
     /// The engine (to share it with another host).

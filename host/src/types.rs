@@ -172,6 +172,10 @@ pub struct ToolCallRecord {
     pub input_sha256: String,
     /// What happened.
     pub outcome: ToolOutcome,
+    /// The receipt the host wrote (mutating tools only).
+    pub receipt_id: Option<String>,
+    /// True when an idempotency key replayed a recorded outcome (the connector did not run).
+    pub replayed: bool,
     /// Wall time, milliseconds.
     pub wall_ms: u64,
 }
@@ -219,6 +223,10 @@ pub struct TaskResult {
     pub tool_calls: Vec<ToolCallRecord>,
     /// Progress reports, in order.
     pub reports: Vec<ProgressReport>,
+    /// Receipts the host wrote for this task's mutating calls.
+    pub receipts: Vec<crate::receipts::Receipt>,
+    /// The host's verdict on the report.
+    pub validation: Option<crate::validate::Validation>,
     /// The session's one-time billable warning, on the result that crossed the threshold.
     pub warning: Option<String>,
     /// Resource use.

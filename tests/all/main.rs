@@ -7,6 +7,7 @@ mod capabilities;
 mod dispatch;
 mod examples;
 mod http;
+mod ledger;
 mod limits;
 mod receipts;
 mod reports;

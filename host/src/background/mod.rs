@@ -313,6 +313,8 @@ fn failed_start(id: &str, specialist: &str, e: &DispatchError) -> TaskResult {
         error: Some(e.to_string()),
         tool_calls: Vec::new(),
         reports: Vec::new(),
+        receipts: Vec::new(),
+        validation: None,
         warning: None,
         usage: Default::default(),
     }

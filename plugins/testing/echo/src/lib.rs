@@ -28,6 +28,12 @@ impl Connector for Echo {
             ToolSpec::new("trap", "Panics (the instance traps).").schema(any.clone()),
             ToolSpec::new("loop", "Spins forever.").schema(any.clone()),
             ToolSpec::new("big", "Returns about 10 MiB of output.").schema(any.clone()),
+            ToolSpec::new("crash", "Starts writing an item, then panics (mutating trap).")
+                .schema(any.clone())
+                .mutating("item", "write"),
+            ToolSpec::new("stall", "Starts writing an item, then spins (mutating timeout).")
+                .schema(any.clone())
+                .mutating("item", "write"),
             ToolSpec::new("guarded", "Sends an item; every call needs the caller's approval.")
                 .schema(any)
                 .mutating("message", "send")
@@ -54,8 +60,8 @@ impl Connector for Echo {
                 Err(failed) => failed,
             },
             "fail" => ToolOutcome::failed("quota exceeded for project demo"),
-            "trap" => panic!("echo: trap requested"),
-            "loop" => {
+            "trap" | "crash" => panic!("echo: trap requested"),
+            "loop" | "stall" => {
                 let mut counter: u64 = 0;
                 loop {
                     counter = black_box(counter.wrapping_add(1));
@@ -64,7 +70,7 @@ impl Connector for Echo {
             "big" => ToolOutcome::success(json!({ "data": "x".repeat(BIG_BYTES) })),
             "guarded" => ToolOutcome::success(json!({ "sent": true })).external_id("sent-1"),
             other => ToolOutcome::failed(format!(
-                "unknown tool `{other}`; tools: echo, create, fail, trap, loop, big, guarded"
+                "unknown tool `{other}`; tools: echo, create, fail, trap, loop, big, crash, stall, guarded"
             )),
         }
     }

@@ -1,0 +1,115 @@
+//! Receipts written by the host in the one tool-call path, and validation of what the
+//! specialist claims, end to end with real components.
+
+use guild_host::receipts::ReceiptStatus;
+use guild_host::types::CallStatus;
+use guild_host::validate::CheckStatus;
+use guild_tests::{host, probe};
+use serde_json::json;
+
+const PROBE: &[&str] = &["testing/probe", "testing/echo"];
+const GRANTS: &str = r#"[grants.probe]
+tools = ["echo.echo", "echo.create", "echo.fail", "echo.crash", "echo.stall"]
+[grants.echo]
+limits = { timeout_s = 1 }"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mutating_success_gets_a_receipt_and_reads_do_not() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let h = host(dir.path(), PROBE, GRANTS).await;
+    let p = probe(
+        &h,
+        json!({"op": "tool", "name": "echo.create", "input": {"title": "a"}}),
+    )
+    .await;
+    assert!(p.ok, "{p:?}");
+    let r = &p.result;
+    assert_eq!(r.receipts.len(), 1);
+    let receipt = &r.receipts[0];
+    assert_eq!(receipt.status, ReceiptStatus::Success);
+    assert_eq!(
+        (receipt.receipt_type.as_str(), receipt.operation.as_str()),
+        ("item", "create")
+    );
+    assert_eq!(receipt.route, "probe");
+    assert_eq!(receipt.tool, "echo.create");
+    assert_eq!(receipt.task_id, r.task_id);
+    assert_eq!(receipt.input_sha256, r.tool_calls[0].input_sha256);
+    assert_eq!(
+        r.tool_calls[0].receipt_id.as_deref(),
+        Some(receipt.id.as_str())
+    );
+    assert!(receipt.external_id.is_some());
+    let p = probe(&h, json!({"op": "tool", "name": "echo.echo", "input": {}})).await;
+    assert!(
+        p.result.receipts.is_empty(),
+        "a read-only tool writes no receipt"
+    );
+    assert!(h.verify_receipts().await.expect("verify").ok);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failed_trapped_and_timed_out_calls_are_receipted_as_failed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let h = host(dir.path(), PROBE, GRANTS).await;
+    for (tool, error) in [
+        ("echo.fail", "quota exceeded for project demo"),
+        ("echo.crash", "trapped"),
+        ("echo.stall", "timed out"),
+    ] {
+        let p = probe(&h, json!({"op": "tool", "name": tool, "input": {}})).await;
+        let receipts = &p.result.receipts;
+        assert_eq!(receipts.len(), 1, "{tool}");
+        assert_eq!(receipts[0].status, ReceiptStatus::Failed, "{tool}");
+        assert!(
+            receipts[0].error.as_deref().unwrap_or("").contains(error),
+            "{tool}: {:?}",
+            receipts[0].error
+        );
+        let v = p.result.validation.as_ref().expect("validated");
+        assert_eq!(
+            v.verdict,
+            CheckStatus::Failed,
+            "{tool}: a failed receipt fails the check"
+        );
+        assert!(
+            v.checks.iter().any(|c| c.message.contains(error)),
+            "{tool}: error quoted verbatim: {:?}",
+            v.checks
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idempotency_key_replays_and_conflicts() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let h = host(dir.path(), PROBE, GRANTS).await;
+    let op = |title: &str| json!({"op": "tool", "name": "echo.create", "input": {"title": title}, "key": "k-1"});
+    let first = probe(&h, op("a")).await;
+    assert!(first.ok, "{first:?}");
+    let again = probe(&h, op("a")).await;
+    assert!(again.ok, "{again:?}");
+    let call = &again.result.tool_calls[0];
+    assert!(call.replayed, "the connector was not called again");
+    assert_eq!(call.receipt_id, first.result.tool_calls[0].receipt_id);
+    assert_eq!(call.outcome.status, CallStatus::Success);
+    let conflict = probe(&h, op("b")).await;
+    assert!(!conflict.ok);
+    assert!(
+        conflict.error.contains("different input"),
+        "{}",
+        conflict.error
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plugin_loads_are_audited_in_the_same_chain() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let h = host(dir.path(), PROBE, GRANTS).await;
+    let report = h.verify_receipts().await.expect("verify");
+    assert!(report.ok);
+    assert!(
+        report.entries >= 2,
+        "two plugin loads are audit entries: {report:?}"
+    );
+}
