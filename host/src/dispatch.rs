@@ -62,8 +62,8 @@ pub(crate) struct TaskScope {
     specialist: String,
     /// False once whoever started the task stopped listening (cancelled, session closed).
     parent_live: AtomicBool,
-    /// Pushes each accepted report to subscribers (wakeup delivery).
-    subscriber: Option<tokio::sync::mpsc::UnboundedSender<ProgressReport>>,
+    /// Pushes each accepted report to subscribers; closed when the task ends.
+    subscriber: Mutex<Option<tokio::sync::mpsc::UnboundedSender<ProgressReport>>>,
 }
 
 impl TaskScope {
@@ -81,7 +81,7 @@ impl TaskScope {
             batch_refused: Mutex::new(None),
             specialist: String::new(),
             parent_live: AtomicBool::new(true),
-            subscriber,
+            subscriber: Mutex::new(subscriber),
         }
     }
 
@@ -120,7 +120,12 @@ impl TaskScope {
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_millis() as u64),
         };
-        if let Some(tx) = &self.subscriber {
+        if let Some(tx) = self
+            .subscriber
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+        {
             // A closed receiver means the subscriber went away; the report is still kept.
             let _ = tx.send(report.clone());
         }
@@ -284,6 +289,12 @@ pub(crate) async fn task(
         }
     };
     let _enter = span.enter();
+    // The task is over: close the report stream so its readers finish.
+    scope
+        .subscriber
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take();
     let tool_calls = scope.take_calls();
     let reports = scope.take_reports();
     let usage = Usage {

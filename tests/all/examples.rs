@@ -200,3 +200,50 @@ async fn roster_gates_on_required_connectors() {
         .expect_err("tracker is not loaded");
     assert!(err.to_string().contains("tracker"), "{err}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn validation_catches_a_specialist_claiming_what_the_tracker_refused() {
+    use guild_host::validate::CheckStatus;
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join("ws")).expect("mkdir");
+    std::fs::write(dir.path().join("token"), "tok-123\n").expect("token");
+    let tracker = TrackerServer::start("tok-123")
+        .await
+        .expect("tracker starts");
+    let grants = grants(tracker.base_url(), "token")
+        + "[grants.optimist]\ntools = [\"tracker.create_issue\"]\n";
+    let h = host(dir.path(), &["tracker", "optimist"], &grants).await;
+
+    // Honest case: the tracker accepts, claims match success receipts.
+    let r = h
+        .task("optimist", "- Checkout times out\n")
+        .await
+        .expect("starts");
+    let v = r.validation.expect("validated");
+    assert_eq!(v.verdict, CheckStatus::Passed, "{:?}", v.checks);
+
+    // The tracker refuses; the specialist still says it created the issue.
+    tracker.set_refuse_creates(Some((410, "Issues are disabled for this repo".to_owned())));
+    let r = h
+        .task("optimist", "- Search ignores accents\n")
+        .await
+        .expect("starts");
+    assert_eq!(
+        r.report.as_ref().map(|p| p.outcome),
+        Some(Outcome::Satisfied),
+        "it claims success"
+    );
+    let v = r.validation.expect("validated");
+    assert_eq!(v.verdict, CheckStatus::Failed, "{:?}", v.checks);
+    assert!(
+        v.checks.iter().any(|c| c.status == CheckStatus::Failed
+            && c.message.contains("Issues are disabled for this repo")),
+        "the tracker's error is quoted verbatim: {:?}",
+        v.checks
+    );
+    assert_eq!(r.receipts.len(), 1);
+    assert_eq!(
+        r.receipts[0].status,
+        guild_host::receipts::ReceiptStatus::Failed
+    );
+}

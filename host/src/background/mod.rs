@@ -76,7 +76,7 @@ struct Live {
 pub(crate) struct Background {
     store: Arc<TaskStore>,
     slots: Arc<Semaphore>,
-    live: Mutex<HashMap<String, Live>>,
+    live: Arc<Mutex<HashMap<String, Live>>>,
     events: broadcast::Sender<TaskEvent>,
 }
 
@@ -85,7 +85,7 @@ impl Background {
         Self {
             store: Arc::new(store),
             slots: Arc::new(Semaphore::new(concurrency)),
-            live: Mutex::new(HashMap::new()),
+            live: Arc::default(),
             events: broadcast::channel(1024).0,
         }
     }
@@ -121,6 +121,7 @@ impl Background {
         let shared = shared.clone();
         let (id_owned, specialist) = (id.to_owned(), specialist.to_owned());
         let slot_for_task = scope_slot.clone();
+        let live = self.live.clone();
         let handle = tokio::spawn(async move {
             let id = id_owned;
             let _permit = slots.acquire().await;
@@ -163,6 +164,8 @@ impl Background {
             if let Err(e) = store.finish(&id, status, &result) {
                 tracing::error!(task_id = %id, "failed to store the result: {e}");
             }
+            // This attempt is done; an update would have aborted it before getting here.
+            live.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
         });
         self.live().insert(
             id.to_owned(),

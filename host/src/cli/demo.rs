@@ -10,9 +10,10 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Args;
-use guild_host::Config;
 use guild_host::demo::tracker::TrackerServer;
+use guild_host::session::render_batch;
 use guild_host::types::{TaskResult, TaskStatus};
+use guild_host::{Config, TaskRequest};
 
 use super::{render, start_host_with};
 
@@ -22,8 +23,8 @@ pub(crate) struct DemoArgs {
     /// Folder holding the built example plugins.
     #[arg(long, default_value = "plugins")]
     plugins: PathBuf,
-    /// Demo data folder (config, compile cache, kb workspace). It is reset on every run,
-    /// except the compile cache.
+    /// Demo data folder (config, compile cache, kb workspace, receipts, tasks). Everything but
+    /// the compile cache is reset on every run.
     #[arg(long, default_value = ".guild/demo")]
     data: PathBuf,
 }
@@ -35,7 +36,7 @@ pub(crate) async fn run(args: DemoArgs, json: bool) -> anyhow::Result<ExitCode> 
         .plugins
         .canonicalize()
         .with_context(|| format!("cannot find the plugins folder {}", args.plugins.display()))?;
-    for name in ["kb", "tracker", "triage", "digest"] {
+    for name in ["kb", "tracker", "triage", "digest", "optimist"] {
         let wasm = plugins.join(name).join(format!("{name}.wasm"));
         anyhow::ensure!(
             wasm.is_file(),
@@ -118,7 +119,98 @@ pub(crate) async fn run(args: DemoArgs, json: bool) -> anyhow::Result<ExitCode> 
 
     say(
         json,
-        "\n== 6. what a denial looks like: kb asks for nothing but its folder",
+        "\n== 6. a batch fans out to three specialists at once (results in input order)",
+    );
+    let batch = [
+        TaskRequest {
+            subagent_type: "kb".into(),
+            description: "search accents".into(),
+        },
+        TaskRequest {
+            subagent_type: "digest".into(),
+            description: "checkout".into(),
+        },
+        TaskRequest {
+            subagent_type: "triage".into(),
+            description: "- [bug] Cart badge shows a stale count\n".into(),
+        },
+    ];
+    let items = host.session().batch(&batch).await?;
+    say(json, render_batch(&items, render::task_result).trim_end());
+
+    say(
+        json,
+        "\n== 7. a careless specialist claims an issue the tracker refused; validation catches it",
+    );
+    tracker.set_refuse_creates(Some((410, "Issues are disabled for this repo".to_owned())));
+    let caught = host
+        .task("optimist", "- Newsletter signup button does nothing\n")
+        .await?;
+    tracker.set_refuse_creates(None);
+    say(json, render::task_result(&caught).trim_end());
+    transcript.push(caught);
+
+    say(
+        json,
+        "\n== 8. a background task: started at once, reports streamed while it runs",
+    );
+    let id = host.start_task(
+        "triage",
+        "- [bug] Coupon field rejects lowercase codes\n- [ux] Footer links overlap on mobile\n",
+    )?;
+    say(json, &format!("started {id}"));
+    loop {
+        let check = host.check_task(&id)?;
+        for r in &check.new_reports {
+            say(json, &format!("  report {}: {}", r.sequence, r.output));
+        }
+        if !check.task.status.is_live() {
+            if let Some(result) = check.task.result {
+                say(json, render::task_result(&result).trim_end());
+            }
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+
+    say(
+        json,
+        "\n== 9. the receipts ledger: every mutating call, hash-chained",
+    );
+    for r in host.receipts(None, 100).await?.iter().rev() {
+        say(
+            json,
+            &format!(
+                "  #{:<3} {:<8} {} {} via {}{}{}",
+                r.sequence,
+                r.status.as_str(),
+                r.operation,
+                r.receipt_type,
+                r.tool,
+                r.external_id
+                    .as_deref()
+                    .map(|i| format!(" id={i}"))
+                    .unwrap_or_default(),
+                r.error
+                    .as_deref()
+                    .map(|e| format!(" error: {e}"))
+                    .unwrap_or_default()
+            ),
+        );
+    }
+    let chain = host.verify_receipts().await?;
+    say(
+        json,
+        &format!(
+            "  chain check: {} ({} entries)",
+            if chain.ok { "intact" } else { "TAMPERED" },
+            chain.entries
+        ),
+    );
+
+    say(
+        json,
+        "\n== 10. what a denial looks like: kb asks for nothing but its folder",
     );
     if let Some(kb) = host.plugin("kb") {
         say(json, render::plugin_detail(&kb).trim_end());
@@ -180,6 +272,14 @@ fn prepare_data_dir(data: &Path) -> anyhow::Result<PathBuf> {
             .with_context(|| format!("failed to reset {}", workspace.display()))?;
     }
     std::fs::create_dir_all(&workspace)?;
+    // A fresh ledger and task store each run, so the walk-through reads the same every time.
+    for entry in std::fs::read_dir(&data)?.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with("receipts.db") || name.starts_with("tasks.db") {
+            std::fs::remove_file(entry.path())
+                .with_context(|| format!("failed to reset {}", entry.path().display()))?;
+        }
+    }
     Ok(data)
 }
 
@@ -203,6 +303,10 @@ secrets = {{ TRACKER_TOKEN = {{ file = "tracker-token" }} }}
 
 [grants.triage]
 tools = ["tracker.create_issue", "tracker.search_issues"]
+report = true
+
+[grants.optimist]
+tools = ["tracker.create_issue"]
 
 [grants.digest]
 tools = ["tracker.search_issues"]

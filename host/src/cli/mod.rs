@@ -1,10 +1,13 @@
 //! Command-line adapter. Parses arguments, sets up logging, and calls the library; it holds no
 //! logic of its own beyond presentation.
 
+mod batch;
 mod demo;
 mod plugins;
+mod receipts;
 mod render;
 mod task;
+mod tasks;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -42,6 +45,13 @@ enum Command {
     Demo(demo::DemoArgs),
     /// Run one task on a specialist.
     Task(task::TaskArgs),
+    /// Run a batch of tasks from a JSON file.
+    Batch(batch::BatchArgs),
+    /// Background tasks.
+    #[command(subcommand)]
+    Tasks(tasks::TasksCommand),
+    /// The receipts ledger.
+    Receipts(receipts::ReceiptsArgs),
     /// Inspect and check plugins.
     #[command(subcommand)]
     Plugins(plugins::PluginsCommand),
@@ -73,6 +83,9 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Demo(args) => demo::run(args, cli.json).await,
         Command::Task(args) => task::run(&cli.config, args, cli.json).await,
+        Command::Batch(args) => batch::run(&cli.config, args, cli.json).await,
+        Command::Tasks(cmd) => tasks::run(&cli.config, cmd, cli.json).await,
+        Command::Receipts(args) => receipts::run(&cli.config, args, cli.json).await,
         Command::Plugins(cmd) => plugins::run(&cli.config, cmd, cli.json).await,
     }
 }

@@ -5,6 +5,7 @@ use std::time::Duration;
 use guild_host::PluginInfo;
 use guild_host::capability::RowStatus;
 use guild_host::types::{CallStatus, TaskResult, TaskStatus};
+use guild_host::validate::CheckStatus;
 use indicatif::{ProgressBar, ProgressStyle};
 
 /// A spinner on stderr; hidden automatically when stderr is not a terminal.
@@ -73,6 +74,31 @@ pub(crate) fn task_result(r: &TaskResult) -> String {
         for i in &rep.open_issues {
             out.push_str(&format!("  open issue: {i}\n"));
         }
+    }
+    if let Some(v) = &r.validation {
+        out.push_str(&format!(
+            "  validation: {}\n",
+            v.verdict.as_str().to_uppercase()
+        ));
+        for c in v.checks.iter().filter(|c| c.status != CheckStatus::Passed) {
+            out.push_str(&format!("    {} {}: {}\n", c.status, c.name, c.message));
+        }
+    }
+    for rec in &r.receipts {
+        out.push_str(&format!(
+            "  receipt #{} {} {} {}{}\n",
+            rec.sequence,
+            rec.status.as_str(),
+            rec.operation,
+            rec.receipt_type,
+            rec.external_id
+                .as_deref()
+                .map(|i| format!(" id={i}"))
+                .unwrap_or_default()
+        ));
+    }
+    if let Some(w) = &r.warning {
+        out.push_str(&format!("  warning: {w}\n"));
     }
     for (i, c) in r.tool_calls.iter().enumerate() {
         let status = match c.outcome.status {

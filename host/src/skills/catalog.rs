@@ -7,7 +7,7 @@
 //! every later one is dropped with a warning naming both places.
 
 use std::collections::BTreeMap;
-use std::fmt;
+use std::fmt::{self, Write as _};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -217,12 +217,14 @@ impl Catalog {
             "Skills you can load (load one by name when the task matches its description):\n",
         );
         for e in self.entries.values() {
-            out.push_str(&format!(
-                "- {}: {} [{}]\n",
+            // Writing to a String cannot fail.
+            let _ = writeln!(
+                out,
+                "- {}: {} [{}]",
                 e.name,
                 one_line(&e.description),
                 e.source
-            ));
+            );
         }
         out
     }

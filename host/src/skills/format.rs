@@ -316,13 +316,13 @@ impl Checker<'_> {
                 return;
             }
         };
-        if let Some(folder) = folder {
-            if name != folder {
-                self.soft(
-                    "name",
-                    format!("{name:?} does not match its folder name {folder:?}"),
-                );
-            }
+        if let Some(folder) = folder
+            && name != folder
+        {
+            self.soft(
+                "name",
+                format!("{name:?} does not match its folder name {folder:?}"),
+            );
         }
     }
 
@@ -357,10 +357,10 @@ impl Checker<'_> {
             return scalar(value);
         };
         let len = text.chars().count();
-        if let Some(max) = max {
-            if len > max {
-                self.soft(key, format!("has {len} characters; expected at most {max}"));
-            }
+        if let Some(max) = max
+            && len > max
+        {
+            self.soft(key, format!("has {len} characters; expected at most {max}"));
         }
         Some(text.to_owned())
     }

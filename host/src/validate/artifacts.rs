@@ -41,7 +41,9 @@ pub struct NoWorkspace;
 
 impl ArtifactResolver for NoWorkspace {
     fn resolve(&self, _id: &str) -> Result<Option<Vec<u8>>, ResolveError> {
-        Err(ResolveError::Unavailable("this task has no workspace".into()))
+        Err(ResolveError::Unavailable(
+            "this task has no workspace".into(),
+        ))
     }
 }
 
@@ -86,6 +88,10 @@ impl ArtifactResolver for DirResolver {
             }
             Err(e) => return Err(ResolveError::Unavailable(format!("{id:?}: {e}"))),
         };
+        // A folder is not an artifact: report it as missing rather than as an I/O failure.
+        if file.metadata().is_ok_and(|m| m.is_dir()) {
+            return Ok(None);
+        }
         let mut bytes = Vec::new();
         file.take(MAX_ARTIFACT_BYTES + 1)
             .read_to_end(&mut bytes)
@@ -110,7 +116,10 @@ fn check(a: &ArtifactRef, resolver: &dyn ArtifactResolver) -> Check {
     if claimed.len() != 64 || !claimed.bytes().all(|b| b.is_ascii_hexdigit()) {
         return check(
             CheckStatus::Failed,
-            format!("artifact {:?}: sha256 {:?} is not 64 hex digits", a.id, a.sha256),
+            format!(
+                "artifact {:?}: sha256 {:?} is not 64 hex digits",
+                a.id, a.sha256
+            ),
         );
     }
     match resolver.resolve(&a.id) {

@@ -90,9 +90,6 @@ fn claim_check(task_id: &str, claim: &Claim, receipts: &[Receipt]) -> Check {
         .copied()
         .filter(|r| claim.external_id.is_none() || r.external_id == claim.external_id)
         .collect();
-    let find = |set: &[&Receipt], status: &[ReceiptStatus]| {
-        set.iter().copied().find(|r| status.contains(&r.status))
-    };
     let open = [ReceiptStatus::Pending, ReceiptStatus::Unknown];
     if let Some(r) = find(&exact, &[ReceiptStatus::Success]) {
         return Check::new(
@@ -130,6 +127,10 @@ fn claim_check(task_id: &str, claim: &Claim, receipts: &[Receipt]) -> Check {
         CheckStatus::Failed,
         format!("silent failure: {what}, but this task has no success receipt for it"),
     )
+}
+
+fn find<'r>(set: &[&'r Receipt], status: &[ReceiptStatus]) -> Option<&'r Receipt> {
+    set.iter().copied().find(|r| status.contains(&r.status))
 }
 
 fn describe(c: &Claim) -> String {

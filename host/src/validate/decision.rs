@@ -55,8 +55,11 @@ const ON_PASSED: &[Decision] = &[
     Decision::Ascend,
     Decision::Fail,
 ];
-const ON_FAILED_OR_UNKNOWN: &[Decision] =
-    &[Decision::ReviseChild, Decision::ReplanCurrent, Decision::Fail];
+const ON_FAILED_OR_UNKNOWN: &[Decision] = &[
+    Decision::ReviseChild,
+    Decision::ReplanCurrent,
+    Decision::Fail,
+];
 const ONLY_REVISE_OR_FAIL: &[Decision] = &[Decision::ReviseChild, Decision::Fail];
 
 impl Decision {

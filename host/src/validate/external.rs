@@ -13,7 +13,11 @@ pub const CHECK_NAME: &str = "verify_receipt";
 /// The URL to fetch for `receipt`, or the check to report when there is nothing to fetch
 /// (no URL: unknown) or the URL must not be fetched (not http(s), credentials, no host: error).
 pub fn target(receipt: &Receipt) -> Result<Url, Check> {
-    let Some(raw) = receipt.verifiable_url.as_deref().filter(|u| !u.trim().is_empty()) else {
+    let Some(raw) = receipt
+        .verifiable_url
+        .as_deref()
+        .filter(|u| !u.trim().is_empty())
+    else {
         return Err(Check::new(
             CHECK_NAME,
             CheckStatus::Unknown,

@@ -28,7 +28,10 @@ pub const MAX_REPORT_BYTES: usize = 1024 * 1024;
 pub(super) fn violations(r: &Report) -> Vec<(&'static str, String)> {
     let mut v = Vec::new();
     if r.summary.trim().is_empty() {
-        v.push(("report.summary", "the summary is empty; it is required".to_owned()));
+        v.push((
+            "report.summary",
+            "the summary is empty; it is required".to_owned(),
+        ));
     }
     if r.outcome == Outcome::ProtocolError {
         v.push((
@@ -97,7 +100,12 @@ fn size_violations(r: &Report, v: &mut Vec<(&'static str, String)>) {
     over("the summary", r.summary.len(), MAX_SUMMARY_BYTES, "bytes");
     over("the details", r.details.len(), MAX_DETAILS_BYTES, "bytes");
     over("open_issues", r.open_issues.len(), MAX_ISSUES, "items");
-    over("remaining_issues", r.remaining_issues.len(), MAX_ISSUES, "items");
+    over(
+        "remaining_issues",
+        r.remaining_issues.len(),
+        MAX_ISSUES,
+        "items",
+    );
     let longest_issue = r
         .open_issues
         .iter()

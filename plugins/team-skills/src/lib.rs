@@ -47,6 +47,52 @@ struct Entry {
     resources: BTreeMap<String, String>,
 }
 
+/// Reads a whole file under `/skills` with direct WASI filesystem calls.
+///
+/// Not `std::fs`: std reads through libc's `read`, and this component's world exports a
+/// top-level function also named `read`; the two core-wasm symbols collide and every libc read
+/// lands on a signature-mismatch stub and traps. The WASI import has no such twin.
+fn read_file(path: &str) -> std::io::Result<Vec<u8>> {
+    use wasip2::filesystem::preopens::get_directories;
+    use wasip2::filesystem::types::{DescriptorFlags, OpenFlags, PathFlags};
+    let io = |e: wasip2::filesystem::types::ErrorCode| std::io::Error::other(format!("{e:?}"));
+    let rel = path
+        .strip_prefix(ROOT)
+        .and_then(|r| r.strip_prefix('/'))
+        .ok_or_else(|| std::io::Error::other(format!("{path} is not under {ROOT}")))?;
+    let dirs = get_directories();
+    let (dir, _) = dirs
+        .iter()
+        .find(|(_, guest)| guest == ROOT)
+        .ok_or_else(|| std::io::Error::other(format!("{ROOT} is not granted")))?;
+    let file = dir
+        .open_at(
+            PathFlags::SYMLINK_FOLLOW,
+            rel,
+            OpenFlags::empty(),
+            DescriptorFlags::READ,
+        )
+        .map_err(|e| match e {
+            wasip2::filesystem::types::ErrorCode::NoEntry => {
+                std::io::Error::new(std::io::ErrorKind::NotFound, "not found")
+            }
+            other => io(other),
+        })?;
+    let mut out = Vec::new();
+    loop {
+        let (chunk, eof) = file.read(64 * 1024, out.len() as u64).map_err(io)?;
+        out.extend_from_slice(&chunk);
+        if eof || chunk.is_empty() {
+            return Ok(out);
+        }
+    }
+}
+
+fn read_text(path: &str) -> std::io::Result<String> {
+    String::from_utf8(read_file(path)?)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+}
+
 fn failed(message: String) -> HostError {
     HostError::Failed(message)
 }
@@ -66,12 +112,12 @@ fn file_path(rel: &str) -> Result<String, HostError> {
 }
 
 fn read_index() -> Result<Vec<Entry>, HostError> {
-    match std::fs::read_to_string(format!("{ROOT}/index.json")) {
+    match read_text(&format!("{ROOT}/index.json")) {
         Ok(text) => serde_json::from_str::<Index>(&text)
             .map(|i| i.skills)
             .map_err(|e| failed(format!("{ROOT}/index.json: {e}"))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let text = std::fs::read_to_string(format!("{ROOT}/INDEX.md")).map_err(|e| {
+            let text = read_text(&format!("{ROOT}/INDEX.md")).map_err(|e| {
                 failed(format!(
                     "neither {ROOT}/index.json nor {ROOT}/INDEX.md can be read ({e}); is /skills granted?"
                 ))
@@ -136,11 +182,9 @@ impl SkillLoader for TeamSkills {
             (Some(body), _) => Ok(body),
             (None, Some(file)) => {
                 let path = file_path(&file)?;
-                std::fs::read_to_string(&path).map_err(|e| failed(format!("{path}: {e}")))
+                read_text(&path).map_err(|e| failed(format!("{path}: {e}")))
             }
-            (None, None) => Err(failed(format!(
-                "skill '{name}' has no body in the index"
-            ))),
+            (None, None) => Err(failed(format!("skill '{name}' has no body in the index"))),
         }
     }
 
@@ -158,7 +202,7 @@ impl SkillLoader for TeamSkills {
             ))
         })?;
         let full = file_path(file)?;
-        std::fs::read(&full).map_err(|e| failed(format!("{full}: {e}")))
+        read_file(&full).map_err(|e| failed(format!("{full}: {e}")))
     }
 }
 

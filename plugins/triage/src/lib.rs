@@ -61,6 +61,10 @@ impl Specialist for Triage {
                     problems.push(format!("`{}`: {error}", bug.title));
                 }
             }
+            // Progress for whoever started the task, when the operator granted the channel;
+            // a refused or undelivered report changes nothing about the work.
+            let done = created + duplicates + problems.len();
+            let _ = guild_sdk::progress::send(format!("{done}/{} bugs handled", bugs.len()));
         }
         let summary = format!(
             "{} bug(s): created {created} issue(s), found {duplicates} duplicate(s), {} failed",

@@ -1,0 +1,85 @@
+//! `guild receipts [--task ID] [--limit N]` and `guild receipts verify`.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+
+use super::start_host;
+
+/// Arguments of `guild receipts`.
+#[derive(Args)]
+pub(crate) struct ReceiptsArgs {
+    #[command(subcommand)]
+    command: Option<ReceiptsCommand>,
+    /// Only this task's receipts.
+    #[arg(long)]
+    task: Option<String>,
+    /// How many of the newest receipts.
+    #[arg(long, default_value_t = 50)]
+    limit: usize,
+}
+
+#[derive(Subcommand)]
+enum ReceiptsCommand {
+    /// Check the hash chain; exit non-zero and name the first bad entry if it was tampered with.
+    Verify,
+}
+
+pub(crate) async fn run(config: &Path, args: ReceiptsArgs, json: bool) -> anyhow::Result<ExitCode> {
+    let host = start_host(config).await?;
+    if let Some(ReceiptsCommand::Verify) = args.command {
+        let report = host.verify_receipts().await?;
+        if json {
+            println!("{}", serde_json::to_string_pretty(&report)?);
+        } else if report.ok {
+            println!(
+                "ok: {} entries, chain intact (head {})",
+                report.entries, report.head_hash
+            );
+        } else {
+            println!(
+                "TAMPERED: first bad entry at sequence {}: {}",
+                report
+                    .first_bad_sequence
+                    .map_or("?".to_owned(), |s| s.to_string()),
+                report.reason.as_deref().unwrap_or("")
+            );
+        }
+        return Ok(if report.ok {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        });
+    }
+    let receipts = host.receipts(args.task.as_deref(), args.limit).await?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&receipts)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if receipts.is_empty() {
+        println!("no receipts");
+    }
+    for r in &receipts {
+        println!(
+            "#{:<4} {} {:<8} {} {} via {} ({}) task {}{}{}",
+            r.sequence,
+            r.time,
+            r.status.as_str(),
+            r.operation,
+            r.receipt_type,
+            r.tool,
+            r.plugin,
+            r.task_id,
+            r.external_id
+                .as_deref()
+                .map(|i| format!(" id={i}"))
+                .unwrap_or_default(),
+            r.error
+                .as_deref()
+                .map(|e| format!(" error: {e}"))
+                .unwrap_or_default(),
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,734 @@
+//! Every validation rule with a passing and a failing case.
+
+use std::collections::HashMap;
+
+use super::*;
+use crate::receipts::{EntryKind, ReceiptStatus};
+use crate::types::{ArtifactRef, Claim, NextAction, NextStep, Outcome};
+
+const TASK: &str = "task-1";
+
+fn good() -> Report {
+    Report {
+        summary: "Filed the bug.".into(),
+        outcome: Outcome::Satisfied,
+        details: String::new(),
+        hard_passed: true,
+        open_issues: vec![],
+        remaining_issues: vec![],
+        next_step: None,
+        artifacts: vec![],
+        claims: vec![],
+    }
+}
+
+fn receipt(id: &str, task: &str, tool: &str, status: ReceiptStatus, ext: Option<&str>) -> Receipt {
+    Receipt {
+        id: id.into(),
+        sequence: 1,
+        task_id: task.into(),
+        route: "planner".into(),
+        receipt_type: "issue".into(),
+        operation: "create".into(),
+        status,
+        external_id: ext.map(str::to_owned),
+        verifiable_url: ext.map(|e| format!("https://tracker.example/issues/{e}")),
+        preview: None,
+        error: (status == ReceiptStatus::Failed).then(|| "403: project is archived".to_owned()),
+        plugin: "tracker@1.0.0".into(),
+        tool: tool.into(),
+        time: "2026-01-01T00:00:00.000Z".into(),
+        input_sha256: "0".repeat(64),
+        idempotency_key: None,
+        entry: EntryKind::Outcome,
+        entry_sequence: 2,
+        prev_hash: "0".repeat(64),
+        hash: "1".repeat(64),
+    }
+}
+
+fn claim(tool: &str, ext: Option<&str>) -> Claim {
+    Claim {
+        tool: tool.into(),
+        external_id: ext.map(str::to_owned),
+        text: "created the issue".into(),
+    }
+}
+
+/// Artifacts in memory; `None` makes every lookup unavailable.
+struct Mem(Option<HashMap<String, Vec<u8>>>);
+
+impl ArtifactResolver for Mem {
+    fn resolve(&self, id: &str) -> Result<Option<Vec<u8>>, ResolveError> {
+        match &self.0 {
+            Some(m) => Ok(m.get(id).cloned()),
+            None => Err(ResolveError::Unavailable("store offline".into())),
+        }
+    }
+}
+
+fn none() -> Mem {
+    Mem(Some(HashMap::new()))
+}
+
+fn sha(b: &[u8]) -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(b))
+}
+
+#[test]
+fn report_rules_table() {
+    type Edit = fn(&mut Report);
+    let cases: &[(&str, Edit, Option<&str>)] = &[
+        ("good report", |_| {}, None),
+        (
+            "partial with issues",
+            |r| {
+                r.outcome = Outcome::Partial;
+                r.hard_passed = false;
+                r.open_issues = vec!["x".into()];
+                r.remaining_issues = vec!["y".into()];
+            },
+            None,
+        ),
+        (
+            "empty summary",
+            |r| r.summary = "  ".into(),
+            Some("report.summary"),
+        ),
+        (
+            "satisfied without hard_passed",
+            |r| r.hard_passed = false,
+            Some("report.satisfied"),
+        ),
+        (
+            "satisfied with open issues",
+            |r| r.open_issues = vec!["bug".into()],
+            Some("report.satisfied"),
+        ),
+        (
+            "satisfied with remaining issues",
+            |r| r.remaining_issues = vec!["later".into()],
+            Some("report.satisfied"),
+        ),
+        (
+            "plugin claims protocol_error",
+            |r| r.outcome = Outcome::ProtocolError,
+            Some("report.outcome"),
+        ),
+        (
+            "descend with a task",
+            |r| {
+                r.next_step = Some(NextStep {
+                    action: NextAction::Descend,
+                    suggested_task: Some("split it".into()),
+                })
+            },
+            None,
+        ),
+        (
+            "refine with a task",
+            |r| {
+                r.next_step = Some(NextStep {
+                    action: NextAction::Refine,
+                    suggested_task: Some("narrow it".into()),
+                })
+            },
+            None,
+        ),
+        (
+            "stop without a task",
+            |r| {
+                r.next_step = Some(NextStep {
+                    action: NextAction::Stop,
+                    suggested_task: None,
+                })
+            },
+            None,
+        ),
+        (
+            "descend without a task",
+            |r| {
+                r.next_step = Some(NextStep {
+                    action: NextAction::Descend,
+                    suggested_task: None,
+                })
+            },
+            Some("report.next_step"),
+        ),
+        (
+            "refine with a blank task",
+            |r| {
+                r.next_step = Some(NextStep {
+                    action: NextAction::Refine,
+                    suggested_task: Some(" ".into()),
+                })
+            },
+            Some("report.next_step"),
+        ),
+        (
+            "summary at the cap",
+            |r| r.summary = "s".repeat(MAX_SUMMARY_BYTES),
+            None,
+        ),
+        (
+            "summary over the cap",
+            |r| r.summary = "s".repeat(MAX_SUMMARY_BYTES + 1),
+            Some("report.size"),
+        ),
+        (
+            "details over the cap",
+            |r| r.details = "d".repeat(MAX_DETAILS_BYTES + 1),
+            Some("report.size"),
+        ),
+        (
+            "too many issues",
+            |r| {
+                r.outcome = Outcome::Partial;
+                r.open_issues = vec!["i".into(); MAX_ISSUES + 1];
+            },
+            Some("report.size"),
+        ),
+        (
+            "issue too long",
+            |r| {
+                r.outcome = Outcome::Partial;
+                r.remaining_issues = vec!["i".repeat(MAX_ISSUE_BYTES + 1)];
+            },
+            Some("report.size"),
+        ),
+        (
+            "too many claims",
+            |r| r.claims = vec![claim("a.b", None); MAX_CLAIMS + 1],
+            Some("report.size"),
+        ),
+    ];
+    for (name, edit, expected) in cases {
+        let mut r = good();
+        edit(&mut r);
+        let v = check(TASK, Some(&r), &[], &none());
+        let broken: Vec<&Check> = v
+            .checks
+            .iter()
+            .filter(|c| c.name.starts_with("report"))
+            .filter(|c| c.status != CheckStatus::Passed)
+            .collect();
+        match expected {
+            None => {
+                assert!(broken.is_empty(), "{name}: {broken:?}");
+                assert_eq!(v.report, r, "{name}: the specialist's report is kept");
+            }
+            Some(rule) => {
+                assert!(
+                    broken.iter().any(|c| c.name == *rule),
+                    "{name}: {:?}",
+                    v.checks
+                );
+                assert_eq!(v.report.outcome, Outcome::ProtocolError, "{name}");
+                assert_eq!(v.verdict, CheckStatus::Failed, "{name}");
+            }
+        }
+    }
+}
+
+#[test]
+fn no_report_becomes_a_protocol_error_report() {
+    let v = check(TASK, None, &[], &none());
+    assert_eq!(v.verdict, CheckStatus::Failed);
+    assert_eq!(v.report.outcome, Outcome::ProtocolError);
+    assert!(
+        v.report.summary.contains("returned no report"),
+        "{}",
+        v.report.summary
+    );
+    assert!(!v.report.hard_passed);
+}
+
+#[test]
+fn protocol_error_report_says_what_was_wrong() {
+    let mut r = good();
+    r.hard_passed = false;
+    r.summary = "Did it all".into();
+    r.claims = vec![claim("tracker.create_issue", Some("I-1"))];
+    let v = check(TASK, Some(&r), &[], &none());
+    let out = &v.report;
+    assert!(
+        out.summary
+            .starts_with("protocol error: outcome satisfied requires hard_passed"),
+        "{}",
+        out.summary
+    );
+    assert_eq!(out.open_issues.len(), 1);
+    assert!(out.details.contains("Did it all"), "{}", out.details);
+    assert!(out.claims.is_empty(), "the host does not vouch for claims");
+    // The claim was still checked.
+    assert!(
+        v.checks
+            .iter()
+            .any(|c| c.name == "claim" && c.message.contains("silent failure"))
+    );
+}
+
+#[test]
+fn plain_text_is_wrapped_as_partial() {
+    let r = Report::from_plain_text("\n  Opened the PR.\nMore detail here.");
+    assert_eq!(r.outcome, Outcome::Partial);
+    assert_eq!(r.summary, "Opened the PR.");
+    assert!(r.details.contains("More detail here."));
+    let v = check(TASK, Some(&r), &[], &none());
+    assert_eq!(v.verdict, CheckStatus::Passed, "{:?}", v.checks);
+    let long = Report::from_plain_text(&"é".repeat(MAX_SUMMARY_BYTES));
+    assert!(long.summary.len() <= MAX_SUMMARY_BYTES);
+    let empty = Report::from_plain_text("   ");
+    let v = check(TASK, Some(&empty), &[], &none());
+    assert_eq!(v.report.outcome, Outcome::ProtocolError);
+}
+
+fn claim_verdict(claims: Vec<Claim>, receipts: &[Receipt]) -> (CheckStatus, Vec<Check>) {
+    let mut r = good();
+    r.claims = claims;
+    let v = check(TASK, Some(&r), receipts, &none());
+    let claims = v.checks.into_iter().filter(|c| c.name == "claim").collect();
+    (v.verdict, claims)
+}
+
+#[test]
+fn claims_against_receipts_table() {
+    use ReceiptStatus::*;
+    const T: &str = "tracker.create_issue";
+    let cases: Vec<(&str, Claim, Vec<Receipt>, CheckStatus, &str)> = vec![
+        (
+            "success receipt backs the claim",
+            claim(T, Some("I-1")),
+            vec![receipt("r1", TASK, T, Success, Some("I-1"))],
+            CheckStatus::Passed,
+            "backed by success receipt r1",
+        ),
+        (
+            "claim without external id, success of the tool",
+            claim(T, None),
+            vec![receipt("r1", TASK, T, Success, Some("I-1"))],
+            CheckStatus::Passed,
+            "backed",
+        ),
+        (
+            "no receipt at all",
+            claim(T, Some("I-1")),
+            vec![],
+            CheckStatus::Failed,
+            "silent failure",
+        ),
+        (
+            "success receipt with another external id",
+            claim(T, Some("I-2")),
+            vec![receipt("r1", TASK, T, Success, Some("I-1"))],
+            CheckStatus::Failed,
+            "silent failure",
+        ),
+        (
+            "success receipt of another tool",
+            claim(T, Some("I-1")),
+            vec![receipt("r1", TASK, "tracker.comment", Success, Some("I-1"))],
+            CheckStatus::Failed,
+            "silent failure",
+        ),
+        (
+            "the tracker refused",
+            claim(T, Some("I-1")),
+            vec![receipt("r1", TASK, T, Failed, None)],
+            CheckStatus::Failed,
+            "403: project is archived",
+        ),
+        (
+            "pending receipt",
+            claim(T, Some("I-1")),
+            vec![receipt("r1", TASK, T, Pending, None)],
+            CheckStatus::Unknown,
+            "do not retry",
+        ),
+        (
+            "unknown receipt",
+            claim(T, Some("I-1")),
+            vec![receipt("r1", TASK, T, Unknown, None)],
+            CheckStatus::Unknown,
+            "do not retry",
+        ),
+    ];
+    for (name, c, receipts, status, text) in cases {
+        let (_, checks) = claim_verdict(vec![c], &receipts);
+        assert_eq!(checks.len(), 1, "{name}");
+        assert_eq!(checks[0].status, status, "{name}: {}", checks[0].message);
+        assert!(
+            checks[0].message.contains(text),
+            "{name}: {}",
+            checks[0].message
+        );
+    }
+}
+
+#[test]
+fn claim_of_another_tasks_receipt_is_a_silent_failure_and_an_error() {
+    let receipts = [receipt(
+        "r1",
+        "task-2",
+        "t.x",
+        ReceiptStatus::Success,
+        Some("I-1"),
+    )];
+    let (verdict, checks) = claim_verdict(vec![claim("t.x", Some("I-1"))], &receipts);
+    assert_eq!(checks[0].status, CheckStatus::Failed);
+    assert_eq!(verdict, CheckStatus::Error);
+}
+
+#[test]
+fn receipt_statuses_table() {
+    use ReceiptStatus::*;
+    let cases: Vec<(&str, Receipt, CheckStatus, &str)> = vec![
+        (
+            "success",
+            receipt("r1", TASK, "t.x", Success, Some("1")),
+            CheckStatus::Passed,
+            "all 1 receipt(s)",
+        ),
+        (
+            "failed, error verbatim",
+            receipt("r1", TASK, "t.x", Failed, None),
+            CheckStatus::Failed,
+            ": 403: project is archived",
+        ),
+        (
+            "pending",
+            receipt("r1", TASK, "t.x", Pending, None),
+            CheckStatus::Unknown,
+            "do not retry",
+        ),
+        (
+            "unknown",
+            receipt("r1", TASK, "t.x", Unknown, None),
+            CheckStatus::Unknown,
+            "do not retry",
+        ),
+        (
+            "another task's",
+            receipt("r1", "task-2", "t.x", Success, Some("1")),
+            CheckStatus::Error,
+            "belongs to task task-2",
+        ),
+    ];
+    for (name, r, status, text) in cases {
+        let v = check(TASK, Some(&good()), &[r], &none());
+        assert_eq!(v.verdict, status, "{name}: {:?}", v.checks);
+        let c = v
+            .checks
+            .iter()
+            .find(|c| c.name.starts_with("receipt"))
+            .expect("receipt check");
+        assert!(c.message.contains(text), "{name}: {}", c.message);
+    }
+    let v = check(TASK, Some(&good()), &[], &none());
+    assert!(
+        v.checks
+            .iter()
+            .any(|c| c.message == "this task has no receipts")
+    );
+}
+
+#[test]
+fn failed_receipt_error_is_quoted_verbatim() {
+    let mut r = receipt("r1", TASK, "t.x", ReceiptStatus::Failed, None);
+    r.error = Some("line 1\n  \"quoted\" ünïcode".into());
+    let v = check(TASK, Some(&good()), &[r], &none());
+    assert!(
+        v.checks
+            .iter()
+            .any(|c| c.message.ends_with(": line 1\n  \"quoted\" ünïcode")),
+        "{:?}",
+        v.checks
+    );
+}
+
+#[test]
+fn verdict_is_the_worst_check() {
+    let c = |s| Check::new("x", s, "");
+    use CheckStatus::*;
+    assert_eq!(verdict(&[]), Passed);
+    assert_eq!(verdict(&[c(Passed), c(Unknown)]), Unknown);
+    assert_eq!(verdict(&[c(Unknown), c(Failed), c(Passed)]), Failed);
+    assert_eq!(verdict(&[c(Failed), c(Error), c(Unknown)]), Error);
+    let receipts = [
+        receipt("r1", TASK, "t.x", ReceiptStatus::Pending, None),
+        receipt("r2", TASK, "t.x", ReceiptStatus::Failed, None),
+    ];
+    assert_eq!(
+        check(TASK, Some(&good()), &receipts, &none()).verdict,
+        Failed
+    );
+}
+
+fn artifact(id: &str, content: &[u8]) -> ArtifactRef {
+    ArtifactRef {
+        id: id.into(),
+        kind: "file".into(),
+        mime_type: "text/plain".into(),
+        sha256: sha(content),
+    }
+}
+
+fn artifact_check(a: ArtifactRef, resolver: &dyn ArtifactResolver) -> Check {
+    let mut r = good();
+    r.artifacts = vec![a];
+    let v = check(TASK, Some(&r), &[], resolver);
+    v.checks
+        .into_iter()
+        .find(|c| c.name == "artifact")
+        .expect("artifact check")
+}
+
+#[test]
+fn artifacts_table() {
+    let store = Mem(Some(HashMap::from([(
+        "notes.md".to_owned(),
+        b"hello".to_vec(),
+    )])));
+    let mut upper = artifact("notes.md", b"hello");
+    upper.sha256 = upper.sha256.to_uppercase();
+    let mut malformed = artifact("notes.md", b"hello");
+    malformed.sha256 = "xyz".into();
+    let cases: Vec<(&str, ArtifactRef, &dyn ArtifactResolver, CheckStatus)> = vec![
+        (
+            "found with the right hash",
+            artifact("notes.md", b"hello"),
+            &store,
+            CheckStatus::Passed,
+        ),
+        ("hash in upper case", upper, &store, CheckStatus::Passed),
+        (
+            "hash mismatch",
+            artifact("notes.md", b"other"),
+            &store,
+            CheckStatus::Failed,
+        ),
+        ("malformed hash", malformed, &store, CheckStatus::Failed),
+        (
+            "missing",
+            artifact("gone.md", b"x"),
+            &store,
+            CheckStatus::Failed,
+        ),
+        (
+            "resolver unavailable",
+            artifact("notes.md", b"hello"),
+            &Mem(None),
+            CheckStatus::Unknown,
+        ),
+        (
+            "no workspace",
+            artifact("notes.md", b"hello"),
+            &NoWorkspace,
+            CheckStatus::Unknown,
+        ),
+    ];
+    for (name, a, resolver, status) in cases {
+        let c = artifact_check(a, resolver);
+        assert_eq!(c.status, status, "{name}: {}", c.message);
+    }
+}
+
+#[test]
+fn dir_resolver_stays_inside_the_workspace() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let ws = root.path().join("task-1");
+    std::fs::create_dir_all(ws.join("out")).expect("mkdir");
+    std::fs::write(ws.join("out/report.md"), b"report").expect("write");
+    std::fs::write(root.path().join("secret.txt"), b"secret").expect("write");
+    std::fs::create_dir_all(root.path().join("task-2")).expect("mkdir");
+    std::fs::write(root.path().join("task-2/a.md"), b"theirs").expect("write");
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink(root.path().join("secret.txt"), ws.join("link-out"))
+            .expect("symlink");
+        std::os::unix::fs::symlink("out/report.md", ws.join("link-in")).expect("symlink");
+    }
+    let d = DirResolver::open(&ws).expect("open");
+    let ok = |id: &str, content: &[u8]| artifact_check(artifact(id, content), &d).status;
+    assert_eq!(ok("out/report.md", b"report"), CheckStatus::Passed);
+    assert_eq!(ok("./out/report.md", b"report"), CheckStatus::Passed);
+    assert_eq!(ok("out/missing.md", b""), CheckStatus::Failed);
+    assert_eq!(
+        ok("out", b""),
+        CheckStatus::Failed,
+        "a folder is not an artifact"
+    );
+    assert_eq!(ok("../secret.txt", b"secret"), CheckStatus::Error);
+    assert_eq!(
+        ok("../task-2/a.md", b"theirs"),
+        CheckStatus::Error,
+        "another task's artifact"
+    );
+    assert_eq!(
+        ok(
+            &root.path().join("secret.txt").display().to_string(),
+            b"secret"
+        ),
+        CheckStatus::Error
+    );
+    assert_eq!(ok("", b""), CheckStatus::Error);
+    #[cfg(unix)]
+    {
+        assert_eq!(ok("link-out", b"secret"), CheckStatus::Error, "symlink out");
+        assert_eq!(
+            ok("link-in", b"report"),
+            CheckStatus::Passed,
+            "symlink within"
+        );
+    }
+}
+
+#[test]
+fn external_target_table() {
+    let mut r = receipt("r1", TASK, "t.x", ReceiptStatus::Success, Some("I-1"));
+    assert_eq!(
+        external::target(&r).expect("url").as_str(),
+        "https://tracker.example/issues/I-1"
+    );
+    let cases: &[(Option<&str>, CheckStatus)] = &[
+        (None, CheckStatus::Unknown),
+        (Some(""), CheckStatus::Unknown),
+        (Some("ftp://tracker.example/x"), CheckStatus::Error),
+        (Some("file:///etc/passwd"), CheckStatus::Error),
+        (
+            Some("https://user:pw@tracker.example/x"),
+            CheckStatus::Error,
+        ),
+        (Some("not a url"), CheckStatus::Error),
+    ];
+    for (url, status) in cases {
+        r.verifiable_url = url.map(str::to_owned);
+        let c = external::target(&r).expect_err("refused");
+        assert_eq!(c.status, *status, "{url:?}: {}", c.message);
+        assert_eq!(c.name, external::CHECK_NAME);
+    }
+}
+
+#[test]
+fn external_interpretation_table() {
+    let r = receipt("r1", TASK, "t.x", ReceiptStatus::Success, Some("I-1"));
+    let url = external::target(&r).expect("url");
+    let cases: &[(u16, &[u8], CheckStatus, &str)] = &[
+        (200, b"<h1>I-1</h1>", CheckStatus::Passed, "mentions I-1"),
+        (204, b"", CheckStatus::Passed, "found"),
+        (404, b"", CheckStatus::Failed, "not found"),
+        (410, b"", CheckStatus::Failed, "not found"),
+        (500, b"", CheckStatus::Unknown, "answered 500"),
+        (302, b"", CheckStatus::Unknown, "answered 302"),
+        (401, b"", CheckStatus::Unknown, "answered 401"),
+    ];
+    for (status, body, expected, text) in cases {
+        let c = external::interpret(&r, &url, *status, body);
+        assert_eq!(c.status, *expected, "{status}: {}", c.message);
+        assert!(c.message.contains(text), "{status}: {}", c.message);
+    }
+    let c = external::fetch_failed(&r, &url, "connection refused");
+    assert_eq!(c.status, CheckStatus::Unknown);
+}
+
+#[test]
+fn decision_matrix() {
+    use CheckStatus::*;
+    use Decision::*;
+    let all = [
+        AcceptRefine,
+        RejectRefine,
+        ReviseChild,
+        DescendAgain,
+        Ascend,
+        ReplanCurrent,
+        Fail,
+    ];
+    let cases: &[(CheckStatus, Outcome, &[Decision])] = &[
+        (
+            Passed,
+            Outcome::Satisfied,
+            &[
+                AcceptRefine,
+                RejectRefine,
+                ReviseChild,
+                DescendAgain,
+                Ascend,
+                Fail,
+            ],
+        ),
+        (
+            Passed,
+            Outcome::Partial,
+            &[
+                AcceptRefine,
+                RejectRefine,
+                ReviseChild,
+                DescendAgain,
+                Ascend,
+                Fail,
+            ],
+        ),
+        (
+            Failed,
+            Outcome::Satisfied,
+            &[ReviseChild, ReplanCurrent, Fail],
+        ),
+        (
+            Unknown,
+            Outcome::Partial,
+            &[ReviseChild, ReplanCurrent, Fail],
+        ),
+        (Error, Outcome::Satisfied, &[ReviseChild, Fail]),
+        (Passed, Outcome::Failed, &[ReviseChild, Fail]),
+        (Passed, Outcome::ProtocolError, &[ReviseChild, Fail]),
+        (Unknown, Outcome::ProtocolError, &[ReviseChild, Fail]),
+    ];
+    for (verdict, outcome, allowed) in cases {
+        for d in all {
+            let got = check_decision(*verdict, *outcome, d);
+            assert_eq!(
+                got.is_ok(),
+                allowed.contains(&d),
+                "{verdict} {outcome:?} {d}"
+            );
+            if let Err(e) = got {
+                assert_eq!(e.allowed, allowed.to_vec());
+                let names: Vec<_> = allowed.iter().map(|d| d.as_str()).collect();
+                assert!(
+                    e.to_string()
+                        .ends_with(&format!("allowed: {}", names.join(", "))),
+                    "{e}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn decision_names_round_trip() {
+    for d in [
+        "accept_refine",
+        "reject_refine",
+        "revise_child",
+        "descend_again",
+        "ascend",
+        "replan_current",
+        "fail",
+    ] {
+        let parsed: Decision = d.parse().expect("known");
+        assert_eq!(parsed.to_string(), d);
+        assert_eq!(serde_json::to_value(parsed).expect("json"), d);
+    }
+    let err = "approve".parse::<Decision>().expect_err("unknown");
+    assert!(err.contains("revise_child"), "{err}");
+}
+
+#[test]
+fn validation_serialises_for_the_cli() {
+    let v = check(TASK, None, &[], &none());
+    let json = serde_json::to_value(&v).expect("json");
+    assert_eq!(json["verdict"], "failed");
+    assert_eq!(json["report"]["outcome"], "protocol_error");
+}

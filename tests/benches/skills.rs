@@ -1,0 +1,176 @@
+//! Skills benchmarks (DESIGN §7, §12): a catalog of 10,000 generated skills and the public
+//! corpus.
+//!
+//! Run: `cargo bench -p guild-tests --bench skills`. Prints medians; no timing is asserted.
+//!
+//! 1. building the catalog: a cold scan of 10,000 skill folders (stat + parse every SKILL.md),
+//!    and the watcher's incremental re-scan when nothing changed (stat only);
+//! 2. serving the catalog: building a caller's catalog from the cached scan and rendering it;
+//! 3. body load latency (level 2) for one skill in a fresh task;
+//! 4. the catalog-vs-full byte ratio on tests/skills-corpus: what progressive disclosure saves.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use guild_host::skills::{
+    Mode, NoLoaders, SkillSource, Skills, SkillsSettings, SourceKind, TaskSkills, scan_folder,
+};
+use guild_tests::repo_root;
+
+const SKILLS: usize = 10_000;
+
+fn median(mut samples: Vec<Duration>) -> Duration {
+    samples.sort();
+    samples[samples.len() / 2]
+}
+
+fn time<F: FnMut()>(iters: usize, mut f: F) -> Duration {
+    f();
+    median(
+        (0..iters)
+            .map(|_| {
+                let t = Instant::now();
+                f();
+                t.elapsed()
+            })
+            .collect(),
+    )
+}
+
+fn generate(root: &Path) {
+    let body = "Follow these steps carefully.\n".repeat(40);
+    for i in 0..SKILLS {
+        let name = format!("skill-{i:05}");
+        let dir = root.join(&name);
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        std::fs::write(
+            dir.join("SKILL.md"),
+            format!(
+                "---\nname: {name}\ndescription: Use when the task involves topic number {i}; explains how to handle it step by step.\nlicense: MIT\n---\n# {name}\n{body}"
+            ),
+        )
+        .expect("write SKILL.md");
+        std::fs::write(
+            dir.join("reference.md"),
+            "Reference material.\n".repeat(100),
+        )
+        .expect("write resource");
+    }
+}
+
+fn fmt(d: Duration) -> String {
+    if d >= Duration::from_millis(10) {
+        format!("{:.1} ms", d.as_secs_f64() * 1e3)
+    } else {
+        format!("{:.1} µs", d.as_secs_f64() * 1e6)
+    }
+}
+
+fn main() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("runtime");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("skills");
+    let t = Instant::now();
+    generate(&root);
+    println!(
+        "generated {SKILLS} skills in {:.1} s\n",
+        t.elapsed().as_secs_f64()
+    );
+
+    let cold = time(5, || {
+        let scan = scan_folder(&root, Mode::Lenient, "bench");
+        assert_eq!(scan.catalog.len(), SKILLS);
+    });
+
+    let skills = Skills::new(SkillsSettings::default(), dir.path());
+    let sources = [SkillSource::Folder {
+        path: root.clone(),
+        label: "bench".into(),
+        kind: SourceKind::Own,
+    }];
+    let catalog = rt.block_on(skills.catalog(&sources, &NoLoaders));
+    let rescan = time(5, || {
+        assert!(skills.refresh().is_empty());
+    });
+    let serve = time(20, || {
+        let c = rt.block_on(skills.catalog(&sources, &NoLoaders));
+        std::hint::black_box(c.render());
+    });
+    let render = time(20, || {
+        std::hint::black_box(catalog.render());
+    });
+    let task = TaskSkills::new();
+    let listing = skills.disclose_catalog(&catalog, &task);
+    let mut i = 0;
+    let body = time(1000, || {
+        i = (i + 7919) % SKILLS;
+        let d = rt
+            .block_on(skills.load(
+                &catalog,
+                &TaskSkills::new(),
+                &format!("skill-{i:05}"),
+                &NoLoaders,
+            ))
+            .expect("body");
+        std::hint::black_box(d);
+    });
+
+    println!("{:<52} {:>12}", "operation (10,000 skills)", "median");
+    println!(
+        "{:<52} {:>12}",
+        "build catalog: cold scan + parse",
+        fmt(cold)
+    );
+    println!(
+        "{:<52} {:>12}",
+        "rebuild catalog: watcher re-scan, no change",
+        fmt(rescan)
+    );
+    println!(
+        "{:<52} {:>12}",
+        "serve catalog: caller's catalog from cache + render",
+        fmt(serve)
+    );
+    println!("{:<52} {:>12}", "render catalog text only", fmt(render));
+    println!(
+        "{:<52} {:>12}",
+        "load one body (level 2), fresh task",
+        fmt(body)
+    );
+    println!(
+        "{:<52} {:>12}",
+        "catalog size",
+        format!("{} KiB", listing.bytes / 1024)
+    );
+
+    let corpus = repo_root().join("tests").join("skills-corpus");
+    let corpus_skills = Skills::new(SkillsSettings::default(), repo_root());
+    let corpus_catalog = rt.block_on(corpus_skills.catalog(
+        &[SkillSource::Folder {
+            path: corpus,
+            label: "corpus".into(),
+            kind: SourceKind::Shared,
+        }],
+        &NoLoaders,
+    ));
+    let listing = corpus_skills.disclose_catalog(&corpus_catalog, &TaskSkills::new());
+    let skill_md: u64 = corpus_catalog.iter().map(|e| e.skill_md_bytes).sum();
+    let full = corpus_catalog.full_bytes();
+    println!(
+        "\ncorpus ({} skills): catalog {} B (~{} tokens), all SKILL.md {} B, full {} B (~{} tokens)",
+        corpus_catalog.len(),
+        listing.bytes,
+        listing.approx_tokens,
+        skill_md,
+        full,
+        full.div_ceil(4)
+    );
+    println!(
+        "catalog is {:.1}% of all SKILL.md and {:.1}% of the full skills ({:.0}x smaller)",
+        100.0 * listing.bytes as f64 / skill_md as f64,
+        100.0 * listing.bytes as f64 / full as f64,
+        full as f64 / listing.bytes as f64
+    );
+}
