@@ -224,6 +224,9 @@ impl Config {
             key,
             message,
         };
+        self.skills
+            .validate()
+            .map_err(|(key, message)| invalid(key, message))?;
         for (name, grant) in &self.grants {
             crate::manifest::validate_name(name)
                 .map_err(|m| invalid(format!("grants.{name}"), m))?;

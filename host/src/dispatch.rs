@@ -60,6 +60,12 @@ pub(crate) struct TaskScope {
     batch_refused: Mutex<Option<String>>,
     /// `specialist@version`, for approval requests.
     specialist: String,
+    /// Skill sources the specialist declared (never inherited from the caller).
+    pub(crate) skill_sources: Vec<crate::skills::SkillSource>,
+    /// The specialist's skill catalog, built on first use and kept for the task.
+    pub(crate) skill_catalog: tokio::sync::OnceCell<crate::skills::Catalog>,
+    /// Which skills the task loaded, and the bytes disclosed at each level.
+    pub(crate) skills: crate::skills::TaskSkills,
     /// False once whoever started the task stopped listening (cancelled, session closed).
     parent_live: AtomicBool,
     /// Pushes each accepted report to subscribers; closed when the task ends.
@@ -80,6 +86,9 @@ impl TaskScope {
             approval: Approval::Ask(None),
             batch_refused: Mutex::new(None),
             specialist: String::new(),
+            skill_sources: Vec::new(),
+            skill_catalog: tokio::sync::OnceCell::new(),
+            skills: crate::skills::TaskSkills::new(),
             parent_live: AtomicBool::new(true),
             subscriber: Mutex::new(subscriber),
         }
@@ -268,6 +277,14 @@ pub(crate) async fn task(
         Approval::Ask(options.approver.clone())
     };
     scope.specialist = plugin.ident.to_string();
+    scope.skill_sources = match shared.skills.sources_for(&plugin.manifest) {
+        Ok(sources) => sources,
+        Err(e) => {
+            // Checked at load too; a source that broke since then hides the skills, not the task.
+            tracing::warn!(specialist = %plugin.ident, "skill sources unusable: {e}");
+            Vec::new()
+        }
+    };
     let scope = Arc::new(scope);
     if let Some(tx) = options.on_scope {
         let _ = tx.send(scope.clone());
@@ -297,6 +314,7 @@ pub(crate) async fn task(
         .take();
     let tool_calls = scope.take_calls();
     let reports = scope.take_reports();
+    let skills = scope.skills.stats();
     let usage = Usage {
         wall_ms: started.elapsed().as_millis() as u64,
         instantiate_us: stats.instantiate_us,
@@ -347,6 +365,7 @@ pub(crate) async fn task(
         reports,
         receipts,
         validation: Some(validation),
+        skills,
         warning: None,
         usage,
     })
@@ -448,6 +467,19 @@ pub(crate) async fn call_tool(
         return refuse(ToolError::InvalidInput(format!(
             "input for '{full}' is not JSON: {e}"
         )));
+    }
+    if let Some(message) = task
+        .skills
+        .requires_skill_gate(spec.requires_skill.as_deref())
+    {
+        return refuse(ToolError::InvalidInput(message));
+    }
+    let strict = shared
+        .config
+        .skills
+        .strict_allowed_tools_for(task.specialist_name());
+    if let Some(message) = task.skills.allowed_tools_gate(full, strict) {
+        return refuse(ToolError::Denied(message));
     }
     if spec.approval_always {
         if let Err(e) = approve(task, full, &spec.description, &input).await {

@@ -15,6 +15,7 @@ use crate::receipts::{AuditKind, Ledger, Receipt, VerifyReport};
 use crate::registry::{self, PluginInfo, Snapshot};
 use crate::runtime::{self, state::StoreState};
 use crate::session::Session;
+use crate::skills::Skills;
 use crate::types::{RosterEntry, TaskResult};
 
 /// State shared by the host and every instance it creates.
@@ -24,6 +25,7 @@ pub(crate) struct Shared {
     pub(crate) linker: Linker<StoreState>,
     pub(crate) http: GuardedClient,
     pub(crate) ledger: Arc<Ledger>,
+    pub(crate) skills: Arc<Skills>,
     registry: RwLock<Arc<Snapshot>>,
 }
 
@@ -73,12 +75,14 @@ impl Host {
         std::fs::create_dir_all(&data_dir)
             .with_context(|| format!("failed to create the data folder {}", data_dir.display()))?;
         let ledger = Arc::new(Ledger::open(data_dir.join("receipts.db"))?);
+        let (config_skills, base_dir) = (config.skills.clone(), config.base_dir.clone());
         let shared = Arc::new(Shared {
             engine,
             config,
             linker,
             http: GuardedClient::new(HttpLimits::default()),
             ledger,
+            skills: Arc::new(Skills::new(config_skills, base_dir)),
             registry: RwLock::new(Arc::new(Snapshot::default())),
         });
         let tasks_db = data_dir.join("tasks.db");

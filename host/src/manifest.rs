@@ -70,7 +70,7 @@ impl PluginKind {
         match self {
             Self::Specialist => &["describe", "run"],
             Self::Connector => &["tools", "call"],
-            Self::SkillLoader => &["list", "load", "read"],
+            Self::SkillLoader => &["list", "load", "read-file"],
         }
     }
 }

@@ -227,6 +227,8 @@ pub struct TaskResult {
     pub receipts: Vec<crate::receipts::Receipt>,
     /// The host's verdict on the report.
     pub validation: Option<crate::validate::Validation>,
+    /// Skills the task loaded and the bytes each disclosure level returned.
+    pub skills: crate::skills::TaskSkillStats,
     /// The session's one-time billable warning, on the result that crossed the threshold.
     pub warning: Option<String>,
     /// Resource use.

@@ -12,4 +12,5 @@ mod limits;
 mod receipts;
 mod reports;
 mod server;
+mod skill_access;
 mod skills;

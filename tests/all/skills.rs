@@ -529,9 +529,10 @@ strict_allowed_tools = ["probe"]
         Err(SkillError::InvalidPath { .. })
     ));
 
-    // The probe specialist declared no skill sources: it sees none, whatever the supervisor has.
+    // The probe specialist declared only its own `skills/` folder: it sees none of the
+    // supervisor's or the loader's skills.
     let probe = skills.catalog(Some("probe")).await.expect("probe catalog");
-    assert!(probe.is_empty());
+    assert_eq!(probe.names(), vec!["careful-echo", "echo-guide"]);
     assert!(matches!(
         skills
             .load(&probe, &TaskSkills::new(), "release-checklist")

@@ -318,6 +318,7 @@ fn failed_start(id: &str, specialist: &str, e: &DispatchError) -> TaskResult {
         reports: Vec::new(),
         receipts: Vec::new(),
         validation: None,
+        skills: Default::default(),
         warning: None,
         usage: Default::default(),
     }

@@ -166,12 +166,15 @@ pub fn resolve(
     }
 
     // Capabilities this host version does not implement yet are reported, never granted.
+    // Skill sources are the specialist's own declaration (never inherited); what they may
+    // contain is checked when the catalog is built. Loaders must be loaded plugins.
     for source in &req.skills {
-        rows.push(CapabilityRow::denied(
-            "skills",
-            source,
-            "not supported by this host version",
-        ));
+        let detail = if source.starts_with("loader:") || source.starts_with("shared:") {
+            "declared source (served when the loader or shared folder exists)"
+        } else {
+            "the plugin's own skill folder"
+        };
+        rows.push(CapabilityRow::granted("skills", source, detail));
     }
     for doc in &req.memory {
         rows.push(CapabilityRow::denied(

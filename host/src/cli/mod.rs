@@ -6,6 +6,7 @@ mod demo;
 mod plugins;
 mod receipts;
 mod render;
+mod skills;
 mod task;
 mod tasks;
 
@@ -50,6 +51,9 @@ enum Command {
     /// Background tasks.
     #[command(subcommand)]
     Tasks(tasks::TasksCommand),
+    /// Inspect, read and check skills.
+    #[command(subcommand)]
+    Skills(skills::SkillsCommand),
     /// The receipts ledger.
     Receipts(receipts::ReceiptsArgs),
     /// Inspect and check plugins.
@@ -85,6 +89,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Task(args) => task::run(&cli.config, args, cli.json).await,
         Command::Batch(args) => batch::run(&cli.config, args, cli.json).await,
         Command::Tasks(cmd) => tasks::run(&cli.config, cmd, cli.json).await,
+        Command::Skills(cmd) => skills::run(&cli.config, cmd, cli.json).await,
         Command::Receipts(args) => receipts::run(&cli.config, args, cli.json).await,
         Command::Plugins(cmd) => plugins::run(&cli.config, cmd, cli.json).await,
     }

@@ -108,7 +108,7 @@ pub(crate) async fn read(
                 return Err(not_a_loader());
             };
             let instance = pre.instantiate_async(&mut *store).await?;
-            instance.call_read(&mut *store, &name, &path).await
+            instance.call_read_file(&mut *store, &name, &path).await
         })
     })
     .await;

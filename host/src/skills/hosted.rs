@@ -24,14 +24,11 @@ pub struct HostSkills {
 impl Host {
     /// The skills of this host: catalogs per caller, disclosure, loaders.
     ///
-    /// Each call builds a fresh [`Skills`] service from `[skills]` of the config (folders are
-    /// scanned on first use); keep the returned value to reuse its cache and watcher.
+    /// The service is the host's own, shared with the specialists' `skills` import, so its
+    /// folder cache and watcher serve both.
     pub fn skills(&self) -> HostSkills {
         let shared = self.shared().clone();
-        let skills = Arc::new(Skills::new(
-            shared.config.skills.clone(),
-            shared.config.base_dir.clone(),
-        ));
+        let skills = shared.skills.clone();
         HostSkills { shared, skills }
     }
 }

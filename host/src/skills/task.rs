@@ -43,7 +43,7 @@ struct Loaded {
 }
 
 /// Per-task totals, for `guild skills stats` and task results.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct TaskSkillStats {
     /// Catalog calls served.
     pub catalog_calls: u64,

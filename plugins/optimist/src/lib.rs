@@ -18,15 +18,24 @@ impl Specialist for Optimist {
             .filter_map(|l| l.trim().strip_prefix("- "))
             .collect();
         if bugs.is_empty() {
-            return Err(RunError::InvalidBrief("list bugs as `- title` lines".into()));
+            return Err(RunError::InvalidBrief(
+                "list bugs as `- title` lines".into(),
+            ));
         }
         let mut report = Report::satisfied(format!("filed {} issue(s)", bugs.len()));
         for (i, title) in bugs.iter().enumerate() {
-            let outcome = tools::call("tracker.create_issue", &serde_json::json!({ "title": title }))?;
+            let outcome = tools::call(
+                "tracker.create_issue",
+                &serde_json::json!({ "title": title }),
+            )?;
             // The careless part: the outcome's status is never read, and an id is made up when
             // the tracker gave none.
             let id = outcome.external_id.unwrap_or_else(|| (i + 1).to_string());
-            report = report.claim("tracker.create_issue", id, format!("created issue: {title}"));
+            report = report.claim(
+                "tracker.create_issue",
+                id,
+                format!("created issue: {title}"),
+            );
         }
         Ok(report)
     }

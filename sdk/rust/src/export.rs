@@ -115,7 +115,7 @@ macro_rules! export_skill_loader {
                 > {
                     $crate::__private::load::<$ty>(name)
                 }
-                fn read(
+                fn read_file(
                     name: ::std::string::String,
                     path: ::std::string::String,
                 ) -> ::core::result::Result<

@@ -6,7 +6,10 @@ use crate::types::{HostError, SkillMeta};
 
 /// Name and description of every skill visible to this specialist.
 pub fn catalog() -> Vec<SkillMeta> {
-    raw::catalog().into_iter().map(SkillMeta::from_raw).collect()
+    raw::catalog()
+        .into_iter()
+        .map(SkillMeta::from_raw)
+        .collect()
 }
 
 /// The body of one skill, with a listing of its resource files.

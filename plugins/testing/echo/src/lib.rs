@@ -28,22 +28,37 @@ impl Connector for Echo {
             ToolSpec::new("trap", "Panics (the instance traps).").schema(any.clone()),
             ToolSpec::new("loop", "Spins forever.").schema(any.clone()),
             ToolSpec::new("big", "Returns about 10 MiB of output.").schema(any.clone()),
-            ToolSpec::new("crash", "Starts writing an item, then panics (mutating trap).")
-                .schema(any.clone())
-                .mutating("item", "write"),
-            ToolSpec::new("stall", "Starts writing an item, then spins (mutating timeout).")
-                .schema(any.clone())
-                .mutating("item", "write"),
-            ToolSpec::new("guarded", "Sends an item; every call needs the caller's approval.")
-                .schema(any)
-                .mutating("message", "send")
-                .approval(Approval::Always),
+            ToolSpec::new(
+                "crash",
+                "Starts writing an item, then panics (mutating trap).",
+            )
+            .schema(any.clone())
+            .mutating("item", "write"),
+            ToolSpec::new(
+                "stall",
+                "Starts writing an item, then spins (mutating timeout).",
+            )
+            .schema(any.clone())
+            .mutating("item", "write"),
+            ToolSpec::new(
+                "documented",
+                "Echoes its input; needs the echo-guide skill loaded.",
+            )
+            .schema(any.clone())
+            .requires_skill("echo-guide"),
+            ToolSpec::new(
+                "guarded",
+                "Sends an item; every call needs the caller's approval.",
+            )
+            .schema(any)
+            .mutating("message", "send")
+            .approval(Approval::Always),
         ]
     }
 
     fn call(tool: String, input: String) -> ToolOutcome {
         match tool.as_str() {
-            "echo" => match parse(&input) {
+            "echo" | "documented" => match parse(&input) {
                 Ok(parsed) => ToolOutcome::success(parsed),
                 Err(failed) => failed,
             },
@@ -70,7 +85,7 @@ impl Connector for Echo {
             "big" => ToolOutcome::success(json!({ "data": "x".repeat(BIG_BYTES) })),
             "guarded" => ToolOutcome::success(json!({ "sent": true })).external_id("sent-1"),
             other => ToolOutcome::failed(format!(
-                "unknown tool `{other}`; tools: echo, create, fail, trap, loop, big, crash, stall, guarded"
+                "unknown tool `{other}`; tools: echo, create, fail, trap, loop, big, crash, stall, documented, guarded"
             )),
         }
     }

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 /// The op names, for error messages.
 pub(crate) const NAMES: &str = "read, write, list, env, http, config, tool, tools, loop, alloc, \
-     output, trap, sleep, print, tcp, log, brief, report, reports, skills, skill_load, skill_read";
+     output, trap, sleep, print, tcp, log, seq, brief, report, reports, skills, skill_load, skill_read";
 
 /// The result of an op: the value, or the error as text.
 type OpResult = Result<Value, String>;
@@ -59,12 +59,34 @@ pub(crate) fn perform(op: &str, req: &Value) -> Result<OpResult, String> {
         "tcp" => std::net::TcpStream::connect(str_arg(req, "addr")?)
             .map(|stream| json!(format!("connected: {:?}", stream.peer_addr().ok())))
             .map_err(|e| e.to_string()),
+        "seq" => {
+            // Several operations in one task, in order; each answer is {ok, value, error}.
+            let mut answers = Vec::new();
+            for step in req
+                .get("ops")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let op = step.get("op").and_then(Value::as_str).unwrap_or_default();
+                answers.push(match perform(op, step)? {
+                    Ok(value) => json!({"ok": true, "value": value, "error": null}),
+                    Err(error) => json!({"ok": false, "value": null, "error": error}),
+                });
+            }
+            Ok(Value::Array(answers))
+        }
         "brief" => Ok(req.get("_brief").cloned().unwrap_or(Value::Null)),
         "report" => guild_sdk::progress::send(str_arg(req, "text")?).map(Value::String),
         "reports" => {
             // Several reports, then carry on: sending never ends the run.
             let mut ids = Vec::new();
-            for text in req.get("texts").and_then(Value::as_array).into_iter().flatten() {
+            for text in req
+                .get("texts")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
                 let text = text.as_str().unwrap_or_default();
                 ids.push(guild_sdk::progress::send(text)?);
                 if let Some(ms) = req.get("pause_ms").and_then(Value::as_u64) {
