@@ -347,7 +347,9 @@ pub(crate) async fn task(
             Some(format!("specialist '{ident}' {failure}")),
         ),
     };
-    let (receipts, validation) = validate_task(shared, &plugin, &task_id, report.clone()).await;
+    let mutated = tool_calls.iter().any(|c| c.mutating);
+    let (receipts, validation) =
+        validate_task(shared, &plugin, &task_id, report.clone(), mutated).await;
     tracing::info!(
         status = ?status,
         verdict = %validation.verdict,
@@ -378,7 +380,17 @@ async fn validate_task(
     plugin: &LoadedPlugin,
     task_id: &str,
     report: Option<crate::types::Report>,
+    mutated: bool,
 ) -> (Vec<Receipt>, Validation) {
+    // Receipts exist only for mutating calls and artifacts only when reported: without either
+    // the checks are pure and stay on this thread (no ledger read, no blocking hop).
+    let has_artifacts = report.as_ref().is_some_and(|r| !r.artifacts.is_empty());
+    if !mutated && !has_artifacts {
+        return (
+            Vec::new(),
+            validate::check(task_id, report.as_ref(), &[], &NoWorkspace),
+        );
+    }
     let ledger = shared.ledger.clone();
     // Artifacts resolve in the specialist's first granted folder, read through cap-std.
     let workspace = plugin.effective.fs.first().map(|m| m.host.clone());
@@ -481,10 +493,10 @@ pub(crate) async fn call_tool(
     if let Some(message) = task.skills.allowed_tools_gate(full, strict) {
         return refuse(ToolError::Denied(message));
     }
-    if spec.approval_always {
-        if let Err(e) = approve(task, full, &spec.description, &input).await {
-            return refuse(e);
-        }
+    if spec.approval_always
+        && let Err(e) = approve(task, full, &spec.description, &input).await
+    {
+        return refuse(e);
     }
     let input_sha256 = sha256(&input);
     let span = tracing::info_span!("tool", tool = full, connector = %plugin.ident, mutating = spec.mutating);

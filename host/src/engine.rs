@@ -196,10 +196,10 @@ impl GuildEngine {
             None => {
                 let c = Component::new(&self.inner.engine, bytes)
                     .map_err(|e| CompileError::Invalid(format!("{e:#}")))?;
-                if let Some(file) = &cache_file {
-                    if let Err(e) = store_cached(&c, file) {
-                        tracing::warn!(file = %file.display(), "failed to write compile cache: {e:#}");
-                    }
+                if let Some(file) = &cache_file
+                    && let Err(e) = store_cached(&c, file)
+                {
+                    tracing::warn!(file = %file.display(), "failed to write compile cache: {e:#}");
                 }
                 c
             }

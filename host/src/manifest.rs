@@ -309,13 +309,13 @@ impl Manifest {
             validate_alias(alias).map_err(|m| ("plugin.aliases", m))?;
         }
         validate_relative(&self.plugin.component).map_err(|m| ("plugin.component", m))?;
-        if let Some(d) = &self.plugin.description {
-            if d.trim().is_empty() || d.len() > 1024 {
-                return Err((
-                    "plugin.description",
-                    "expected 1 to 1024 characters".to_owned(),
-                ));
-            }
+        if let Some(d) = &self.plugin.description
+            && (d.trim().is_empty() || d.len() > 1024)
+        {
+            return Err((
+                "plugin.description",
+                "expected 1 to 1024 characters".to_owned(),
+            ));
         }
         if self.requires.connectors.is_some() && self.plugin.kind != PluginKind::Specialist {
             return Err((

@@ -30,7 +30,7 @@ async fn setup() -> (tempfile::TempDir, TrackerServer, guild_host::Host) {
     let tracker = TrackerServer::start("tok-123")
         .await
         .expect("tracker starts");
-    let h = host(dir.path(), ALL, &grants(&tracker.base_url(), "token")).await;
+    let h = host(dir.path(), ALL, &grants(tracker.base_url(), "token")).await;
     (dir, tracker, h)
 }
 

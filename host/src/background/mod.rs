@@ -245,15 +245,14 @@ impl Background {
     /// fail with "direct parent is not live".
     pub(crate) fn detach(&self, id: &str) -> Result<(), BackgroundError> {
         self.record(id)?;
-        if let Some(live) = self.live().get(id) {
-            if let Some(scope) = live
+        if let Some(live) = self.live().get(id)
+            && let Some(scope) = live
                 .scope
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .as_ref()
-            {
-                scope.detach_parent();
-            }
+        {
+            scope.detach_parent();
         }
         Ok(())
     }

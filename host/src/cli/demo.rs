@@ -52,7 +52,7 @@ pub(crate) async fn run(args: DemoArgs, json: bool) -> anyhow::Result<ExitCode> 
         .context("failed to start the local tracker stand-in")?;
     std::fs::write(data.join("tracker-token"), &token).context("failed to write the demo token")?;
     let config_file = data.join("guild.toml");
-    std::fs::write(&config_file, demo_config(&plugins, &tracker.base_url()))
+    std::fs::write(&config_file, demo_config(&plugins, tracker.base_url()))
         .with_context(|| format!("failed to write {}", config_file.display()))?;
     let config = Config::load(&config_file)?;
 
