@@ -50,6 +50,10 @@ pub struct HostSettings {
     /// Bytes of guest stdout/stderr forwarded to tracing per instance, KiB; the rest is dropped.
     #[serde(default = "default_stdio_kb")]
     pub stdio_kb: u32,
+    /// Origins `verify_receipt` may fetch although they are not public (loopback, private):
+    /// `scheme://host[:port]`, each naming the address. Public origins need no entry.
+    #[serde(default)]
+    pub verify_origins: Vec<String>,
 }
 
 fn default_data_dir() -> PathBuf {
@@ -74,6 +78,7 @@ impl Default for HostSettings {
             compile_cache: true,
             hostcall_kb: default_hostcall_kb(),
             stdio_kb: default_stdio_kb(),
+            verify_origins: Vec::new(),
         }
     }
 }

@@ -17,6 +17,7 @@ use crate::runtime::{self, state::StoreState};
 use crate::session::Session;
 use crate::skills::Skills;
 use crate::types::{RosterEntry, TaskResult};
+use crate::validate::{Check, external};
 
 /// State shared by the host and every instance it creates.
 pub(crate) struct Shared {
@@ -253,6 +254,71 @@ impl Host {
     pub async fn verify_receipts(&self) -> anyhow::Result<VerifyReport> {
         let ledger = self.shared.ledger.clone();
         Ok(tokio::task::spawn_blocking(move || ledger.verify()).await??)
+    }
+
+    /// Fetches a receipt's verifiable URL through the guarded client — no credentials, public
+    /// addresses only unless `[host] verify_origins` names the origin — and says what it found.
+    pub async fn verify_receipt(&self, id: &str) -> anyhow::Result<Check> {
+        use crate::http::{AllowList, EgressPolicy, HostPattern, OutboundRequest};
+        let ledger = self.shared.ledger.clone();
+        let wanted = id.to_owned();
+        let receipt = tokio::task::spawn_blocking(move || ledger.get(&wanted))
+            .await??
+            .ok_or_else(|| anyhow::anyhow!("no receipt with id {id}"))?;
+        let url = match external::target(&receipt) {
+            Ok(url) => url,
+            Err(check) => return Ok(check),
+        };
+        let origin = match url.port() {
+            Some(p) => format!(
+                "{}://{}:{p}",
+                url.scheme(),
+                url.host_str().unwrap_or_default()
+            ),
+            None => format!("{}://{}", url.scheme(), url.host_str().unwrap_or_default()),
+        };
+        let listed = self
+            .shared
+            .config
+            .host
+            .verify_origins
+            .iter()
+            .any(|o| o == &origin);
+        // An exact origin pattern names an IP literal or `localhost`, which the guarded client
+        // would then reach; such hosts are allowed only when the operator listed them.
+        let names_special = match url.host() {
+            Some(url::Host::Ipv4(ip)) => crate::http::classify(ip.into()).is_special(),
+            Some(url::Host::Ipv6(ip)) => crate::http::classify(ip.into()).is_special(),
+            Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+            None => true,
+        };
+        if names_special && !listed {
+            return Ok(external::fetch_failed(
+                &receipt,
+                &url,
+                &format!(
+                    "{origin} is not a public address; list it in [host] verify_origins to allow it"
+                ),
+            ));
+        }
+        let pattern = HostPattern::parse(&origin)?;
+        let policy = EgressPolicy {
+            plugin: "host:verify_receipt".to_owned(),
+            requested: AllowList::new(vec![pattern.clone()]),
+            granted: AllowList::new(vec![pattern]),
+            secrets: Vec::new(),
+        };
+        Ok(
+            match self
+                .shared
+                .http
+                .send(&policy, OutboundRequest::get(url.as_str()))
+                .await
+            {
+                Ok(resp) => external::interpret(&receipt, &resp.url, resp.status, &resp.body),
+                Err(e) => external::fetch_failed(&receipt, &url, &e.to_string()),
+            },
+        )
     }
 
     /// The engine (to share it with another host).

@@ -33,4 +33,4 @@ pub use error::{ConfigError, DispatchError, LoadError, ManifestError};
 pub use host::Host;
 pub use registry::PluginInfo;
 pub use runtime::Failure;
-pub use session::{ApprovalRequest, Approver, BatchItem, Session, TaskRequest};
+pub use session::{ApprovalRequest, Approver, BatchItem, Session, TaskInput, TaskRequest};

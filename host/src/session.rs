@@ -54,6 +54,50 @@ pub struct BatchItem {
     pub result: Result<TaskResult, String>,
 }
 
+/// The `task` operation's input as an agent sends it (the MCP tool's arguments): either the
+/// single fields or `tasks`, never both.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TaskInput {
+    /// One specialist, one brief.
+    Single(TaskRequest),
+    /// A batch.
+    Batch(Vec<TaskRequest>),
+}
+
+impl TaskInput {
+    /// Parses `{"subagent_type", "description"}` or `{"tasks": [...]}`; both, neither, or any
+    /// other key is a clear error.
+    pub fn from_json(value: &serde_json::Value) -> Result<Self, DispatchError> {
+        let bad = |m: &str| DispatchError::InvalidBatch(m.to_owned());
+        let obj = value
+            .as_object()
+            .ok_or_else(|| bad("the task input must be a JSON object"))?;
+        if let Some(key) = obj
+            .keys()
+            .find(|k| !matches!(k.as_str(), "subagent_type" | "description" | "tasks"))
+        {
+            return Err(bad(&format!(
+                "unknown field `{key}`; expected `subagent_type` and `description`, or `tasks`"
+            )));
+        }
+        let single = obj.contains_key("subagent_type") || obj.contains_key("description");
+        match (single, obj.get("tasks")) {
+            (true, Some(_)) => Err(bad(
+                "`tasks` is mutually exclusive with `subagent_type`/`description`: send one task or a batch",
+            )),
+            (false, None) => Err(bad(
+                "missing input: send `subagent_type` and `description`, or `tasks`",
+            )),
+            (true, None) => serde_json::from_value(value.clone())
+                .map(TaskInput::Single)
+                .map_err(|e| bad(&format!("single task: {e}"))),
+            (false, Some(tasks)) => serde_json::from_value(tasks.clone())
+                .map(TaskInput::Batch)
+                .map_err(|e| bad(&format!("`tasks`: {e}"))),
+        }
+    }
+}
+
 #[derive(Default)]
 struct Counters {
     invocations: AtomicU32,
@@ -160,6 +204,21 @@ impl Session {
             }
         }
         Ok(items)
+    }
+
+    /// Runs a parsed `task` input: one task, or a batch.
+    pub async fn dispatch(&self, input: &TaskInput) -> Result<Vec<BatchItem>, DispatchError> {
+        match input {
+            TaskInput::Single(t) => {
+                let result = self.task(&t.subagent_type, &t.description).await?;
+                Ok(vec![BatchItem {
+                    index: 1,
+                    subagent_type: t.subagent_type.clone(),
+                    result: Ok(result),
+                }])
+            }
+            TaskInput::Batch(tasks) => self.batch(tasks).await,
+        }
     }
 
     /// Counts one invocation; returns the one-time billable warning when the threshold is passed.

@@ -245,3 +245,89 @@ async fn approval_asked_in_single_task_and_refused_in_batch() {
     );
     assert_eq!(asked.lock().expect("lock").len(), 2, "a batch never asks");
 }
+
+#[test]
+fn task_input_single_and_batch_are_mutually_exclusive() {
+    use guild_host::TaskInput;
+    let single =
+        TaskInput::from_json(&json!({"subagent_type": "kb", "description": "x"})).expect("single");
+    assert!(matches!(single, TaskInput::Single(_)));
+    let batch =
+        TaskInput::from_json(&json!({"tasks": [{"subagent_type": "kb", "description": "x"}]}))
+            .expect("batch");
+    assert!(matches!(batch, TaskInput::Batch(ref t) if t.len() == 1));
+    let both =
+        TaskInput::from_json(&json!({"subagent_type": "kb", "description": "x", "tasks": []}));
+    assert!(both.is_err_and(|e| e.to_string().contains("mutually exclusive")));
+    let neither = TaskInput::from_json(&json!({}));
+    assert!(neither.is_err_and(|e| e.to_string().contains("missing input")));
+    let typo = TaskInput::from_json(&json!({"subagent": "kb"}));
+    assert!(typo.is_err_and(|e| e.to_string().contains("unknown field `subagent`")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn aliases_route_to_their_target_and_the_roster_lists_the_name() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let h = host_with(dir.path(), "", "").await;
+    let r = h
+        .task(
+            "probe_legacy",
+            &json!({"op": "log", "text": "x"}).to_string(),
+        )
+        .await
+        .expect("alias routes");
+    assert!(r.specialist.starts_with("probe@"));
+    let roster = h.roster();
+    assert_eq!(
+        roster.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(),
+        ["probe"]
+    );
+    assert_eq!(roster[0].aliases, ["probe_legacy"]);
+    let input = guild_host::TaskInput::from_json(&json!({"subagent_type": "probe_legacy", "description": json!({"op": "log", "text": "y"}).to_string()})).expect("input");
+    let items = h.session().dispatch(&input).await.expect("dispatch");
+    assert_eq!(items.len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wakeup_delivery_pushes_reports_and_quiet_keeps_them_for_check() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let brief = json!({"op": "reports", "texts": ["one", "two"]}).to_string();
+    let wakeup = host_with(
+        dir.path(),
+        "delivery = \"wakeup\"",
+        "[grants.probe]\nreport = true",
+    )
+    .await;
+    let mut rx = wakeup.subscribe();
+    let id = wakeup.start_task("probe", &brief).expect("starts");
+    let mut pushed = Vec::new();
+    while pushed.len() < 2 {
+        let event = tokio::time::timeout(std::time::Duration::from_secs(10), rx.recv())
+            .await
+            .expect("a report is pushed")
+            .expect("channel open");
+        assert_eq!(event.task_id, id);
+        pushed.push(event.report.output);
+    }
+    assert_eq!(pushed, ["one", "two"]);
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let quiet = host_with(
+        dir.path(),
+        "delivery = \"quiet\"",
+        "[grants.probe]\nreport = true",
+    )
+    .await;
+    let mut rx = quiet.subscribe();
+    let id = quiet.start_task("probe", &brief).expect("starts");
+    quiet.wait_task(&id).await.expect("finishes");
+    assert!(rx.try_recv().is_err(), "quiet delivery pushes nothing");
+    let texts: Vec<_> = quiet
+        .check_task(&id)
+        .expect("check")
+        .new_reports
+        .into_iter()
+        .map(|r| r.output)
+        .collect();
+    assert_eq!(texts, ["one", "two"]);
+}

@@ -247,3 +247,50 @@ async fn validation_catches_a_specialist_claiming_what_the_tracker_refused() {
         guild_host::receipts::ReceiptStatus::Failed
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn verify_receipt_fetches_the_verifiable_url_only_where_allowed() {
+    use guild_host::validate::CheckStatus;
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join("ws")).expect("mkdir");
+    std::fs::write(dir.path().join("token"), "tok-123\n").expect("token");
+    let tracker = TrackerServer::start("tok-123")
+        .await
+        .expect("tracker starts");
+    let g = grants(tracker.base_url(), "token");
+
+    let closed = host(dir.path(), &["tracker", "triage"], &g).await;
+    let r = closed
+        .task("triage", "- [bug] Checkout times out\n")
+        .await
+        .expect("starts");
+    let id = r.receipts[0].id.clone();
+    let check = closed.verify_receipt(&id).await.expect("answers");
+    assert_ne!(
+        check.status,
+        CheckStatus::Passed,
+        "loopback is not public: {check:?}"
+    );
+    assert!(
+        check.message.contains("verify_origins"),
+        "{}",
+        check.message
+    );
+
+    // The operator names the origin: now it is fetched, without credentials, and found.
+    let text = format!(
+        "[host]\nplugins = [{:?}, {:?}]\ndata_dir = \"data\"\nverify_origins = [\"{}\"]\n\n{g}",
+        guild_tests::plugin_dir("tracker").display().to_string(),
+        guild_tests::plugin_dir("triage").display().to_string(),
+        tracker.base_url()
+    );
+    let config = guild_host::Config::parse(&text, &dir.path().join("guild.toml"), dir.path())
+        .expect("config");
+    let open = guild_host::Host::with_engine(config, guild_tests::engine())
+        .await
+        .expect("host");
+    let check = open.verify_receipt(&id).await.expect("answers");
+    assert_eq!(check.status, CheckStatus::Passed, "{check:?}");
+    assert!(check.message.contains("found"), "{}", check.message);
+    assert!(open.verify_receipt("no-such-receipt").await.is_err());
+}

@@ -60,7 +60,7 @@ fn config(dir: &std::path::Path, plugins: &[&str], cache: bool) -> Config {
         .map(|p| format!("{:?}", plugin_dir(p).display().to_string()))
         .collect();
     let text = format!(
-        "[host]\nplugins = [{}]\ndata_dir = \"data\"\ncompile_cache = {cache}\n\n[grants.probe]\ntools = [\"echo.echo\"]\n",
+        "[host]\nplugins = [{}]\ndata_dir = \"data\"\ncompile_cache = {cache}\n\n[dispatch]\nbatch_max_size = 1000\nbatch_concurrency = 4\nbillable_threshold = 0\n\n[grants.probe]\ntools = [\"echo.echo\"]\n",
         list.join(", ")
     );
     Config::parse(&text, &dir.join("guild.toml"), dir).expect("bench config")
@@ -162,6 +162,46 @@ fn main() {
         println!(
             "   guild task vs process per call: {:.1}x faster",
             process.as_secs_f64() / task.as_secs_f64()
+        );
+
+        println!("\n== batch throughput: 1,000 tool-calling tasks (best of 3)");
+        let requests: Vec<guild_host::TaskRequest> = (0..1000)
+            .map(|_| guild_host::TaskRequest {
+                subagent_type: "probe".into(),
+                description: brief.clone(),
+            })
+            .collect();
+        let session = host.session();
+        let mut batch_best = Duration::MAX;
+        let mut seq_best = Duration::MAX;
+        for _ in 0..3 {
+            let t = Instant::now();
+            let items = session.batch(&requests).await.expect("batch");
+            batch_best = batch_best.min(t.elapsed());
+            assert!(items.iter().all(|i| i.result.is_ok()));
+            let t = Instant::now();
+            for r in &requests {
+                std::hint::black_box(
+                    session
+                        .task(&r.subagent_type, &r.description)
+                        .await
+                        .expect("task"),
+                );
+            }
+            seq_best = seq_best.min(t.elapsed());
+        }
+        let rate = |d: Duration| 1000.0 / d.as_secs_f64();
+        println!(
+            "{:<58} {:>12.0} tasks/s {:>6.2}x",
+            "one after another (single-task floor)",
+            rate(seq_best),
+            1.0
+        );
+        println!(
+            "{:<58} {:>12.0} tasks/s {:>6.2}x",
+            "one batch, batch_concurrency = 4",
+            rate(batch_best),
+            seq_best.as_secs_f64() / batch_best.as_secs_f64()
         );
 
         println!("\n== instantiation: task with one host call, no tool (median of {iters})");
