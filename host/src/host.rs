@@ -51,6 +51,9 @@ pub struct Host {
     shared: Arc<Shared>,
     default_session: Session,
     background: Arc<Background>,
+    /// Re-scans skill folders so added, changed and removed skills show without a restart;
+    /// stops when the last clone of the host is dropped.
+    _skill_watcher: Arc<crate::skills::SkillWatcher>,
 }
 
 impl Host {
@@ -93,7 +96,14 @@ impl Host {
             store,
             shared.config.dispatch.batch_concurrency,
         ));
+        let watcher = shared
+            .skills
+            .watch(|change| {
+                tracing::info!(folder = %change.dir.display(), diff = %change.diff, "skill catalog changed");
+            })
+            .context("failed to start the skill folder watcher")?;
         let host = Self {
+            _skill_watcher: Arc::new(watcher),
             default_session: Session::new(shared.clone()),
             background,
             shared,

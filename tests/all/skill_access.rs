@@ -137,3 +137,78 @@ async fn strict_allowed_tools_refuses_tools_outside_the_active_skill() {
     let a = p.value.as_array().expect("answers");
     assert!(a[2]["ok"].as_bool().unwrap_or(false), "{:?}", a[2]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn skills_added_changed_and_removed_show_without_a_restart() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // A private copy of the probe plugin, so the test can edit its skills folder.
+    let src = guild_tests::plugin_dir("testing/probe");
+    let plugin = dir.path().join("probe");
+    std::fs::create_dir_all(plugin.join("skills")).expect("mkdir");
+    for f in ["plugin.toml", "probe.wasm"] {
+        std::fs::copy(src.join(f), plugin.join(f)).expect("copy");
+    }
+    let text = format!(
+        "[host]\nplugins = [{:?}, {:?}]\ndata_dir = \"data\"\n[skills]\nwatch_interval_ms = 50\n",
+        plugin.display().to_string(),
+        guild_tests::plugin_dir("testing/echo")
+            .display()
+            .to_string()
+    );
+    let config = guild_host::Config::parse(&text, &dir.path().join("guild.toml"), dir.path())
+        .expect("config");
+    let h = guild_host::Host::with_engine(config, guild_tests::engine())
+        .await
+        .expect("host");
+    let names = |p: &guild_tests::Probe| -> Vec<String> {
+        p.value
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|s| s["name"].as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let skill =
+        |name: &str, desc: &str| format!("---\nname: {name}\ndescription: {desc}\n---\nbody\n");
+    assert!(names(&probe(&h, json!({"op": "skills"})).await).is_empty());
+
+    let eventually = |want: Vec<&'static str>| {
+        let h = h.clone();
+        async move {
+            for _ in 0..100 {
+                let p = probe(&h, json!({"op": "skills"})).await;
+                if names(&p) == want {
+                    return p;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+            panic!("catalog never became {want:?}");
+        }
+    };
+    std::fs::create_dir(plugin.join("skills/fresh")).expect("mkdir");
+    std::fs::write(
+        plugin.join("skills/fresh/SKILL.md"),
+        skill("fresh", "first words"),
+    )
+    .expect("write");
+    eventually(vec!["fresh"]).await;
+    std::fs::write(
+        plugin.join("skills/fresh/SKILL.md"),
+        skill("fresh", "second words"),
+    )
+    .expect("write");
+    let mut changed = false;
+    for _ in 0..100 {
+        let p = probe(&h, json!({"op": "skills"})).await;
+        if p.value.to_string().contains("second words") {
+            changed = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(changed, "a changed description shows");
+    std::fs::remove_dir_all(plugin.join("skills/fresh")).expect("rm");
+    eventually(vec![]).await;
+}
