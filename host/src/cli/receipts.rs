@@ -24,10 +24,31 @@ pub(crate) struct ReceiptsArgs {
 enum ReceiptsCommand {
     /// Check the hash chain; exit non-zero and name the first bad entry if it was tampered with.
     Verify,
+    /// Fetch one receipt's verifiable URL (no credentials, public addresses unless
+    /// `[host] verify_origins` names the origin) and say what was found.
+    Confirm {
+        /// Receipt id.
+        id: String,
+    },
 }
 
 pub(crate) async fn run(config: &Path, args: ReceiptsArgs, json: bool) -> anyhow::Result<ExitCode> {
     let host = start_host(config).await?;
+    if let Some(ReceiptsCommand::Confirm { id }) = &args.command {
+        let check = host.verify_receipt(id).await?;
+        if json {
+            println!("{}", serde_json::to_string_pretty(&check)?);
+        } else {
+            println!("{}: {}", check.status, check.message);
+        }
+        return Ok(
+            if check.status == guild_host::validate::CheckStatus::Passed {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(2)
+            },
+        );
+    }
     if let Some(ReceiptsCommand::Verify) = args.command {
         let report = host.verify_receipts().await?;
         if json {
