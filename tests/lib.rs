@@ -73,6 +73,23 @@ pub async fn host(dir: &Path, plugins: &[&str], grants: &str) -> Host {
     host
 }
 
+/// A host loading `plugins` with extra `guild.toml` text (tables such as `[dispatch]`,
+/// `[skills]`, `[grants.*]`) after `[host]`; load errors are allowed (tests inspect them).
+pub async fn host_with_config(dir: &Path, plugins: &[&str], extra: &str) -> Host {
+    let list: Vec<String> = plugins
+        .iter()
+        .map(|p| format!("{:?}", plugin_dir(p).display().to_string()))
+        .collect();
+    let text = format!(
+        "[host]\nplugins = [{}]\ndata_dir = \"data\"\n\n{extra}",
+        list.join(", ")
+    );
+    let config = Config::parse(&text, &dir.join("guild.toml"), dir).expect("test config parses");
+    Host::with_engine(config, engine())
+        .await
+        .expect("host starts")
+}
+
 /// What the probe specialist answered for one operation.
 #[derive(Debug)]
 pub struct Probe {

@@ -4,21 +4,12 @@
 use std::time::Duration;
 
 use guild_host::background::BackgroundStatus;
-use guild_host::{Config, Host, PARENT_GONE};
-use guild_tests::{engine, plugin_dir};
+use guild_host::{Host, PARENT_GONE};
 use serde_json::json;
 
 async fn host_in(dir: &std::path::Path, dispatch: &str) -> Host {
-    let list = ["testing/probe", "testing/echo"]
-        .iter()
-        .map(|p| format!("{:?}", plugin_dir(p).display().to_string()))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let text = format!(
-        "[host]\nplugins = [{list}]\ndata_dir = \"data\"\n\n[dispatch]\n{dispatch}\n\n[grants.probe]\nreport = true\n"
-    );
-    let config = Config::parse(&text, &dir.join("guild.toml"), dir).expect("config");
-    Host::with_engine(config, engine()).await.expect("host")
+    let extra = format!("[dispatch]\n{dispatch}\n\n[grants.probe]\nreport = true\n");
+    guild_tests::host_with_config(dir, &["testing/probe", "testing/echo"], &extra).await
 }
 
 /// Polls (without moving the report cursor) until the task reaches `want`; bounded to 10 s.

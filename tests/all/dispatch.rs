@@ -6,23 +6,15 @@ use std::sync::atomic::Ordering;
 
 use futures::future::BoxFuture;
 use guild_host::types::TaskStatus;
-use guild_host::{ApprovalRequest, Approver, Config, Host, TaskRequest};
-use guild_tests::{engine, plugin_dir, probe};
+use guild_host::{ApprovalRequest, Approver, Host, TaskRequest};
+use guild_tests::probe;
 use serde_json::json;
 
 use super::server;
 
 async fn host_with(dir: &std::path::Path, dispatch: &str, grants: &str) -> Host {
-    let list = ["testing/probe", "testing/echo"]
-        .iter()
-        .map(|p| format!("{:?}", plugin_dir(p).display().to_string()))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let text = format!(
-        "[host]\nplugins = [{list}]\ndata_dir = \"data\"\n\n[dispatch]\n{dispatch}\n\n{grants}"
-    );
-    let config = Config::parse(&text, &dir.join("guild.toml"), dir).expect("config");
-    Host::with_engine(config, engine()).await.expect("host")
+    let extra = format!("[dispatch]\n{dispatch}\n\n{grants}");
+    guild_tests::host_with_config(dir, &["testing/probe", "testing/echo"], &extra).await
 }
 
 fn req(op: serde_json::Value) -> TaskRequest {

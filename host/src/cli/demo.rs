@@ -178,25 +178,7 @@ pub(crate) async fn run(args: DemoArgs, json: bool) -> anyhow::Result<ExitCode> 
         "\n== 9. the receipts ledger: every mutating call, hash-chained",
     );
     for r in host.receipts(None, 100).await?.iter().rev() {
-        say(
-            json,
-            &format!(
-                "  #{:<3} {:<8} {} {} via {}{}{}",
-                r.sequence,
-                r.status.as_str(),
-                r.operation,
-                r.receipt_type,
-                r.tool,
-                r.external_id
-                    .as_deref()
-                    .map(|i| format!(" id={i}"))
-                    .unwrap_or_default(),
-                r.error
-                    .as_deref()
-                    .map(|e| format!(" error: {e}"))
-                    .unwrap_or_default()
-            ),
-        );
+        say(json, &format!("  {}", render::receipt_line(r)));
     }
     let chain = host.verify_receipts().await?;
     say(

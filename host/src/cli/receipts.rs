@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 
-use super::start_host;
+use super::{render, start_host};
 
 /// Arguments of `guild receipts`.
 #[derive(Args)]
@@ -82,25 +82,7 @@ pub(crate) async fn run(config: &Path, args: ReceiptsArgs, json: bool) -> anyhow
         println!("no receipts");
     }
     for r in &receipts {
-        println!(
-            "#{:<4} {} {:<8} {} {} via {} ({}) task {}{}{}",
-            r.sequence,
-            r.time,
-            r.status.as_str(),
-            r.operation,
-            r.receipt_type,
-            r.tool,
-            r.plugin,
-            r.task_id,
-            r.external_id
-                .as_deref()
-                .map(|i| format!(" id={i}"))
-                .unwrap_or_default(),
-            r.error
-                .as_deref()
-                .map(|e| format!(" error: {e}"))
-                .unwrap_or_default(),
-        );
+        println!("{} {}", render::receipt_line(r), r.time);
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -210,3 +210,25 @@ pub(crate) fn plugin_detail(p: &PluginInfo) -> String {
     }
     out
 }
+
+/// One receipt as a line of the ledger listing.
+pub(crate) fn receipt_line(r: &guild_host::receipts::Receipt) -> String {
+    format!(
+        "#{:<4} {:<8} {} {} via {} ({}) task {}{}{}",
+        r.sequence,
+        r.status.as_str(),
+        r.operation,
+        r.receipt_type,
+        r.tool,
+        r.plugin,
+        r.task_id,
+        r.external_id
+            .as_deref()
+            .map(|i| format!(" id={i}"))
+            .unwrap_or_default(),
+        r.error
+            .as_deref()
+            .map(|e| format!(" error: {e}"))
+            .unwrap_or_default(),
+    )
+}

@@ -198,12 +198,5 @@ impl Report {
 
 /// The longest prefix of `s` of at most `max` bytes that ends on a character boundary.
 pub(super) fn truncate_bytes(s: &str, max: usize) -> &str {
-    if s.len() <= max {
-        return s;
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
+    crate::runtime::truncate_str(s, max)
 }
