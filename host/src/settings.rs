@@ -100,8 +100,8 @@ impl DispatchSettings {
 
     /// Checks ranges.
     pub fn validate(&self) -> Result<(), String> {
-        if self.batch_max_size == 0 || self.batch_max_size > 256 {
-            return Err("`batch_max_size` must be 1 to 256".into());
+        if self.batch_max_size == 0 || self.batch_max_size > 1024 {
+            return Err("`batch_max_size` must be 1 to 1024".into());
         }
         if self.batch_concurrency == 0 || self.batch_concurrency > 64 {
             return Err("`batch_concurrency` must be 1 to 64".into());
