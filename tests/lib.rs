@@ -142,3 +142,25 @@ pub fn assert_denied(p: &Probe, what: &str) {
         p.error
     );
 }
+
+/// Median of timing samples (benchmarks).
+pub fn median(mut samples: Vec<std::time::Duration>) -> std::time::Duration {
+    samples.sort();
+    samples.get(samples.len() / 2).copied().unwrap_or_default()
+}
+
+/// Median time of `f` over `iters` runs, after `warmup` unmeasured runs (benchmarks).
+pub fn time_median<F: FnMut()>(iters: usize, warmup: usize, mut f: F) -> std::time::Duration {
+    for _ in 0..warmup {
+        f();
+    }
+    median(
+        (0..iters)
+            .map(|_| {
+                let t = std::time::Instant::now();
+                f();
+                t.elapsed()
+            })
+            .collect(),
+    )
+}

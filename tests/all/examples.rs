@@ -23,13 +23,19 @@ tools = ["tracker.search_issues"]
     )
 }
 
-async fn setup() -> (tempfile::TempDir, TrackerServer, guild_host::Host) {
+/// A data folder (kb workspace, token file) and a tracker stand-in with that token.
+async fn workspace_and_tracker() -> (tempfile::TempDir, TrackerServer) {
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::create_dir(dir.path().join("ws")).expect("mkdir");
     std::fs::write(dir.path().join("token"), "tok-123\n").expect("token");
     let tracker = TrackerServer::start("tok-123")
         .await
         .expect("tracker starts");
+    (dir, tracker)
+}
+
+async fn setup() -> (tempfile::TempDir, TrackerServer, guild_host::Host) {
+    let (dir, tracker) = workspace_and_tracker().await;
     let h = host(dir.path(), ALL, &grants(tracker.base_url(), "token")).await;
     (dir, tracker, h)
 }
@@ -204,12 +210,7 @@ async fn roster_gates_on_required_connectors() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn validation_catches_a_specialist_claiming_what_the_tracker_refused() {
     use guild_host::validate::CheckStatus;
-    let dir = tempfile::tempdir().expect("tempdir");
-    std::fs::create_dir(dir.path().join("ws")).expect("mkdir");
-    std::fs::write(dir.path().join("token"), "tok-123\n").expect("token");
-    let tracker = TrackerServer::start("tok-123")
-        .await
-        .expect("tracker starts");
+    let (dir, tracker) = workspace_and_tracker().await;
     let grants = grants(tracker.base_url(), "token")
         + "[grants.optimist]\ntools = [\"tracker.create_issue\"]\n";
     let h = host(dir.path(), &["tracker", "optimist"], &grants).await;
@@ -251,12 +252,7 @@ async fn validation_catches_a_specialist_claiming_what_the_tracker_refused() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn verify_receipt_fetches_the_verifiable_url_only_where_allowed() {
     use guild_host::validate::CheckStatus;
-    let dir = tempfile::tempdir().expect("tempdir");
-    std::fs::create_dir(dir.path().join("ws")).expect("mkdir");
-    std::fs::write(dir.path().join("token"), "tok-123\n").expect("token");
-    let tracker = TrackerServer::start("tok-123")
-        .await
-        .expect("tracker starts");
+    let (dir, tracker) = workspace_and_tracker().await;
     let g = grants(tracker.base_url(), "token");
 
     let closed = host(dir.path(), &["tracker", "triage"], &g).await;

@@ -16,25 +16,8 @@ use guild_host::{Config, EngineOptions, GuildEngine, Host};
 use guild_tests::plugin_dir;
 use serde_json::{Value, json};
 
-fn median(mut samples: Vec<Duration>) -> Duration {
-    samples.sort();
-    samples[samples.len() / 2]
-}
-
-fn time<F: FnMut()>(iters: usize, mut f: F) -> Duration {
-    // Warm up, then take the median of individual runs.
-    for _ in 0..iters.min(20) {
-        f();
-    }
-    median(
-        (0..iters)
-            .map(|_| {
-                let t = Instant::now();
-                f();
-                t.elapsed()
-            })
-            .collect(),
-    )
+fn time<F: FnMut()>(iters: usize, f: F) -> Duration {
+    guild_tests::time_median(iters, iters.min(20), f)
 }
 
 async fn time_async<F, Fut>(iters: usize, mut f: F) -> Duration
@@ -51,7 +34,7 @@ where
         f().await;
         samples.push(t.elapsed());
     }
-    median(samples)
+    guild_tests::median(samples)
 }
 
 fn config(dir: &std::path::Path, plugins: &[&str], cache: bool) -> Config {
@@ -251,7 +234,7 @@ fn main() {
         for _ in 0..3 {
             warm.push(start(true).await);
         }
-        let (cold, warm) = (median(cold), median(warm));
+        let (cold, warm) = (guild_tests::median(cold), guild_tests::median(warm));
         row("with the disk compile cache (deserialise)", warm, warm);
         row(
             "without it (Cranelift compiles every component)",

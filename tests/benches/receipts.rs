@@ -17,11 +17,6 @@ use guild_host::validate::{self, NoWorkspace};
 const RECEIPTS_PER_RUN: u64 = 400;
 const RUNS: usize = 5;
 
-fn median(mut samples: Vec<Duration>) -> Duration {
-    samples.sort();
-    samples[samples.len() / 2]
-}
-
 fn intent(n: u64) -> Intent {
     Intent {
         task_id: format!("task-{}", n / 50),
@@ -128,7 +123,7 @@ fn time_validation(report: &Report, receipts: &[Receipt], iters: usize) -> Durat
             samples.push(elapsed);
         }
     }
-    median(samples)
+    guild_tests::median(samples)
 }
 
 fn main() {
@@ -142,7 +137,7 @@ fn main() {
         "{:<34} {:>12} {:>14} {:>8}",
         "append", "median ms", "receipts/s", "ratio"
     );
-    let baseline = median((0..RUNS).map(|_| append_run(1)).collect());
+    let baseline = guild_tests::median((0..RUNS).map(|_| append_run(1)).collect());
     let row = |name: &str, d: Duration| {
         println!(
             "{name:<34} {:>12.1} {:>14.0} {:>7.1}x",
@@ -153,7 +148,7 @@ fn main() {
     };
     row("one-by-one (baseline)", baseline);
     for batch in [10, 100] {
-        let d = median((0..RUNS).map(|_| append_run(batch)).collect());
+        let d = guild_tests::median((0..RUNS).map(|_| append_run(batch)).collect());
         row(&format!("group commit, {batch} per transaction"), d);
     }
 

@@ -19,22 +19,8 @@ use guild_tests::repo_root;
 
 const SKILLS: usize = 10_000;
 
-fn median(mut samples: Vec<Duration>) -> Duration {
-    samples.sort();
-    samples[samples.len() / 2]
-}
-
-fn time<F: FnMut()>(iters: usize, mut f: F) -> Duration {
-    f();
-    median(
-        (0..iters)
-            .map(|_| {
-                let t = Instant::now();
-                f();
-                t.elapsed()
-            })
-            .collect(),
-    )
+fn time<F: FnMut()>(iters: usize, f: F) -> Duration {
+    guild_tests::time_median(iters, 1, f)
 }
 
 fn generate(root: &Path) {
