@@ -219,6 +219,12 @@ impl Host {
         self.background.update(&self.shared, id, update)
     }
 
+    /// Answers the approval request a background task is waiting on (see
+    /// [`TaskCheck::pending_approval`]).
+    pub fn approve_task(&self, id: &str, approved: bool) -> Result<(), BackgroundError> {
+        self.background.approve(id, approved)
+    }
+
     /// Cancels a live background task.
     pub fn cancel_task(&self, id: &str) -> Result<(), BackgroundError> {
         self.background.cancel(id)

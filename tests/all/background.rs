@@ -178,3 +178,36 @@ async fn restart_turns_live_tasks_into_interrupted_with_reports_kept() {
     assert_eq!(texts, ["before the crash"]);
     drop(first);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approval_pauses_a_background_task_until_the_caller_answers() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let extra = "[grants.probe]\ntools = [\"echo.guarded\"]\n";
+    let h =
+        guild_tests::host_with_config(dir.path(), &["testing/probe", "testing/echo"], extra).await;
+    let brief = json!({"op": "tool", "name": "echo.guarded", "input": {"to": "team"}}).to_string();
+    for (approve, expect) in [(true, "\"ok\":true"), (false, "did not approve")] {
+        let id = h.start_task("probe", &brief).expect("starts");
+        let mut pending = None;
+        for _ in 0..200 {
+            pending = h.check_task(&id).expect("check").pending_approval;
+            if pending.is_some() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let request = pending.expect("the task waits for approval");
+        assert_eq!(request.tool, "echo.guarded");
+        assert!(request.input.contains("team"));
+        h.approve_task(&id, approve).expect("answered");
+        let done = h.wait_task(&id).await.expect("finishes");
+        let details = done
+            .result
+            .and_then(|r| r.report)
+            .map(|r| r.details)
+            .unwrap_or_default();
+        assert!(details.contains(expect), "{approve}: {details}");
+        let err = h.approve_task(&id, true).expect_err("nothing pending");
+        assert!(err.to_string().contains("not waiting"), "{err}");
+    }
+}

@@ -4,6 +4,7 @@
 //!
 //! Background tasks share the batch concurrency limit: beyond it they wait as `queued`.
 
+mod approvals;
 mod store;
 
 use std::collections::HashMap;
@@ -28,6 +29,8 @@ pub struct TaskCheck {
     pub task: TaskRecord,
     /// Reports that arrived since the last check.
     pub new_reports: Vec<ProgressReport>,
+    /// A tool call waiting for the caller's approval (answer with `approve_task`).
+    pub pending_approval: Option<crate::session::ApprovalRequest>,
 }
 
 /// A report pushed to subscribers in `wakeup` delivery.
@@ -58,6 +61,9 @@ pub enum BackgroundError {
     /// The task could not start.
     #[error(transparent)]
     Dispatch(#[from] DispatchError),
+    /// The task is not waiting for an approval.
+    #[error("task '{0}' is not waiting for an approval")]
+    NoApprovalPending(String),
     /// The task store failed.
     #[error("task store: {0}")]
     Store(String),
@@ -78,6 +84,7 @@ pub(crate) struct Background {
     slots: Arc<Semaphore>,
     live: Arc<Mutex<HashMap<String, Live>>>,
     events: broadcast::Sender<TaskEvent>,
+    approvals: approvals::Approvals,
 }
 
 impl Background {
@@ -87,6 +94,7 @@ impl Background {
             slots: Arc::new(Semaphore::new(concurrency)),
             live: Arc::default(),
             events: broadcast::channel(1024).0,
+            approvals: approvals::Approvals::default(),
         }
     }
 
@@ -121,6 +129,7 @@ impl Background {
         let shared = shared.clone();
         let (id_owned, specialist) = (id.to_owned(), specialist.to_owned());
         let slot_for_task = scope_slot.clone();
+        let approver: Arc<dyn crate::session::Approver> = Arc::new(self.approvals.clone());
         let live = self.live.clone();
         let handle = tokio::spawn(async move {
             let id = id_owned;
@@ -130,6 +139,7 @@ impl Background {
                 task_id: Some(id.clone()),
                 subscriber: Some(tx),
                 on_scope: Some(scope_tx),
+                approver: Some(approver),
                 ..TaskOptions::default()
             };
             // Reports are persisted as they arrive, so they survive a restart.
@@ -184,7 +194,11 @@ impl Background {
             .map_err(store_err)?
             .ok_or_else(|| BackgroundError::NotFound(id.to_owned()))?;
         let new_reports = self.store.take_new_reports(id).map_err(store_err)?;
-        Ok(TaskCheck { task, new_reports })
+        Ok(TaskCheck {
+            task,
+            new_reports,
+            pending_approval: self.approvals.pending(id),
+        })
     }
 
     /// Cancels the running attempt and restarts with the original brief plus every update.
@@ -221,6 +235,18 @@ impl Background {
         }
         self.spawn(shared, id, &record.specialist, brief);
         Ok(attempt)
+    }
+
+    /// Answers the approval request a task is waiting on.
+    pub(crate) fn approve(&self, id: &str, approved: bool) -> Result<(), BackgroundError> {
+        self.record(id)?;
+        if self.approvals.answer(id, approved) {
+            let verdict = if approved { "approved" } else { "denied" };
+            let _ = self.store.event(id, "approval", verdict);
+            Ok(())
+        } else {
+            Err(BackgroundError::NoApprovalPending(id.to_owned()))
+        }
     }
 
     /// Cancels a live task.
@@ -284,6 +310,7 @@ impl Background {
     /// Ends the running attempt: the parent is detached first, then the attempt's future is
     /// dropped, which drops the store and the instance with it.
     fn stop(&self, id: &str) {
+        self.approvals.forget(id);
         if let Some(live) = self.live().remove(id) {
             if let Some(scope) = live
                 .scope

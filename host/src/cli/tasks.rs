@@ -3,7 +3,8 @@
 //! A background task lives as long as the host process that runs it. Until `guild serve` keeps
 //! a host running, `tasks start` runs the task in this process and streams its reports; while
 //! it runs, a line `update <text>` or `cancel` on stdin updates or cancels it. The other
-//! subcommands work on the task store, so `check` and `list` also show tasks of earlier runs
+//! A tool that needs approval pauses the task and shows the request; `approve` or `deny` on
+//! stdin answers it. The other subcommands work on the task store, so `check` and `list` also show tasks of earlier runs
 //! (a task whose process ended shows `interrupted`, with its reports), and `update` restarts an
 //! interrupted task with the update appended.
 
@@ -20,7 +21,7 @@ use super::{render, start_host};
 /// Background task subcommands.
 #[derive(Subcommand)]
 pub(crate) enum TasksCommand {
-    /// Start a task and follow it; `update <text>` or `cancel` on stdin act on it.
+    /// Start a task and follow it; `update <text>`, `cancel`, `approve`, `deny` on stdin act on it.
     Start {
         /// Specialist name or alias.
         specialist: String,
@@ -111,6 +112,7 @@ pub(crate) async fn run(config: &Path, cmd: TasksCommand, json: bool) -> anyhow:
 async fn follow(host: &Host, id: &str, json: bool) -> anyhow::Result<ExitCode> {
     let mut stdin = tokio::io::BufReader::new(tokio::io::stdin()).lines();
     let mut stdin_open = true;
+    let mut announced: Option<String> = None;
     let mut tick = tokio::time::interval(std::time::Duration::from_millis(200));
     loop {
         tokio::select! {
@@ -119,11 +121,13 @@ async fn follow(host: &Host, id: &str, json: bool) -> anyhow::Result<ExitCode> {
                     let line = line.trim();
                     if line == "cancel" {
                         host.cancel_task(id)?;
+                    } else if line == "approve" || line == "deny" {
+                        host.approve_task(id, line == "approve")?;
                     } else if let Some(text) = line.strip_prefix("update ") {
                         let attempt = host.update_task(id, text)?;
                         eprintln!("task {id}: attempt {attempt} started");
                     } else if !line.is_empty() {
-                        eprintln!("unknown command {line:?}: use `update <text>` or `cancel`");
+                        eprintln!("unknown command {line:?}: use `update <text>`, `cancel`, `approve` or `deny`");
                     }
                 }
                 _ => stdin_open = false,
@@ -132,6 +136,17 @@ async fn follow(host: &Host, id: &str, json: bool) -> anyhow::Result<ExitCode> {
                 let check = host.check_task(id)?;
                 for r in &check.new_reports {
                     eprintln!("  report {}: {}", r.sequence, r.output);
+                }
+                if let Some(req) = &check.pending_approval {
+                    if announced.as_deref() != Some(req.tool.as_str()) {
+                        eprintln!(
+                            "  {} wants to call {} ({}) with {}: type `approve` or `deny`",
+                            req.specialist, req.tool, req.description, req.input
+                        );
+                        announced = Some(req.tool.clone());
+                    }
+                } else {
+                    announced = None;
                 }
                 if !check.task.status.is_live() {
                     if json {
