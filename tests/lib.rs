@@ -53,18 +53,7 @@ pub fn engine() -> GuildEngine {
 /// A host loading `plugins` (paths under plugins/) with the given grants (TOML text of
 /// `[grants.*]` tables), with relative paths resolved against `dir`.
 pub async fn host(dir: &Path, plugins: &[&str], grants: &str) -> Host {
-    let list: Vec<String> = plugins
-        .iter()
-        .map(|p| format!("{:?}", plugin_dir(p).display().to_string()))
-        .collect();
-    let text = format!(
-        "[host]\nplugins = [{}]\ndata_dir = \"data\"\n\n{grants}",
-        list.join(", ")
-    );
-    let config = Config::parse(&text, &dir.join("guild.toml"), dir).expect("test config parses");
-    let host = Host::with_engine(config, engine())
-        .await
-        .expect("host starts");
+    let host = host_with_config(dir, plugins, grants).await;
     assert!(
         host.load_errors().is_empty(),
         "load errors: {:?}",

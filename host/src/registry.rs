@@ -45,6 +45,8 @@ pub(crate) struct LoadedPlugin {
     pub(crate) description: String,
     /// A connector's tools, as it described them at load time.
     pub(crate) tools: Vec<ToolSpec>,
+    /// The skill sources the manifest declares, resolved once here instead of per task.
+    pub(crate) skill_sources: Vec<crate::skills::SkillSource>,
 }
 
 /// What `guild plugins list/show` prints about one plugin.
@@ -212,6 +214,13 @@ fn insert(snapshot: &mut Snapshot, plugin: LoadedPlugin) -> Result<(), LoadError
 pub(crate) async fn load_one(shared: &Arc<Shared>, dir: &Path) -> Result<LoadedPlugin, LoadError> {
     let manifest = Manifest::load(dir)?;
     let (effective, rows) = capability::resolve(&manifest, &shared.config)?;
+    let skill_sources = shared
+        .skills
+        .sources_for(&manifest)
+        .map_err(|e| LoadError::Grant {
+            plugin: manifest.name().to_owned(),
+            message: format!("key `capabilities.skills`: {e}"),
+        })?;
     let name = manifest.name().to_owned();
     let file = manifest.component_path();
     let component_err = |message: String| LoadError::Component {
@@ -293,6 +302,7 @@ pub(crate) async fn load_one(shared: &Arc<Shared>, dir: &Path) -> Result<LoadedP
         compile_source: compiled.source,
         pre,
         tools: Vec::new(),
+        skill_sources,
     };
     let describe_err = |what: &str, e: instance::Failure| LoadError::Component {
         plugin: name.clone(),

@@ -280,14 +280,7 @@ pub(crate) async fn task(
         Approval::Ask(options.approver.clone())
     };
     scope.specialist = plugin.ident.to_string();
-    scope.skill_sources = match shared.skills.sources_for(&plugin.manifest) {
-        Ok(sources) => sources,
-        Err(e) => {
-            // Checked at load too; a source that broke since then hides the skills, not the task.
-            tracing::warn!(specialist = %plugin.ident, "skill sources unusable: {e}");
-            Vec::new()
-        }
-    };
+    scope.skill_sources = plugin.skill_sources.clone();
     let scope = Arc::new(scope);
     if let Some(tx) = options.on_scope {
         let _ = tx.send(scope.clone());

@@ -180,15 +180,12 @@ impl Skills {
                             plugin: plugin.clone(),
                             reason: format!("load('{name}'): {reason}"),
                         })?;
-                let max = self.settings.max_resource_bytes();
-                if raw.len() as u64 > max {
-                    return Err(SkillError::TooLarge {
-                        skill: name.to_owned(),
-                        path: SKILL_FILE.to_owned(),
-                        size: raw.len() as u64,
-                        limit: max,
-                    });
-                }
+                within_cap(
+                    name,
+                    SKILL_FILE,
+                    raw.len(),
+                    self.settings.max_resource_bytes(),
+                )?;
                 // A loader may serve a whole SKILL.md: its allowed-tools count like a folder's.
                 let file = PathBuf::from(format!("loader:{plugin}/{name}/{SKILL_FILE}"));
                 let tools = parse_skill_md(&raw, &file, None, Mode::Lenient)
@@ -232,14 +229,7 @@ impl Skills {
                         reason: format!("read('{name}', {path:?}): {reason}"),
                     }
                 })?;
-                if bytes.len() as u64 > max {
-                    return Err(SkillError::TooLarge {
-                        skill: name.to_owned(),
-                        path: path.to_owned(),
-                        size: bytes.len() as u64,
-                        limit: max,
-                    });
-                }
+                within_cap(name, path, bytes.len(), max)?;
                 bytes
             }
         };
@@ -355,4 +345,17 @@ pub fn check_dir(dir: &Path) -> CheckReport {
         valid,
         problems,
     }
+}
+
+/// Refuses what a loader returned when it is over the resource cap.
+fn within_cap(skill: &str, path: &str, size: usize, limit: u64) -> Result<(), SkillError> {
+    if size as u64 > limit {
+        return Err(SkillError::TooLarge {
+            skill: skill.to_owned(),
+            path: path.to_owned(),
+            size: size as u64,
+            limit,
+        });
+    }
+    Ok(())
 }
