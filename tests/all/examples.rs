@@ -1,7 +1,7 @@
 //! The example plugins end to end: kb in its folder, triage and the Python digest specialist
 //! through the tracker connector against the local tracker stand-in on 127.0.0.1.
 
-use guild_host::demo::tracker::TrackerServer;
+use guild_cli::demo::tracker::TrackerServer;
 use guild_host::types::{CallStatus, Outcome, TaskStatus};
 use guild_tests::host;
 

@@ -1,0 +1,298 @@
+//! `guild demo`: the end-to-end walk-through on embedded defaults.
+//!
+//! It starts the local tracker stand-in on 127.0.0.1 (real use points the tracker connector at
+//! the real service), writes a real `guild.toml` with least-privilege grants into the demo's
+//! data folder (so it can be reused with `guild --config …`), loads the example plugins and
+//! runs the kb, triage and digest specialists against it.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Args;
+use guild_cli::demo::tracker::TrackerServer;
+use guild_host::session::render_batch;
+use guild_host::types::{TaskResult, TaskStatus};
+use guild_host::{Config, TaskRequest};
+
+use super::{render, start_host_with};
+
+/// Arguments of `guild demo`.
+#[derive(Args)]
+pub(crate) struct DemoArgs {
+    /// Folder holding the built example plugins.
+    #[arg(long, default_value = "plugins")]
+    plugins: PathBuf,
+    /// Demo data folder (config, compile cache, kb workspace, receipts, tasks). Everything but
+    /// the compile cache is reset on every run.
+    #[arg(long, default_value = ".guild/demo")]
+    data: PathBuf,
+}
+
+const REPO: &str = "acme/shop";
+
+pub(crate) async fn run(args: DemoArgs, json: bool) -> anyhow::Result<ExitCode> {
+    let plugins = args
+        .plugins
+        .canonicalize()
+        .with_context(|| format!("cannot find the plugins folder {}", args.plugins.display()))?;
+    for name in ["kb", "tracker", "triage", "digest", "optimist"] {
+        let wasm = plugins.join(name).join(format!("{name}.wasm"));
+        anyhow::ensure!(
+            wasm.is_file(),
+            "{} is missing: build the plugins first with plugins/build.sh",
+            wasm.display()
+        );
+    }
+    let data = prepare_data_dir(&args.data)?;
+
+    let token = format!("demo-{}", uuid::Uuid::new_v4().simple());
+    let tracker = TrackerServer::start(&token)
+        .await
+        .context("failed to start the local tracker stand-in")?;
+    std::fs::write(data.join("tracker-token"), &token).context("failed to write the demo token")?;
+    let config_file = data.join("guild.toml");
+    std::fs::write(&config_file, demo_config(&plugins, tracker.base_url()))
+        .with_context(|| format!("failed to write {}", config_file.display()))?;
+    let config = Config::load(&config_file)?;
+
+    let mut transcript = Vec::new();
+    say(
+        json,
+        &format!(
+            "Guild demo — tracker stand-in at {} (repo {REPO})",
+            tracker.base_url()
+        ),
+    );
+    say(
+        json,
+        &format!("config written to {}\n", config_file.display()),
+    );
+    let host = start_host_with(config).await?;
+    if !host.load_errors().is_empty() {
+        anyhow::bail!(
+            "some demo plugins failed to load: {}",
+            host.load_errors().join("; ")
+        );
+    }
+    say(json, &render::plugin_table(&host.plugins()));
+    say(json, "roster (what a supervisor may delegate to):");
+    for r in host.roster() {
+        say(json, &format!("  {:<8} {}", r.name, r.description));
+    }
+
+    let steps: [(&str, &str, String); 5] = [
+        (
+            "1. kb saves two notes in its granted /workspace",
+            "kb",
+            "save notes/checkout.md\n# Checkout\nThe checkout page times out when the cart has over 50 items.\n\
+             save notes/search.md\n# Search\nSearch ignores accents: 'café' does not find 'cafe'.\n"
+                .to_owned(),
+        ),
+        ("2. kb searches what it saved", "kb", "search checkout\nlist notes".to_owned()),
+        (
+            "3. triage files a bug list through the tracker connector (host attaches the token)",
+            "triage",
+            "- [bug] Checkout times out with more than 50 items in the cart\n\
+             - [bug] Search ignores accents\n\
+             - [ux] Error page shows a stack trace\n"
+                .to_owned(),
+        ),
+        (
+            "4. triage again with an overlapping list: duplicates are found, not re-filed",
+            "triage",
+            "- [bug] Search ignores accents\n- [bug] Password reset email is sent twice\n".to_owned(),
+        ),
+        ("5. digest (a Python specialist) summarises the open bugs", "digest", "is:open".to_owned()),
+    ];
+    let mut failed = false;
+    for (title, specialist, brief) in steps {
+        say(json, &format!("\n== {title}"));
+        let spinner = render::spinner(&format!("running {specialist}"));
+        let result = host.task(specialist, &brief).await;
+        spinner.finish_and_clear();
+        let result = result?;
+        failed |= result.status != TaskStatus::Succeeded;
+        say(json, render::task_result(&result).trim_end());
+        transcript.push(result);
+    }
+
+    say(
+        json,
+        "\n== 6. a batch fans out to three specialists at once (results in input order)",
+    );
+    let batch = [
+        TaskRequest {
+            subagent_type: "kb".into(),
+            description: "search accents".into(),
+        },
+        TaskRequest {
+            subagent_type: "digest".into(),
+            description: "checkout".into(),
+        },
+        TaskRequest {
+            subagent_type: "triage".into(),
+            description: "- [bug] Cart badge shows a stale count\n".into(),
+        },
+    ];
+    let items = host.session().batch(&batch).await?;
+    say(json, render_batch(&items, render::task_result).trim_end());
+
+    say(
+        json,
+        "\n== 7. a careless specialist claims an issue the tracker refused; validation catches it",
+    );
+    tracker.set_refuse_creates(Some((410, "Issues are disabled for this repo".to_owned())));
+    let caught = host
+        .task("optimist", "- Newsletter signup button does nothing\n")
+        .await?;
+    tracker.set_refuse_creates(None);
+    say(json, render::task_result(&caught).trim_end());
+    transcript.push(caught);
+
+    say(
+        json,
+        "\n== 8. a background task: started at once, reports streamed while it runs",
+    );
+    let id = host.start_task(
+        "triage",
+        "- [bug] Coupon field rejects lowercase codes\n- [ux] Footer links overlap on mobile\n",
+    )?;
+    say(json, &format!("started {id}"));
+    loop {
+        let check = host.check_task(&id)?;
+        for r in &check.new_reports {
+            say(json, &format!("  report {}: {}", r.sequence, r.output));
+        }
+        if !check.task.status.is_live() {
+            if let Some(result) = check.task.result {
+                say(json, render::task_result(&result).trim_end());
+            }
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+
+    say(
+        json,
+        "\n== 9. the receipts ledger: every mutating call, hash-chained",
+    );
+    for r in host.receipts(None, 100).await?.iter().rev() {
+        say(json, &format!("  {}", render::receipt_line(r)));
+    }
+    let chain = host.verify_receipts().await?;
+    say(
+        json,
+        &format!(
+            "  chain check: {} ({} entries)",
+            if chain.ok { "intact" } else { "TAMPERED" },
+            chain.entries
+        ),
+    );
+
+    say(
+        json,
+        "\n== 10. what a denial looks like: kb asks for nothing but its folder",
+    );
+    if let Some(kb) = host.plugin("kb") {
+        say(json, render::plugin_detail(&kb).trim_end());
+    }
+    let issues = tracker.issues();
+    say(
+        json,
+        &format!("\nthe tracker now holds {} issue(s):", issues.len()),
+    );
+    for i in &issues {
+        say(
+            json,
+            &format!(
+                "  #{} [{}] {}  {}/{}/{}/issues/{}",
+                i.number,
+                i.labels.join(","),
+                i.title,
+                tracker.base_url(),
+                i.owner,
+                i.repo,
+                i.number
+            ),
+        );
+    }
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&Transcript { tasks: &transcript })?
+        );
+    }
+    Ok(if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+#[derive(serde::Serialize)]
+struct Transcript<'a> {
+    tasks: &'a [TaskResult],
+}
+
+fn say(json: bool, text: &str) {
+    // With --json, stdout carries only the JSON document; the narration goes to stderr.
+    if json {
+        eprintln!("{text}");
+    } else {
+        println!("{text}");
+    }
+}
+
+fn prepare_data_dir(data: &Path) -> anyhow::Result<PathBuf> {
+    std::fs::create_dir_all(data)
+        .with_context(|| format!("failed to create {}", data.display()))?;
+    let data = data.canonicalize()?;
+    let workspace = data.join("kb-workspace");
+    if workspace.exists() {
+        std::fs::remove_dir_all(&workspace)
+            .with_context(|| format!("failed to reset {}", workspace.display()))?;
+    }
+    std::fs::create_dir_all(&workspace)?;
+    // A fresh ledger and task store each run, so the walk-through reads the same every time.
+    for entry in std::fs::read_dir(&data)?.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with("receipts.db") || name.starts_with("tasks.db") {
+            std::fs::remove_file(entry.path())
+                .with_context(|| format!("failed to reset {}", entry.path().display()))?;
+        }
+    }
+    Ok(data)
+}
+
+/// Least-privilege grants for the example plugins.
+fn demo_config(plugins: &Path, tracker: &str) -> String {
+    format!(
+        r#"# Written by `guild demo`: grants for the example plugins against the local tracker
+# stand-in. Real use points base_url at the real service and takes the token from the
+# environment (secrets = {{ TRACKER_TOKEN = {{ env = "TRACKER_TOKEN" }} }}).
+[host]
+plugins_dir = "{plugins}"
+data_dir = "."
+
+[grants.kb]
+fs = [{{ guest = "/workspace", host = "kb-workspace", mode = "rw" }}]
+
+[grants.tracker]
+http = ["{tracker}"]
+config = {{ base_url = "{tracker}", repo = "{REPO}" }}
+secrets = {{ TRACKER_TOKEN = {{ file = "tracker-token" }} }}
+
+[grants.triage]
+tools = ["tracker.create_issue", "tracker.search_issues"]
+report = true
+
+[grants.optimist]
+tools = ["tracker.create_issue"]
+
+[grants.digest]
+tools = ["tracker.search_issues"]
+"#,
+        plugins = plugins.display()
+    )
+}

@@ -1,0 +1,224 @@
+//! `guild skills list [--for SPECIALIST] | show NAME | read NAME PATH | check DIR | stats`.
+//!
+//! Every command but `check` starts a host (skill-loader plugins and specialists' manifests
+//! come from it) and asks the skills library for the caller's catalog: the supervisor's from
+//! `[skills]` in `guild.toml`, or one specialist's own with `--for`.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Subcommand;
+use guild_host::HostSkills;
+use guild_host::skills::{Catalog, Severity, TaskSkills, approx_tokens, check_dir};
+
+use super::start_host;
+
+/// Skills subcommands.
+#[derive(Subcommand)]
+pub(crate) enum SkillsCommand {
+    /// The catalog (level 1): name, description and source of every visible skill.
+    List {
+        /// Whose catalog: a specialist's own declared sources (default: the supervisor's).
+        #[arg(long = "for", value_name = "SPECIALIST")]
+        for_: Option<String>,
+    },
+    /// One skill: its frontmatter, resources and body (level 2).
+    Show {
+        /// Skill name.
+        name: String,
+        /// Whose catalog to look in.
+        #[arg(long = "for", value_name = "SPECIALIST")]
+        for_: Option<String>,
+    },
+    /// One resource file of a skill (level 3), written to stdout.
+    Read {
+        /// Skill name.
+        name: String,
+        /// Path relative to the skill folder.
+        path: String,
+        /// Whose catalog to look in.
+        #[arg(long = "for", value_name = "SPECIALIST")]
+        for_: Option<String>,
+    },
+    /// Check a skill folder (or a folder of them) against the specification, strictly. Exits
+    /// non-zero on any violation; one line per problem.
+    Check {
+        /// The folder.
+        dir: PathBuf,
+    },
+    /// What progressive disclosure saves: catalog bytes vs the full skills (SKILL.md and
+    /// resources).
+    Stats {
+        /// Whose catalog.
+        #[arg(long = "for", value_name = "SPECIALIST")]
+        for_: Option<String>,
+    },
+}
+
+pub(crate) async fn run(config: &Path, cmd: SkillsCommand, json: bool) -> anyhow::Result<ExitCode> {
+    match cmd {
+        SkillsCommand::Check { dir } => Ok(check(&dir, json)),
+        SkillsCommand::List { for_ } => {
+            let (_, catalog) = open(config, for_.as_deref()).await?;
+            if json {
+                let out = serde_json::json!({
+                    "skills": catalog.items(),
+                    "problems": catalog.problems,
+                });
+                println!("{}", serde_json::to_string_pretty(&out)?);
+            } else {
+                print!("{}", catalog.render());
+                print_problems(&catalog);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        SkillsCommand::Show { name, for_ } => {
+            let (skills, catalog) = open(config, for_.as_deref()).await?;
+            let body = skills.load(&catalog, &TaskSkills::new(), &name).await?;
+            let entry = catalog.get(&name).cloned();
+            if json {
+                let out = serde_json::json!({ "skill": entry.as_deref(), "body": body });
+                println!("{}", serde_json::to_string_pretty(&out)?);
+            } else {
+                if let Some(e) = entry {
+                    println!("name:        {}", e.name);
+                    println!("description: {}", e.description);
+                    println!("source:      {}", e.source);
+                    if let Some(l) = &e.meta.license {
+                        println!("license:     {l}");
+                    }
+                    if let Some(t) = &e.meta.allowed_tools {
+                        println!("allowed-tools: {}", t.join(" "));
+                    }
+                    if e.full_bytes > 0 {
+                        println!(
+                            "size:        {} bytes full ({} SKILL.md)",
+                            e.full_bytes, e.skill_md_bytes
+                        );
+                    }
+                }
+                println!(
+                    "body:        {} bytes, ~{} tokens\n",
+                    body.bytes, body.approx_tokens
+                );
+                print!("{}", body.content);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        SkillsCommand::Read { name, path, for_ } => {
+            let (skills, catalog) = open(config, for_.as_deref()).await?;
+            let res = skills
+                .read(&catalog, &TaskSkills::new(), &name, &path)
+                .await?;
+            if json {
+                let out = serde_json::json!({
+                    "skill": name,
+                    "path": path,
+                    "bytes": res.bytes,
+                    "approx_tokens": res.approx_tokens,
+                    "text": String::from_utf8_lossy(&res.content),
+                });
+                println!("{}", serde_json::to_string_pretty(&out)?);
+            } else {
+                std::io::stdout().write_all(&res.content)?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        SkillsCommand::Stats { for_ } => {
+            let (skills, catalog) = open(config, for_.as_deref()).await?;
+            let task = TaskSkills::new();
+            let listing = skills.disclose_catalog(&catalog, &task);
+            let full = catalog.full_bytes();
+            let rows: Vec<_> = catalog
+                .iter()
+                .map(|e| {
+                    serde_json::json!({
+                        "name": e.name,
+                        "skill_md_bytes": e.skill_md_bytes,
+                        "full_bytes": e.full_bytes,
+                    })
+                })
+                .collect();
+            let ratio = if listing.bytes == 0 {
+                0.0
+            } else {
+                full as f64 / listing.bytes as f64
+            };
+            if json {
+                let out = serde_json::json!({
+                    "skills": rows,
+                    "catalog_bytes": listing.bytes,
+                    "catalog_tokens": listing.approx_tokens,
+                    "full_bytes": full,
+                    "full_tokens": approx_tokens(full),
+                    "full_to_catalog_ratio": ratio,
+                });
+                println!("{}", serde_json::to_string_pretty(&out)?);
+            } else {
+                println!("{:<40} {:>12} {:>12}", "skill", "SKILL.md", "full");
+                for e in catalog.iter() {
+                    println!(
+                        "{:<40} {:>12} {:>12}",
+                        e.name, e.skill_md_bytes, e.full_bytes
+                    );
+                }
+                println!(
+                    "\n{} skills: catalog {} bytes (~{} tokens) vs full {} bytes (~{} tokens): {ratio:.1}x less up front",
+                    catalog.len(),
+                    listing.bytes,
+                    listing.approx_tokens,
+                    full,
+                    approx_tokens(full)
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+async fn open(config: &Path, specialist: Option<&str>) -> anyhow::Result<(HostSkills, Catalog)> {
+    let host = start_host(config).await?;
+    let skills = host.skills();
+    let catalog = skills.catalog(specialist).await?;
+    Ok((skills, catalog))
+}
+
+fn print_problems(catalog: &Catalog) {
+    for p in &catalog.problems {
+        eprintln!("{p}");
+    }
+}
+
+fn check(dir: &Path, json: bool) -> ExitCode {
+    let report = check_dir(dir);
+    if json {
+        match serde_json::to_string_pretty(&serde_json::json!({
+            "ok": report.ok(),
+            "valid": report.valid,
+            "problems": report.problems,
+        })) {
+            Ok(text) => println!("{text}"),
+            Err(e) => eprintln!("error: failed to encode the report: {e}"),
+        }
+    } else {
+        for p in &report.problems {
+            println!("{p}");
+        }
+        let errors = report
+            .problems
+            .iter()
+            .filter(|p| p.severity == Severity::Error)
+            .count();
+        println!(
+            "{}: {} valid skill(s), {errors} violation(s)",
+            if report.ok() { "ok" } else { "failed" },
+            report.valid.len()
+        );
+    }
+    if report.ok() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}

@@ -1,0 +1,288 @@
+//! Public result types of the library API.
+//!
+//! They mirror the WIT records but are plain serde types: wasmtime's generated types stay inside
+//! [`crate::runtime`]. Field names follow DESIGN §4–6 so batch dispatch, receipts and validation
+//! can extend them without breaking callers.
+
+use serde::{Deserialize, Serialize};
+
+/// How a specialist judges its own work (a hypothesis until validated).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// Every requirement met.
+    Satisfied,
+    /// Some of it done.
+    Partial,
+    /// Not done.
+    Failed,
+    /// The specialist broke the report protocol (no report, or one that breaks the rules); only
+    /// the host produces this.
+    ProtocolError,
+}
+
+/// What the specialist suggests the orchestrator do next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NextAction {
+    /// Nothing more to do.
+    Stop,
+    /// Break the work down further: a suggested task is required.
+    Descend,
+    /// Redo part of it more narrowly: a suggested task is required.
+    Refine,
+    /// Hand back up to the parent.
+    Ascend,
+}
+
+/// A next-step suggestion.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NextStep {
+    /// What to do.
+    pub action: NextAction,
+    /// The brief for the suggested task (required for descend and refine).
+    pub suggested_task: Option<String>,
+}
+
+/// A file or document the specialist produced.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArtifactRef {
+    /// Path or id in the task's workspace.
+    pub id: String,
+    /// file, document, page, ...
+    pub kind: String,
+    /// MIME type.
+    pub mime_type: String,
+    /// Hex sha256 of the content.
+    pub sha256: String,
+}
+
+/// An external effect the specialist claims.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Claim {
+    /// `connector.tool` that caused it.
+    pub tool: String,
+    /// External id the tool returned.
+    pub external_id: Option<String>,
+    /// What was claimed.
+    pub text: String,
+}
+
+/// A specialist's report.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Report {
+    /// What was done, one paragraph.
+    pub summary: String,
+    /// Self-assessment.
+    pub outcome: Outcome,
+    /// Markdown details.
+    pub details: String,
+    /// Every hard requirement checked and met.
+    pub hard_passed: bool,
+    /// Unresolved problems found in this task.
+    pub open_issues: Vec<String>,
+    /// Problems known to remain beyond this task's scope.
+    pub remaining_issues: Vec<String>,
+    /// Suggested next step.
+    pub next_step: Option<NextStep>,
+    /// Produced artifacts.
+    pub artifacts: Vec<ArtifactRef>,
+    /// Claimed external effects.
+    pub claims: Vec<Claim>,
+}
+
+impl Report {
+    /// Approximate size in bytes, for output caps.
+    pub fn size(&self) -> usize {
+        self.summary.len()
+            + self.details.len()
+            + self.open_issues.iter().map(String::len).sum::<usize>()
+            + self.remaining_issues.iter().map(String::len).sum::<usize>()
+            + self
+                .next_step
+                .as_ref()
+                .and_then(|n| n.suggested_task.as_ref())
+                .map_or(0, String::len)
+            + self
+                .artifacts
+                .iter()
+                .map(|a| a.id.len() + a.kind.len() + a.mime_type.len() + a.sha256.len())
+                .sum::<usize>()
+            + self
+                .claims
+                .iter()
+                .map(|c| {
+                    c.tool.len() + c.text.len() + c.external_id.as_ref().map_or(0, String::len)
+                })
+                .sum::<usize>()
+    }
+}
+
+/// Final status of a task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskStatus {
+    /// The specialist returned a report.
+    Succeeded,
+    /// The specialist returned an error, trapped, exceeded a limit or returned garbage.
+    Failed,
+    /// The wall-clock budget ran out.
+    TimedOut,
+}
+
+/// Status of one tool call, as the connector reported it (or as the host observed it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallStatus {
+    /// Committed in the external system.
+    Success,
+    /// Started, not finished.
+    Pending,
+    /// Did not happen.
+    Failed,
+}
+
+/// What a connector call produced. Also what a specialist receives.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolOutcome {
+    /// JSON output.
+    pub output: String,
+    /// Status.
+    pub status: CallStatus,
+    /// Id in the external system.
+    pub external_id: Option<String>,
+    /// Where the effect can be checked.
+    pub verifiable_url: Option<String>,
+    /// Short preview (≤ 200 characters).
+    pub preview: Option<String>,
+    /// Verbatim error when failed.
+    pub error: Option<String>,
+}
+
+/// One tool call a task made, as recorded by the host.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ToolCallRecord {
+    /// `connector.tool`.
+    pub tool: String,
+    /// `connector@version` that served it (empty when refused before dispatch).
+    pub plugin: String,
+    /// Whether the tool's spec says it mutates.
+    pub mutating: bool,
+    /// Hex sha256 of the input document.
+    pub input_sha256: String,
+    /// What happened.
+    pub outcome: ToolOutcome,
+    /// The receipt the host wrote (mutating tools only).
+    pub receipt_id: Option<String>,
+    /// True when an idempotency key replayed a recorded outcome (the connector did not run).
+    pub replayed: bool,
+    /// Wall time, milliseconds.
+    pub wall_ms: u64,
+}
+
+/// One progress report a specialist sent while it ran.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProgressReport {
+    /// Stable message id.
+    pub id: String,
+    /// 1-based position within the task.
+    pub sequence: u32,
+    /// What the specialist sent.
+    pub output: String,
+    /// When it was accepted, milliseconds since the Unix epoch.
+    pub at_ms: u64,
+}
+
+/// Resource use of a task.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Usage {
+    /// Wall time of the whole task, milliseconds.
+    pub wall_ms: u64,
+    /// Time to create the instance, microseconds.
+    pub instantiate_us: u64,
+    /// Tool calls made (including refused ones).
+    pub tool_calls: u32,
+    /// Peak linear memory of the specialist's instance, bytes.
+    pub peak_memory_bytes: u64,
+}
+
+/// The result of one task.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TaskResult {
+    /// Host-assigned id.
+    pub task_id: String,
+    /// `name@version` of the specialist that ran.
+    pub specialist: String,
+    /// Final status.
+    pub status: TaskStatus,
+    /// The report, when the specialist produced an acceptable one.
+    pub report: Option<Report>,
+    /// What went wrong, when status is not succeeded; says what the caller can do.
+    pub error: Option<String>,
+    /// Every tool call, in order.
+    pub tool_calls: Vec<ToolCallRecord>,
+    /// Progress reports, in order.
+    pub reports: Vec<ProgressReport>,
+    /// Receipts the host wrote for this task's mutating calls.
+    pub receipts: Vec<crate::receipts::Receipt>,
+    /// The host's verdict on the report.
+    pub validation: Option<crate::validate::Validation>,
+    /// Skills the task loaded and the bytes each disclosure level returned.
+    pub skills: crate::skills::TaskSkillStats,
+    /// The session's one-time billable warning, on the result that crossed the threshold.
+    pub warning: Option<String>,
+    /// Resource use.
+    pub usage: Usage,
+}
+
+/// A connector tool as the host knows it (from the connector's `tools()` at load time).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    /// Tool name within the connector.
+    pub name: String,
+    /// When to use it.
+    pub description: String,
+    /// JSON Schema of the input.
+    pub input_schema: String,
+    /// Whether calls change the outside world (receipted).
+    pub mutating: bool,
+    /// Receipt type.
+    pub receipt_type: Option<String>,
+    /// Receipt operation.
+    pub operation: Option<String>,
+    /// Skill that must be loaded first.
+    pub requires_skill: Option<String>,
+    /// Whether each call needs the caller's approval.
+    pub approval_always: bool,
+}
+
+/// One entry of the roster.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RosterEntry {
+    /// Specialist name.
+    pub name: String,
+    /// Its version.
+    pub version: String,
+    /// One-line description.
+    pub description: String,
+    /// Aliases that route here.
+    pub aliases: Vec<String>,
+}
+
+/// Why the tool-call path refused or could not complete a call. Each variant maps to the WIT
+/// `host-error` case of the same name, so the specialist can act on it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ToolError {
+    /// Not granted, not approved, or blocked by a skill rule.
+    #[error("{0}")]
+    Denied(String),
+    /// Malformed tool name or input.
+    #[error("{0}")]
+    InvalidInput(String),
+    /// A limit of the connector or of the task was hit.
+    #[error("{0}")]
+    LimitExceeded(String),
+    /// The call could not be made or the connector failed.
+    #[error("{0}")]
+    Failed(String),
+}

@@ -1,0 +1,438 @@
+//! Dispatch: starting a task in a fresh specialist instance, and the one tool-call path.
+//!
+//! `call_tool` (in [`tool_call`]) is the only way a connector is ever invoked on behalf of a
+//! specialist; it checks the grant, writes receipts (DESIGN §5) and records every call for the
+//! task result. [`TaskScope`] is what the runtime's `TaskHost` view of a task is made of
+//! (see [`task_host`]).
+
+mod task_host;
+mod tool_call;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use sha2::{Digest, Sha256};
+use tracing::Instrument;
+
+use guild_core::error::DispatchError;
+use guild_core::manifest::PluginKind;
+use guild_core::receipts::Receipt;
+use guild_core::types::{
+    CallStatus, ProgressReport, TaskResult, TaskStatus, ToolCallRecord, ToolOutcome, Usage,
+};
+use guild_core::validate::{
+    self, ArtifactResolver, Check, CheckStatus, DirResolver, NoWorkspace, Validation,
+};
+use guild_runtime::{Failure, InstanceStats, ReportError};
+
+use crate::host::Shared;
+use crate::registry::{LoadedPlugin, Snapshot};
+use crate::session::Approver;
+
+use guild_core::limits::{MAX_DESCRIPTION_BYTES, MAX_REPORT_BYTES, MAX_REPORTS};
+
+/// How a task handles tools whose spec says `approval = always`.
+#[derive(Clone)]
+pub(crate) enum Approval {
+    /// Single task: ask this approver (refuse when there is none).
+    Ask(Option<Arc<dyn Approver>>),
+    /// Batch child: approvals are impossible; the child fails.
+    InBatch,
+}
+
+/// What the host knows about a task while it runs.
+pub(crate) struct TaskScope {
+    pub(crate) task_id: String,
+    /// The host's shared state (ledger, skills, config); never reachable from an instance.
+    pub(crate) shared: Arc<Shared>,
+    /// The specialist running the task: its effective grant is checked on every tool call.
+    pub(crate) plugin: Arc<LoadedPlugin>,
+    /// The plugin set the task started with; its tool calls use the same versions.
+    pub(crate) snapshot: Arc<Snapshot>,
+    calls: Mutex<Vec<ToolCallRecord>>,
+    reports: Mutex<Vec<ProgressReport>>,
+    /// How `approval = always` tools are handled.
+    approval: Approval,
+    /// Set when a batch child hit a tool that needs approval.
+    batch_refused: Mutex<Option<String>>,
+    /// The specialist's skill catalog, built on first use and kept for the task.
+    pub(crate) skill_catalog: tokio::sync::OnceCell<guild_core::skills::Catalog>,
+    /// Which skills the task loaded, and the bytes disclosed at each level.
+    pub(crate) skills: guild_core::skills::TaskSkills,
+    /// False once whoever started the task stopped listening (cancelled, session closed).
+    parent_live: AtomicBool,
+    /// Pushes each accepted report to subscribers; closed when the task ends.
+    subscriber: Mutex<Option<tokio::sync::mpsc::UnboundedSender<ProgressReport>>>,
+}
+
+impl TaskScope {
+    pub(crate) fn new(
+        task_id: String,
+        shared: Arc<Shared>,
+        plugin: Arc<LoadedPlugin>,
+        snapshot: Arc<Snapshot>,
+        approval: Approval,
+        subscriber: Option<tokio::sync::mpsc::UnboundedSender<ProgressReport>>,
+    ) -> Self {
+        Self {
+            task_id,
+            shared,
+            plugin,
+            snapshot,
+            calls: Mutex::new(Vec::new()),
+            reports: Mutex::new(Vec::new()),
+            approval,
+            batch_refused: Mutex::new(None),
+            skill_catalog: tokio::sync::OnceCell::new(),
+            skills: guild_core::skills::TaskSkills::new(),
+            parent_live: AtomicBool::new(true),
+            subscriber: Mutex::new(subscriber),
+        }
+    }
+
+    fn batch_refusal(&self) -> Option<String> {
+        self.batch_refused
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Marks the parent as gone: later reports fail with [`PARENT_GONE`].
+    pub(crate) fn detach_parent(&self) {
+        self.parent_live.store(false, Ordering::SeqCst);
+    }
+
+    /// Accepts one progress report from the specialist.
+    pub(crate) fn accept_report(&self, output: String) -> Result<String, ReportError> {
+        if !self.parent_live.load(Ordering::SeqCst) {
+            return Err(ReportError::ParentGone);
+        }
+        if output.len() > MAX_REPORT_BYTES {
+            return Err(ReportError::Rejected(format!(
+                "report of {} bytes is over the limit of {MAX_REPORT_BYTES}",
+                output.len()
+            )));
+        }
+        let mut reports = self.reports.lock().unwrap_or_else(|p| p.into_inner());
+        if reports.len() >= MAX_REPORTS {
+            return Err(ReportError::Rejected(format!(
+                "this task already sent {MAX_REPORTS} reports"
+            )));
+        }
+        let report = ProgressReport {
+            id: uuid::Uuid::now_v7().to_string(),
+            sequence: reports.len() as u32 + 1,
+            output,
+            at_ms: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as u64),
+        };
+        if let Some(tx) = self
+            .subscriber
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+        {
+            // A closed receiver means the subscriber went away; the report is still kept.
+            let _ = tx.send(report.clone());
+        }
+        let id = report.id.clone();
+        reports.push(report);
+        Ok(id)
+    }
+
+    fn take_reports(&self) -> Vec<ProgressReport> {
+        std::mem::take(&mut *self.reports.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+    fn record(&self, record: ToolCallRecord) {
+        self.calls
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(record);
+    }
+
+    fn take_calls(&self) -> Vec<ToolCallRecord> {
+        std::mem::take(&mut *self.calls.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// Records a call refused before any connector ran.
+    pub(crate) fn record_refusal(&self, tool: &str, input: &str, error: &str) {
+        self.record(ToolCallRecord {
+            tool: tool.to_owned(),
+            plugin: String::new(),
+            mutating: self.snapshot.tool_spec(tool).is_some_and(|s| s.mutating),
+            input_sha256: sha256(input),
+            outcome: failed_outcome(error),
+            receipt_id: None,
+            replayed: false,
+            wall_ms: 0,
+        });
+    }
+
+    /// The specialist's name (without version), the receipts' `route`.
+    fn specialist_name(&self) -> &str {
+        &self.plugin.name
+    }
+}
+
+fn sha256(s: &str) -> String {
+    hex::encode(Sha256::digest(s.as_bytes()))
+}
+
+fn failed_outcome(error: &str) -> ToolOutcome {
+    ToolOutcome {
+        output: String::new(),
+        status: CallStatus::Failed,
+        external_id: None,
+        verifiable_url: None,
+        preview: None,
+        error: Some(error.to_owned()),
+    }
+}
+
+/// Runs one task; see [`crate::Host::task`].
+/// How a task is run: who approves, whether it is a batch child, where reports go.
+#[derive(Default)]
+pub(crate) struct TaskOptions {
+    pub(crate) approver: Option<Arc<dyn Approver>>,
+    pub(crate) in_batch: bool,
+    pub(crate) subscriber: Option<tokio::sync::mpsc::UnboundedSender<ProgressReport>>,
+    /// Fixed id (background tasks keep theirs across attempts).
+    pub(crate) task_id: Option<String>,
+    /// Receives the scope as soon as it exists (background tasks detach the parent on cancel).
+    pub(crate) on_scope: Option<tokio::sync::oneshot::Sender<Arc<TaskScope>>>,
+}
+
+/// Checks that a task could start (description, specialist, roster) without starting it.
+pub(crate) fn precheck(
+    shared: &Arc<Shared>,
+    name: &str,
+    description: &str,
+) -> Result<(), DispatchError> {
+    check_description(description)?;
+    resolve(&shared.snapshot(), name).map(|_| ())
+}
+
+fn check_description(description: &str) -> Result<(), DispatchError> {
+    if description.trim().is_empty() {
+        return Err(DispatchError::InvalidDescription(
+            "the description is empty; it must carry all the context the specialist needs".into(),
+        ));
+    }
+    if description.len() > MAX_DESCRIPTION_BYTES {
+        return Err(DispatchError::InvalidDescription(format!(
+            "{} bytes is over the limit of {MAX_DESCRIPTION_BYTES}",
+            description.len()
+        )));
+    }
+    Ok(())
+}
+
+fn resolve(snapshot: &Snapshot, name: &str) -> Result<Arc<LoadedPlugin>, DispatchError> {
+    let plugin = match snapshot.resolve(name) {
+        Some(p) if p.manifest.plugin.kind == PluginKind::Specialist => p.clone(),
+        _ => {
+            return Err(DispatchError::UnknownSpecialist {
+                name: name.to_owned(),
+                roster: snapshot.roster().into_iter().map(|r| r.name).collect(),
+            });
+        }
+    };
+    if let Some(reason) = snapshot.unavailable(&plugin) {
+        return Err(DispatchError::Unavailable {
+            name: name.to_owned(),
+            reason,
+        });
+    }
+    Ok(plugin)
+}
+
+pub(crate) async fn task(
+    shared: &Arc<Shared>,
+    name: &str,
+    description: &str,
+    options: TaskOptions,
+) -> Result<TaskResult, DispatchError> {
+    check_description(description)?;
+    let snapshot = shared.snapshot();
+    let plugin = resolve(&snapshot, name)?;
+
+    let task_id = options
+        .task_id
+        .clone()
+        .unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
+    let approval = if options.in_batch {
+        Approval::InBatch
+    } else {
+        Approval::Ask(options.approver.clone())
+    };
+    let scope = Arc::new(TaskScope::new(
+        task_id.clone(),
+        shared.clone(),
+        plugin.clone(),
+        snapshot.clone(),
+        approval,
+        options.subscriber.clone(),
+    ));
+    if let Some(tx) = options.on_scope {
+        let _ = tx.send(scope.clone());
+    }
+    let span = tracing::info_span!("task", task_id = %task_id, specialist = %plugin.ident);
+    let started = Instant::now();
+    let budget = shared.config.dispatch.task_timeout_s;
+    let run = shared
+        .runtime
+        .run_specialist(&plugin.runtime, scope.clone(), &task_id, description)
+        .instrument(span.clone());
+    let (answer, stats) = if budget == 0 {
+        run.await
+    } else {
+        match tokio::time::timeout(Duration::from_secs(u64::from(budget)), run).await {
+            Ok(done) => done,
+            Err(_) => (
+                Err(Failure::TimedOut { secs: budget }),
+                InstanceStats::default(),
+            ),
+        }
+    };
+    let _enter = span.enter();
+    // The task is over: close the report stream so its readers finish.
+    scope
+        .subscriber
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take();
+    let tool_calls = scope.take_calls();
+    let reports = scope.take_reports();
+    let skills = scope.skills.stats();
+    let usage = Usage {
+        wall_ms: started.elapsed().as_millis() as u64,
+        instantiate_us: stats.instantiate_us,
+        tool_calls: tool_calls.len() as u32,
+        peak_memory_bytes: stats.peak_memory,
+    };
+    let ident = plugin.ident.to_string();
+    let answer = match (answer, scope.batch_refusal()) {
+        // A batch child that needed an approval fails as a whole, whatever it reported.
+        (Ok(_), Some(message)) => Ok(Err(message)),
+        (answer, _) => answer,
+    };
+    let (status, report, error) = match answer {
+        Ok(Ok(report)) => (TaskStatus::Succeeded, Some(report), None),
+        Ok(Err(message)) => (
+            TaskStatus::Failed,
+            None,
+            Some(format!("specialist '{ident}' failed: {message}")),
+        ),
+        Err(Failure::TimedOut { secs }) => (
+            TaskStatus::TimedOut,
+            None,
+            Some(format!(
+                "specialist '{ident}' timed out after {secs} s; re-route with a narrower scope or a different specialist"
+            )),
+        ),
+        Err(failure) => (
+            TaskStatus::Failed,
+            None,
+            Some(format!("specialist '{ident}' {failure}")),
+        ),
+    };
+    let mutated = tool_calls.iter().any(|c| c.mutating);
+    let (receipts, validation) =
+        validate_task(shared, &plugin, &task_id, report.clone(), mutated).await;
+    tracing::info!(
+        status = ?status,
+        verdict = %validation.verdict,
+        wall_ms = usage.wall_ms,
+        tool_calls = usage.tool_calls,
+        "task finished"
+    );
+    Ok(TaskResult {
+        task_id,
+        specialist: ident,
+        status,
+        report,
+        error,
+        tool_calls,
+        reports,
+        receipts,
+        validation: Some(validation),
+        skills,
+        warning: None,
+        usage,
+    })
+}
+
+/// Checks the report against this task's receipts and its workspace (DESIGN §6). The report
+/// is a hypothesis; the verdict says what backs it.
+async fn validate_task(
+    shared: &Arc<Shared>,
+    plugin: &LoadedPlugin,
+    task_id: &str,
+    report: Option<guild_core::types::Report>,
+    mutated: bool,
+) -> (Vec<Receipt>, Validation) {
+    // Receipts exist only for mutating calls and artifacts only when reported: without either
+    // the checks are pure and stay on this thread (no ledger read, no blocking hop).
+    let has_artifacts = report.as_ref().is_some_and(|r| !r.artifacts.is_empty());
+    if !mutated && !has_artifacts {
+        return (
+            Vec::new(),
+            validate::check(task_id, report.as_ref(), &[], &NoWorkspace),
+        );
+    }
+    let ledger = shared.ledger.clone();
+    // Artifacts resolve in the specialist's first granted folder, read through cap-std.
+    let workspace = plugin
+        .runtime
+        .effective()
+        .fs
+        .first()
+        .map(|m| m.host.clone());
+    let task_id = task_id.to_owned();
+    let joined = tokio::task::spawn_blocking(move || {
+        let (receipts, ledger_check) = match ledger.for_task(&task_id) {
+            Ok(r) => (r, None),
+            Err(e) => (
+                Vec::new(),
+                Some(format!("the receipts ledger could not be read: {e}")),
+            ),
+        };
+        let resolver: Box<dyn ArtifactResolver> = match workspace.as_deref().map(DirResolver::open)
+        {
+            Some(Ok(dir)) => Box::new(dir),
+            _ => Box::new(NoWorkspace),
+        };
+        let mut validation =
+            validate::check(&task_id, report.as_ref(), &receipts, resolver.as_ref());
+        if let Some(problem) = ledger_check {
+            validation.checks.push(Check {
+                name: "receipts".into(),
+                status: CheckStatus::Unknown,
+                message: problem,
+            });
+            validation.verdict = validation.verdict.max(CheckStatus::Unknown);
+        }
+        (receipts, validation)
+    })
+    .await;
+    match joined {
+        Ok(v) => v,
+        Err(e) => {
+            let problem = format!("validation did not run: {e}");
+            (
+                Vec::new(),
+                Validation {
+                    verdict: CheckStatus::Error,
+                    checks: vec![Check {
+                        name: "validation".into(),
+                        status: CheckStatus::Error,
+                        message: problem.clone(),
+                    }],
+                    report: validate::protocol_error_report(&[problem], None),
+                },
+            )
+        }
+    }
+}

@@ -1,0 +1,274 @@
+//! The one tool-call path: every connector call a specialist makes goes through
+//! [`call_tool`]. It checks the tool, gates it on skills and approvals, writes the two-phase
+//! receipt for mutating tools, runs the connector in a fresh instance, and records the call in
+//! the task's result.
+
+use std::time::Instant;
+
+use tracing::Instrument;
+
+use guild_core::capability::{denied, trace_decision};
+use guild_core::manifest::{PluginKind, parse_tool_name};
+use guild_core::receipts::{Begin, Completion, Intent, LedgerError, Receipt, ReceiptStatus};
+use guild_core::text::truncate as truncate_str;
+use guild_core::types::{CallStatus, ToolCallRecord, ToolError, ToolOutcome};
+use guild_runtime::Failure;
+
+use super::{Approval, TaskScope, failed_outcome, sha256};
+use crate::session::ApprovalRequest;
+
+/// Calls `connector.tool` for a task, in a fresh connector instance. This is the one place the
+/// specialist's tool grant is checked: every front door reaches connectors through here.
+pub(crate) async fn call_tool(
+    task: &TaskScope,
+    full: &str,
+    input: String,
+    idempotency_key: Option<String>,
+) -> Result<ToolOutcome, ToolError> {
+    let started = Instant::now();
+    let shared = &task.shared;
+    let refuse = |e: ToolError| {
+        task.record_refusal(full, &input, &e.to_string());
+        Err(e)
+    };
+    let caller = &task.plugin;
+    let granted = caller.runtime.effective().tools.contains(full);
+    trace_decision(&caller.ident, "tools", full, granted);
+    if !granted {
+        return refuse(ToolError::Denied(denied(
+            &caller.name,
+            "tools",
+            full,
+            "tool not granted",
+        )));
+    }
+    let Ok((connector, tool)) = parse_tool_name(full) else {
+        return refuse(ToolError::InvalidInput(format!(
+            "{full:?} is not a tool name: expected `connector.tool`"
+        )));
+    };
+    let plugin = match task.snapshot.plugins.get(connector) {
+        Some(p) if p.manifest.plugin.kind == PluginKind::Connector => p.clone(),
+        _ => {
+            return refuse(ToolError::Failed(format!(
+                "connector '{connector}' is not loaded"
+            )));
+        }
+    };
+    let Some(spec) = plugin.tools.iter().find(|t| t.name == tool).cloned() else {
+        let names: Vec<_> = plugin.tools.iter().map(|t| t.name.as_str()).collect();
+        return refuse(ToolError::InvalidInput(format!(
+            "connector '{connector}' has no tool '{tool}'; it has: {}",
+            names.join(", ")
+        )));
+    };
+    if let Err(e) = serde_json::from_str::<serde_json::Value>(&input) {
+        return refuse(ToolError::InvalidInput(format!(
+            "input for '{full}' is not JSON: {e}"
+        )));
+    }
+    if let Some(message) = task
+        .skills
+        .requires_skill_gate(spec.requires_skill.as_deref())
+    {
+        return refuse(ToolError::InvalidInput(message));
+    }
+    let strict = shared
+        .config
+        .skills
+        .strict_allowed_tools_for(task.specialist_name());
+    if let Some(message) = task.skills.allowed_tools_gate(full, strict) {
+        return refuse(ToolError::Denied(message));
+    }
+    if spec.approval_always
+        && let Err(e) = approve(task, full, &spec.description, &input).await
+    {
+        return refuse(e);
+    }
+    let input_sha256 = sha256(&input);
+    let span = tracing::info_span!("tool", tool = full, connector = %plugin.ident, mutating = spec.mutating);
+    let record = |outcome: ToolOutcome, receipt_id: Option<String>, replayed: bool| {
+        task.record(ToolCallRecord {
+            tool: full.to_owned(),
+            plugin: plugin.ident.to_string(),
+            mutating: spec.mutating,
+            input_sha256: input_sha256.clone(),
+            outcome,
+            receipt_id,
+            replayed,
+            wall_ms: started.elapsed().as_millis() as u64,
+        });
+    };
+
+    // Mutating calls are two-phase: the intent is committed before the connector runs, so a
+    // crash in between reads as `unknown`, never as success. No intent, no call.
+    let intent = if spec.mutating {
+        let intent = Intent {
+            task_id: task.task_id.clone(),
+            route: task.specialist_name().to_owned(),
+            plugin: plugin.ident.to_string(),
+            tool: full.to_owned(),
+            receipt_type: spec.receipt_type.clone().unwrap_or_default(),
+            operation: spec.operation.clone().unwrap_or_default(),
+            input_sha256: input_sha256.clone(),
+            idempotency_key: idempotency_key.clone(),
+        };
+        let ledger = shared.ledger.clone();
+        match tokio::task::spawn_blocking(move || ledger.begin(intent)).await {
+            Ok(Ok(Begin::Proceed(id))) => Some(id),
+            Ok(Ok(Begin::Replay(receipt))) => {
+                let outcome = outcome_of(&receipt);
+                record(outcome.clone(), Some(receipt.id.clone()), true);
+                return Ok(outcome);
+            }
+            Ok(Err(
+                e @ (LedgerError::IdempotencyConflict { .. } | LedgerError::InFlight { .. }),
+            )) => {
+                return refuse(ToolError::InvalidInput(e.to_string()));
+            }
+            Ok(Err(e)) => {
+                return refuse(ToolError::Failed(format!(
+                    "tool '{full}' was not called: the receipts ledger could not record its intent: {e}"
+                )));
+            }
+            Err(e) => {
+                return refuse(ToolError::Failed(format!(
+                    "tool '{full}' was not called: the receipts ledger task failed: {e}"
+                )));
+            }
+        }
+    } else {
+        None
+    };
+
+    let result = shared
+        .runtime
+        .connector_call(&plugin.runtime, tool, input)
+        .instrument(span.clone())
+        .await;
+    let _enter = span.enter();
+    let (outcome, answer) = match result {
+        Ok(outcome) => {
+            let outcome = normalise(outcome);
+            (outcome.clone(), Ok(outcome))
+        }
+        Err(failure) => {
+            let message = format!(
+                "tool '{full}' failed: connector '{}' {failure}",
+                plugin.ident
+            );
+            let error = match failure {
+                Failure::TimedOut { .. }
+                | Failure::OutputTooLarge { .. }
+                | Failure::HostcallData { .. }
+                | Failure::MemoryExceeded { .. } => ToolError::LimitExceeded(message.clone()),
+                _ => ToolError::Failed(message.clone()),
+            };
+            (failed_outcome(&message), Err(error))
+        }
+    };
+    tracing::info!(status = ?outcome.status, "tool call finished");
+    let receipt_id = match intent {
+        Some(intent) => {
+            let ledger = shared.ledger.clone();
+            let completion = Completion {
+                status: outcome.status,
+                external_id: outcome.external_id.clone(),
+                verifiable_url: outcome.verifiable_url.clone(),
+                preview: outcome.preview.clone(),
+                error: outcome.error.clone(),
+            };
+            match tokio::task::spawn_blocking(move || ledger.complete(&intent, completion)).await {
+                Ok(Ok(receipt)) => Some(receipt.id),
+                Ok(Err(e)) => {
+                    // The intent stands: the receipt reads as unknown, never as success.
+                    tracing::error!("failed to record the outcome of '{full}': {e}");
+                    None
+                }
+                Err(e) => {
+                    tracing::error!("receipts ledger task failed for '{full}': {e}");
+                    None
+                }
+            }
+        }
+        None => None,
+    };
+    record(outcome, receipt_id, false);
+    answer
+}
+
+/// The outcome a recorded receipt stands for (an idempotent replay).
+fn outcome_of(r: &Receipt) -> ToolOutcome {
+    let status = match r.status {
+        ReceiptStatus::Success => CallStatus::Success,
+        ReceiptStatus::Failed => CallStatus::Failed,
+        _ => CallStatus::Pending,
+    };
+    ToolOutcome {
+        output: serde_json::json!({
+            "replayed": true,
+            "receipt": r.id,
+            "external_id": r.external_id,
+        })
+        .to_string(),
+        status,
+        external_id: r.external_id.clone(),
+        verifiable_url: r.verifiable_url.clone(),
+        preview: r.preview.clone(),
+        error: r.error.clone(),
+    }
+}
+
+/// Asks for approval of one call, or refuses it inside a batch.
+async fn approve(
+    task: &TaskScope,
+    tool: &str,
+    description: &str,
+    input: &str,
+) -> Result<(), ToolError> {
+    match &task.approval {
+        Approval::InBatch => {
+            let message = format!(
+                "tool '{tool}' needs the caller's approval, which a batch cannot give: re-dispatch this task on its own"
+            );
+            *task.batch_refused.lock().unwrap_or_else(|p| p.into_inner()) = Some(message.clone());
+            Err(ToolError::Denied(message))
+        }
+        Approval::Ask(None) => Err(ToolError::Denied(format!(
+            "denied: tool '{tool}' needs the caller's approval and no approver is attached to this session"
+        ))),
+        Approval::Ask(Some(approver)) => {
+            let request = ApprovalRequest {
+                task_id: task.task_id.clone(),
+                specialist: task.plugin.ident.to_string(),
+                tool: tool.to_owned(),
+                description: description.to_owned(),
+                input: truncate_str(input, 2048).to_owned(),
+            };
+            if approver.approve(request).await {
+                tracing::info!(tool, "approved by the caller");
+                Ok(())
+            } else {
+                Err(ToolError::Denied(format!(
+                    "denied: the caller did not approve tool '{tool}'"
+                )))
+            }
+        }
+    }
+}
+
+/// Makes a connector's report self-consistent: a failure always carries an error, a success
+/// never does, and the preview fits in 200 characters.
+fn normalise(mut o: ToolOutcome) -> ToolOutcome {
+    match o.status {
+        CallStatus::Failed if o.error.as_deref().is_none_or(str::is_empty) => {
+            o.error = Some("the connector reported failure without an error message".into());
+        }
+        CallStatus::Success | CallStatus::Pending => o.error = None,
+        CallStatus::Failed => {}
+    }
+    if let Some(p) = &o.preview {
+        o.preview = Some(truncate_str(p, 200).to_owned());
+    }
+    o
+}

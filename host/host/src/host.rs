@@ -1,0 +1,358 @@
+//! [`Host`]: the library entry point. Every operation exists once here and is called by every
+//! adapter (CLI today; MCP and HTTP later).
+
+use std::sync::{Arc, RwLock};
+
+use anyhow::Context;
+use guild_core::config::Config;
+use guild_core::error::DispatchError;
+use guild_core::http::{GuardedClient, HttpLimits};
+use guild_core::receipts::{AuditKind, Ledger, Receipt, VerifyReport};
+use guild_core::skills::Skills;
+use guild_core::types::{RosterEntry, TaskResult};
+use guild_core::validate::{Check, external};
+use guild_runtime::{EngineOptions, GuildEngine, IoBudget, Runtime};
+
+use crate::background::{Background, BackgroundError, TaskCheck, TaskEvent, TaskRecord, TaskStore};
+use crate::registry::{self, PluginInfo, Snapshot};
+use crate::session::Session;
+
+/// State shared by the host, its sessions and the tasks it runs. Instances never see it: their
+/// store state holds the [`Runtime`] and, for a specialist, the task's narrow `TaskHost` view.
+pub(crate) struct Shared {
+    pub(crate) runtime: Runtime,
+    pub(crate) config: Config,
+    pub(crate) ledger: Arc<Ledger>,
+    pub(crate) skills: Arc<Skills>,
+    registry: RwLock<Arc<Snapshot>>,
+}
+
+impl Shared {
+    /// The current plugin set; a task keeps the one it started with.
+    pub(crate) fn snapshot(&self) -> Arc<Snapshot> {
+        // A poisoned lock means a panic while swapping an `Arc`: the old value is still whole.
+        self.registry
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    fn swap(&self, snapshot: Snapshot) {
+        *self.registry.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(snapshot);
+    }
+}
+
+/// A running Guild host.
+#[derive(Clone)]
+pub struct Host {
+    shared: Arc<Shared>,
+    default_session: Session,
+    background: Arc<Background>,
+    /// Re-scans skill folders so added, changed and removed skills show without a restart;
+    /// stops when the last clone of the host is dropped.
+    _skill_watcher: Arc<guild_core::skills::SkillWatcher>,
+}
+
+impl Host {
+    /// Starts a host for `config` with its own engine (compile cache in `DATA_DIR/cache`) and
+    /// loads every configured plugin.
+    pub async fn new(config: Config) -> anyhow::Result<Self> {
+        let cache_dir = config
+            .host
+            .compile_cache
+            .then(|| config.data_dir().join("cache"));
+        let engine = GuildEngine::new(EngineOptions {
+            cache_dir,
+            ..EngineOptions::default()
+        })
+        .context("failed to create the wasm engine")?;
+        Self::with_engine(config, engine).await
+    }
+
+    /// Starts a host on an existing engine (several hosts may share one, and its caches).
+    pub async fn with_engine(config: Config, engine: GuildEngine) -> anyhow::Result<Self> {
+        let runtime = Runtime::new(
+            engine,
+            GuardedClient::new(HttpLimits::default()),
+            IoBudget {
+                stdio_kb: config.host.stdio_kb,
+                hostcall_kb: config.host.hostcall_kb,
+            },
+        )
+        .context("failed to link host interfaces")?;
+        let data_dir = config.data_dir();
+        std::fs::create_dir_all(&data_dir)
+            .with_context(|| format!("failed to create the data folder {}", data_dir.display()))?;
+        let ledger = Arc::new(Ledger::open(data_dir.join("receipts.db"))?);
+        let (config_skills, base_dir) = (config.skills.clone(), config.base_dir.clone());
+        let shared = Arc::new(Shared {
+            runtime,
+            config,
+            ledger,
+            skills: Arc::new(Skills::new(config_skills, base_dir)),
+            registry: RwLock::new(Arc::new(Snapshot::default())),
+        });
+        let tasks_db = data_dir.join("tasks.db");
+        let store = TaskStore::open(&tasks_db)
+            .with_context(|| format!("failed to open the task store {}", tasks_db.display()))?;
+        let background = Arc::new(Background::new(
+            store,
+            shared.config.dispatch.batch_concurrency,
+        ));
+        let watcher = shared
+            .skills
+            .watch(|change| {
+                tracing::info!(folder = %change.dir.display(), diff = %change.diff, "skill catalog changed");
+            })
+            .context("failed to start the skill folder watcher")?;
+        let host = Self {
+            _skill_watcher: Arc::new(watcher),
+            default_session: Session::new(shared.clone()),
+            background,
+            shared,
+        };
+        host.reload().await;
+        Ok(host)
+    }
+
+    /// Loads every configured plugin again and swaps the new set in atomically. Running tasks
+    /// finish on the versions they started with. Returns the load errors (the plugins that
+    /// failed are left out; the others serve).
+    pub async fn reload(&self) -> Vec<String> {
+        let snapshot = registry::load_all(&self.shared).await;
+        let errors = snapshot.errors.clone();
+        let old = self.shared.snapshot();
+        let ledger = self.shared.ledger.clone();
+        let loaded: Vec<(String, String)> = snapshot
+            .plugins
+            .values()
+            .filter(|p| {
+                old.plugins
+                    .get(&*p.name)
+                    .is_none_or(|o| o.runtime.sha256() != p.runtime.sha256())
+            })
+            .map(|p| {
+                (
+                    p.ident.to_string(),
+                    format!("component sha256 {}", p.runtime.sha256()),
+                )
+            })
+            .collect();
+        let unloaded: Vec<String> = old
+            .plugins
+            .values()
+            .filter(|p| !snapshot.plugins.contains_key(&*p.name))
+            .map(|p| p.ident.to_string())
+            .collect();
+        // Loads and unloads are audit entries in the receipts chain.
+        let audited = tokio::task::spawn_blocking(move || {
+            for (ident, detail) in loaded {
+                ledger.audit(AuditKind::PluginLoaded, &ident, &detail)?;
+            }
+            for ident in unloaded {
+                ledger.audit(AuditKind::PluginUnloaded, &ident, "no longer configured")?;
+            }
+            Ok::<_, guild_core::receipts::LedgerError>(())
+        })
+        .await;
+        if let Ok(Err(e)) = audited {
+            tracing::error!("failed to audit plugin changes: {e}");
+        }
+        self.shared.swap(snapshot);
+        errors
+    }
+
+    /// Errors of the last load, one line per plugin that failed.
+    pub fn load_errors(&self) -> Vec<String> {
+        self.shared.snapshot().errors.clone()
+    }
+
+    /// Every loaded plugin, sorted by name.
+    pub fn plugins(&self) -> Vec<PluginInfo> {
+        let snap = self.shared.snapshot();
+        snap.plugins.values().map(|p| snap.info(p)).collect()
+    }
+
+    /// One plugin by name or alias.
+    pub fn plugin(&self, name: &str) -> Option<PluginInfo> {
+        let snap = self.shared.snapshot();
+        snap.resolve(name).map(|p| snap.info(p))
+    }
+
+    /// The specialists that can be called now, sorted.
+    pub fn roster(&self) -> Vec<RosterEntry> {
+        self.shared.snapshot().roster()
+    }
+
+    /// Runs one task: one specialist, one self-contained brief, in a fresh instance.
+    ///
+    /// `Err` only when the task cannot start (unknown or unavailable specialist, bad
+    /// description); everything that happens inside the task, including traps and timeouts,
+    /// is reported in the [`TaskResult`].
+    pub async fn task(
+        &self,
+        specialist: &str,
+        description: &str,
+    ) -> Result<TaskResult, DispatchError> {
+        self.default_session.task(specialist, description).await
+    }
+
+    /// A new session (its own invocation count and approver).
+    pub fn session(&self) -> Session {
+        Session::new(self.shared.clone())
+    }
+
+    /// Starts a background task; returns its id at once.
+    pub fn start_task(
+        &self,
+        specialist: &str,
+        description: &str,
+    ) -> Result<String, BackgroundError> {
+        self.background.start(&self.shared, specialist, description)
+    }
+
+    /// Status, reports since the last check, and the result when done.
+    pub fn check_task(&self, id: &str) -> Result<TaskCheck, BackgroundError> {
+        self.background.check(id)
+    }
+
+    /// Cancels the running attempt and restarts it with the original brief plus every update
+    /// appended (same id). Returns the new attempt number.
+    pub fn update_task(&self, id: &str, update: &str) -> Result<u32, BackgroundError> {
+        self.background.update(&self.shared, id, update)
+    }
+
+    /// Answers the approval request a background task is waiting on (see
+    /// [`TaskCheck::pending_approval`]).
+    pub fn approve_task(&self, id: &str, approved: bool) -> Result<(), BackgroundError> {
+        self.background.approve(id, approved)
+    }
+
+    /// Cancels a live background task.
+    pub fn cancel_task(&self, id: &str) -> Result<(), BackgroundError> {
+        self.background.cancel(id)
+    }
+
+    /// The parent of a background task went away (session closed): it runs on, but its
+    /// reports fail with [`crate::PARENT_GONE`].
+    pub fn detach_task(&self, id: &str) -> Result<(), BackgroundError> {
+        self.background.detach(id)
+    }
+
+    /// Background tasks, newest first.
+    pub fn list_tasks(&self, limit: usize) -> Result<Vec<TaskRecord>, BackgroundError> {
+        self.background.list(limit)
+    }
+
+    /// Waits for a background task to finish (or be cancelled) and returns its record.
+    pub async fn wait_task(&self, id: &str) -> Result<TaskRecord, BackgroundError> {
+        self.background.wait(id).await
+    }
+
+    /// Reports of background tasks as they arrive (`wakeup` delivery only).
+    pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<TaskEvent> {
+        self.background.subscribe()
+    }
+
+    /// Receipts, newest first, or those of one task.
+    pub async fn receipts(
+        &self,
+        task_id: Option<&str>,
+        limit: usize,
+    ) -> anyhow::Result<Vec<Receipt>> {
+        let ledger = self.shared.ledger.clone();
+        let task_id = task_id.map(str::to_owned);
+        Ok(tokio::task::spawn_blocking(move || match task_id {
+            Some(t) => ledger.for_task(&t),
+            None => ledger.list(limit),
+        })
+        .await??)
+    }
+
+    /// Checks the whole receipts chain; reports the first bad entry.
+    pub async fn verify_receipts(&self) -> anyhow::Result<VerifyReport> {
+        let ledger = self.shared.ledger.clone();
+        Ok(tokio::task::spawn_blocking(move || ledger.verify()).await??)
+    }
+
+    /// Fetches a receipt's verifiable URL through the guarded client — no credentials, public
+    /// addresses only unless `[host] verify_origins` names the origin — and says what it found.
+    pub async fn verify_receipt(&self, id: &str) -> anyhow::Result<Check> {
+        use guild_core::http::{AllowList, EgressPolicy, HostPattern, OutboundRequest};
+        let ledger = self.shared.ledger.clone();
+        let wanted = id.to_owned();
+        let receipt = tokio::task::spawn_blocking(move || ledger.get(&wanted))
+            .await??
+            .ok_or_else(|| anyhow::anyhow!("no receipt with id {id}"))?;
+        let url = match external::target(&receipt) {
+            Ok(url) => url,
+            Err(check) => return Ok(check),
+        };
+        let origin = match url.port() {
+            Some(p) => format!(
+                "{}://{}:{p}",
+                url.scheme(),
+                url.host_str().unwrap_or_default()
+            ),
+            None => format!("{}://{}", url.scheme(), url.host_str().unwrap_or_default()),
+        };
+        let listed = self
+            .shared
+            .config
+            .host
+            .verify_origins
+            .iter()
+            .any(|o| o == &origin);
+        // An exact origin pattern names an IP literal or `localhost`, which the guarded client
+        // would then reach; such hosts are allowed only when the operator listed them.
+        let names_special = match url.host() {
+            Some(url::Host::Ipv4(ip)) => guild_core::http::classify(ip.into()).is_special(),
+            Some(url::Host::Ipv6(ip)) => guild_core::http::classify(ip.into()).is_special(),
+            Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+            None => true,
+        };
+        if names_special && !listed {
+            return Ok(external::fetch_failed(
+                &receipt,
+                &url,
+                &format!(
+                    "{origin} is not a public address; list it in [host] verify_origins to allow it"
+                ),
+            ));
+        }
+        let pattern = HostPattern::parse(&origin)?;
+        let policy = EgressPolicy {
+            plugin: "host:verify_receipt".to_owned(),
+            requested: AllowList::new(vec![pattern.clone()]),
+            granted: AllowList::new(vec![pattern]),
+            secrets: Vec::new(),
+        };
+        Ok(
+            match self
+                .shared
+                .runtime
+                .http()
+                .send(&policy, OutboundRequest::get(url.as_str()))
+                .await
+            {
+                Ok(resp) => external::interpret(&receipt, &resp.url, resp.status, &resp.body),
+                Err(e) => external::fetch_failed(&receipt, &url, &e.to_string()),
+            },
+        )
+    }
+
+    /// The engine (to share it with another host).
+    pub fn engine(&self) -> &GuildEngine {
+        self.shared.runtime.engine()
+    }
+
+    /// The configuration this host runs with.
+    pub fn config(&self) -> &Config {
+        &self.shared.config
+    }
+
+    /// The state shared with every instance (for crate modules that extend `Host`, e.g. skills).
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+}

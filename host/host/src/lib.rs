@@ -1,0 +1,34 @@
+//! Guild: a WebAssembly plugin host for AI-agent specialists and skills.
+//!
+//! Specialists, connectors and skill loaders are WASI components behind the WIT package
+//! `guild:plugin` (see `wit/`). Each runs sandboxed in a fresh instance per task or tool call,
+//! with only the capabilities its manifest requests *and* the operator grants. The host owns
+//! dispatch, capability enforcement and limits; plugins only report facts.
+//!
+//! This crate is the top of the library: the plugin registry, dispatch and the one tool-call
+//! path, sessions, background tasks and the [`Host`] facade. It builds on `guild-core` (types,
+//! manifests, config, capabilities, receipts, validation, skills — re-exported here) and
+//! `guild-runtime` (the only crate that knows wasmtime).
+//!
+//! Start with [`Config`] (the operator's `guild.toml`) and [`Host`].
+
+pub mod background;
+mod dispatch;
+mod host;
+mod registry;
+pub mod session;
+mod skills_host;
+
+pub use guild_core::{
+    capability, config, error, http, limits, manifest, receipts, settings, skills, text, types,
+    validate,
+};
+
+pub use config::Config;
+pub use error::{ConfigError, DispatchError, LoadError, ManifestError};
+pub use guild_runtime::{CompileSource, EngineOptions, Failure, GuildEngine};
+pub use host::Host;
+pub use limits::{MAX_DESCRIPTION_BYTES, MAX_REPORT_BYTES, MAX_REPORTS, PARENT_GONE};
+pub use registry::PluginInfo;
+pub use session::{ApprovalRequest, Approver, BatchItem, Session, TaskInput, TaskRequest};
+pub use skills_host::HostSkills;

@@ -1,0 +1,318 @@
+//! The registry: the set of loaded plugin versions, swapped atomically as a whole.
+//!
+//! Loading a plugin means: parse and validate its manifest, resolve its grant into effective
+//! capabilities, compile its component (cache first), check that the component implements the
+//! world its manifest declares, pre-instantiate it against the host linker, and ask it once for
+//! its self-description (a specialist's `describe`, a connector's `tools`). A plugin that fails
+//! any step is reported with a clear error and left out; every other plugin still loads.
+//! Running tasks hold the [`Snapshot`] they started with, so a swap never changes a plugin under
+//! a task.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use guild_core::capability::{self, CapabilityRow};
+use guild_core::error::LoadError;
+use guild_core::manifest::{Manifest, PluginKind, parse_tool_name};
+use guild_core::types::{RosterEntry, ToolSpec};
+use guild_runtime::{Failure, Plugin, PrepareError};
+
+use crate::host::Shared;
+
+/// One loaded plugin version.
+pub(crate) struct LoadedPlugin {
+    pub(crate) manifest: Manifest,
+    pub(crate) name: Arc<str>,
+    /// `name@version`.
+    pub(crate) ident: Arc<str>,
+    pub(crate) rows: Vec<CapabilityRow>,
+    /// The compiled, pre-instantiated component with its effective capabilities.
+    pub(crate) runtime: Plugin,
+    pub(crate) description: String,
+    /// A connector's tools, as it described them at load time.
+    pub(crate) tools: Vec<ToolSpec>,
+    /// The skill sources the manifest declares, resolved once here instead of per task.
+    pub(crate) skill_sources: Vec<crate::skills::SkillSource>,
+}
+
+/// What `guild plugins list/show` prints about one plugin.
+#[derive(Debug, Clone, Serialize)]
+pub struct PluginInfo {
+    /// Name.
+    pub name: String,
+    /// Version.
+    pub version: String,
+    /// Kind.
+    pub kind: PluginKind,
+    /// One-line description.
+    pub description: String,
+    /// Folder it was loaded from.
+    pub dir: PathBuf,
+    /// Hex sha256 of the component.
+    pub sha256: String,
+    /// Aliases.
+    pub aliases: Vec<String>,
+    /// Requested vs granted vs denied.
+    pub capabilities: Vec<CapabilityRow>,
+    /// A connector's tools.
+    pub tools: Vec<ToolSpec>,
+    /// Why a specialist is not on the roster, if it is not.
+    pub unavailable: Option<String>,
+}
+
+/// An immutable set of loaded plugins.
+#[derive(Default)]
+pub(crate) struct Snapshot {
+    pub(crate) plugins: BTreeMap<String, Arc<LoadedPlugin>>,
+    pub(crate) aliases: BTreeMap<String, String>,
+    pub(crate) errors: Vec<String>,
+}
+
+impl Snapshot {
+    /// A plugin by name or alias.
+    pub(crate) fn resolve(&self, name: &str) -> Option<&Arc<LoadedPlugin>> {
+        self.plugins
+            .get(name)
+            .or_else(|| self.aliases.get(name).and_then(|n| self.plugins.get(n)))
+    }
+
+    fn connectors(&self) -> BTreeSet<String> {
+        self.plugins
+            .values()
+            .filter(|p| p.manifest.plugin.kind == PluginKind::Connector)
+            .map(|p| p.name.to_string())
+            .collect()
+    }
+
+    /// Why a specialist cannot be called, if it cannot.
+    pub(crate) fn unavailable(&self, plugin: &LoadedPlugin) -> Option<String> {
+        let requirement = plugin.manifest.requires.connectors.as_ref()?;
+        requirement.check(&self.connectors()).err()
+    }
+
+    /// Specialists that can be called, sorted by name.
+    pub(crate) fn roster(&self) -> Vec<RosterEntry> {
+        self.plugins
+            .values()
+            .filter(|p| p.manifest.plugin.kind == PluginKind::Specialist)
+            .filter(|p| self.unavailable(p).is_none())
+            .map(|p| RosterEntry {
+                name: p.name.to_string(),
+                version: p.manifest.plugin.version.to_string(),
+                description: p.description.clone(),
+                aliases: p.manifest.plugin.aliases.clone(),
+            })
+            .collect()
+    }
+
+    /// The spec of `connector.tool`, if that connector is loaded and has it.
+    pub(crate) fn tool_spec(&self, full: &str) -> Option<ToolSpec> {
+        let (connector, tool) = parse_tool_name(full).ok()?;
+        let plugin = self.plugins.get(connector)?;
+        plugin.tools.iter().find(|t| t.name == tool).cloned()
+    }
+
+    pub(crate) fn info(&self, plugin: &LoadedPlugin) -> PluginInfo {
+        PluginInfo {
+            name: plugin.name.to_string(),
+            version: plugin.manifest.plugin.version.to_string(),
+            kind: plugin.manifest.plugin.kind,
+            description: plugin.description.clone(),
+            dir: plugin.manifest.dir.clone(),
+            sha256: plugin.runtime.sha256().to_owned(),
+            aliases: plugin.manifest.plugin.aliases.clone(),
+            capabilities: plugin.rows.clone(),
+            tools: plugin.tools.clone(),
+            unavailable: if plugin.manifest.plugin.kind == PluginKind::Specialist {
+                self.unavailable(plugin)
+            } else {
+                None
+            },
+        }
+    }
+}
+
+/// Loads every configured plugin folder into a new snapshot. Failures are collected, not fatal.
+pub(crate) async fn load_all(shared: &Arc<Shared>) -> Snapshot {
+    let mut snapshot = Snapshot::default();
+    let folders = match shared.config.plugin_folders() {
+        Ok(f) => f,
+        Err(e) => {
+            snapshot
+                .errors
+                .push(format!("cannot list plugin folders: {e}"));
+            return snapshot;
+        }
+    };
+    for dir in folders {
+        match load_one(shared, &dir).await {
+            Ok(plugin) => {
+                if let Err(e) = insert(&mut snapshot, plugin) {
+                    tracing::error!("{e}");
+                    snapshot.errors.push(e.to_string());
+                }
+            }
+            Err(e) => {
+                tracing::error!("{e}");
+                snapshot.errors.push(e.to_string());
+            }
+        }
+    }
+    snapshot
+}
+
+fn insert(snapshot: &mut Snapshot, plugin: LoadedPlugin) -> Result<(), LoadError> {
+    let name = plugin.name.to_string();
+    let taken = |n: &str| {
+        snapshot
+            .plugins
+            .get(n)
+            .map(|p| format!("plugin at {}", p.manifest.dir.display()))
+            .or_else(|| {
+                snapshot
+                    .aliases
+                    .get(n)
+                    .map(|t| format!("an alias of '{t}'"))
+            })
+    };
+    if let Some(other) = taken(&name) {
+        return Err(LoadError::Duplicate {
+            plugin: name,
+            other,
+        });
+    }
+    for alias in &plugin.manifest.plugin.aliases {
+        if let Some(other) = taken(alias) {
+            return Err(LoadError::Duplicate {
+                plugin: format!("{name}' alias '{alias}"),
+                other,
+            });
+        }
+    }
+    for alias in &plugin.manifest.plugin.aliases {
+        snapshot.aliases.insert(alias.clone(), name.clone());
+    }
+    snapshot.plugins.insert(name, Arc::new(plugin));
+    Ok(())
+}
+
+/// Loads one plugin folder.
+pub(crate) async fn load_one(shared: &Arc<Shared>, dir: &Path) -> Result<LoadedPlugin, LoadError> {
+    let manifest = Manifest::load(dir)?;
+    let (effective, rows) = capability::resolve(&manifest, &shared.config)?;
+    let skill_sources = shared
+        .skills
+        .sources_for(&manifest)
+        .map_err(|e| LoadError::Grant {
+            plugin: manifest.name().to_owned(),
+            message: format!("key `capabilities.skills`: {e}"),
+        })?;
+    let name = manifest.name().to_owned();
+    let file = manifest.component_path();
+    let component_err = |message: String| LoadError::Component {
+        plugin: name.clone(),
+        file: file.clone(),
+        message,
+    };
+    if !file.is_file() {
+        return Err(component_err(
+            "file not found (did the plugin build run?)".to_owned(),
+        ));
+    }
+    let kind = manifest.plugin.kind;
+    let ident = format!("{}@{}", name, manifest.plugin.version);
+    let runtime = shared
+        .runtime
+        .prepare(&name, &ident, kind, &file, Arc::new(effective))
+        .await
+        .map_err(|e| match e {
+            PrepareError::WrongWorld(message) => LoadError::WrongWorld {
+                plugin: name.clone(),
+                file: file.clone(),
+                kind,
+                message,
+            },
+            other => component_err(other.to_string()),
+        })?;
+
+    let mut plugin = LoadedPlugin {
+        ident: ident.as_str().into(),
+        name: name.as_str().into(),
+        description: manifest.plugin.description.clone().unwrap_or_default(),
+        manifest,
+        rows,
+        runtime,
+        tools: Vec::new(),
+        skill_sources,
+    };
+    let describe_err = |what: &str, e: Failure| LoadError::Component {
+        plugin: name.clone(),
+        file: file.clone(),
+        message: format!("{what} {e}"),
+    };
+    match kind {
+        PluginKind::Specialist => {
+            let description = shared
+                .runtime
+                .describe(&plugin.runtime)
+                .await
+                .map_err(|e| describe_err("describe()", e))?;
+            if plugin.description.is_empty() {
+                plugin.description = first_line(&description);
+            }
+        }
+        PluginKind::Connector => {
+            let tools = shared
+                .runtime
+                .connector_tools(&plugin.runtime)
+                .await
+                .map_err(|e| describe_err("tools()", e))?;
+            check_tools(&tools).map_err(|m| describe_err("tools()", Failure::WrongKind(m)))?;
+            plugin.tools = tools;
+        }
+        PluginKind::SkillLoader => {}
+    }
+    tracing::info!(
+        plugin = %plugin.ident,
+        kind = %kind,
+        source = ?plugin.runtime.compile_source(),
+        "plugin loaded"
+    );
+    Ok(plugin)
+}
+
+fn first_line(s: &str) -> String {
+    s.lines()
+        .next()
+        .unwrap_or("")
+        .trim()
+        .chars()
+        .take(200)
+        .collect()
+}
+
+/// A connector's tool list must be well-formed: valid unique names, JSON schemas, and
+/// receipt type and operation on every mutating tool.
+fn check_tools(tools: &[ToolSpec]) -> Result<(), String> {
+    let mut seen = BTreeSet::new();
+    for t in tools {
+        parse_tool_name(&format!("x.{}", t.name))
+            .map_err(|_| format!("returned an invalid tool name {:?}", t.name))?;
+        if !seen.insert(t.name.as_str()) {
+            return Err(format!("returned tool {:?} twice", t.name));
+        }
+        if serde_json::from_str::<serde_json::Value>(&t.input_schema).is_err() {
+            return Err(format!("tool {:?}: input schema is not JSON", t.name));
+        }
+        if t.mutating && (t.receipt_type.is_none() || t.operation.is_none()) {
+            return Err(format!(
+                "tool {:?} is mutating but has no receipt type or operation",
+                t.name
+            ));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,278 @@
+//! The wasmtime engine, its epoch ticker and the compile cache.
+//!
+//! One [`GuildEngine`] serves every plugin of a host (and may be shared by several hosts in one
+//! process, as the test suite does). Compilation happens only here, when a plugin is loaded,
+//! never on the request path, and only from a `.wasm` component: precompiled artifacts shipped
+//! by a plugin are refused. Compiled code is cached in memory (per process) and on disk in a
+//! host-owned folder keyed by the component's sha256 and the engine's compatibility hash, so a
+//! restart does not recompile.
+
+use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use sha2::{Digest, Sha256};
+use wasmtime::component::Component;
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+
+/// How often the epoch advances. Deadlines are expressed in ticks of this length.
+pub const EPOCH_TICK: Duration = Duration::from_millis(10);
+
+/// Engine construction options.
+#[derive(Debug, Clone)]
+pub struct EngineOptions {
+    /// Use the pooling instance allocator (default true). Fresh instances per task are cheap
+    /// only with pooling; turning it off exists for benchmarks.
+    pub pooling: bool,
+    /// On-disk compile cache folder; `None` disables the disk cache.
+    pub cache_dir: Option<PathBuf>,
+    /// Largest linear memory any plugin may grow to, MiB (a pool slot size).
+    pub max_memory_mb: u32,
+}
+
+impl Default for EngineOptions {
+    fn default() -> Self {
+        Self {
+            pooling: true,
+            cache_dir: None,
+            max_memory_mb: 512,
+        }
+    }
+}
+
+/// Where a compiled component came from (for start-up reports and benchmarks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompileSource {
+    /// Compiled earlier in this process.
+    Memory,
+    /// Deserialised from the disk cache.
+    Disk,
+    /// Compiled now with Cranelift.
+    Compiled,
+}
+
+/// A compiled component and its identity.
+#[derive(Clone)]
+pub(crate) struct Compiled {
+    /// The component.
+    pub(crate) component: Component,
+    /// Hex sha256 of the `.wasm` bytes.
+    pub sha256: String,
+    /// Where it came from.
+    pub source: CompileSource,
+}
+
+/// Why a component could not be compiled.
+#[derive(Debug, thiserror::Error)]
+pub enum CompileError {
+    /// The file could not be read.
+    #[error("cannot read: {0}")]
+    Io(String),
+    /// Not a WebAssembly component (with a hint of what it is).
+    #[error("{0}")]
+    NotAComponent(String),
+    /// Cranelift or validation refused it.
+    #[error("does not compile: {0}")]
+    Invalid(String),
+}
+
+/// The shared engine plus caches. Cheap to clone.
+#[derive(Clone)]
+pub struct GuildEngine {
+    inner: Arc<EngineInner>,
+}
+
+struct EngineInner {
+    engine: Engine,
+    options: EngineOptions,
+    engine_key: String,
+    memory_cache: Mutex<HashMap<String, Component>>,
+    ticker_stop: Arc<AtomicBool>,
+}
+
+impl Drop for EngineInner {
+    fn drop(&mut self) {
+        self.ticker_stop.store(true, Ordering::Relaxed);
+    }
+}
+
+impl GuildEngine {
+    /// Builds an engine: Cranelift, async, epoch interruption driven by a ticker thread, the
+    /// pooling allocator (unless turned off), and only the wasm proposals plugins need.
+    pub fn new(options: EngineOptions) -> anyhow::Result<Self> {
+        let mut config = Config::new();
+        config.epoch_interruption(true);
+        // The threads proposal is not compiled into this wasmtime build at all.
+        config.wasm_memory64(false);
+        config.cranelift_opt_level(wasmtime::OptLevel::Speed);
+        config.max_wasm_stack(1 << 20);
+        if options.pooling {
+            let mut pool = PoolingAllocationConfig::default();
+            pool.total_component_instances(1000)
+                .total_core_instances(4000)
+                .total_memories(2000)
+                .total_tables(4000)
+                .total_stacks(1000)
+                .max_core_instances_per_component(64)
+                .max_memories_per_component(16)
+                .max_tables_per_component(64)
+                .max_component_instance_size(1 << 20)
+                .max_core_instance_size(4 << 20)
+                .table_elements(64 * 1024)
+                .max_memory_size(options.max_memory_mb as usize * 1024 * 1024)
+                .linear_memory_keep_resident(64 * 1024)
+                .table_keep_resident(64 * 1024);
+            config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+        }
+        let engine = Engine::new(&config).map_err(wasm_err)?;
+        let mut hasher = DefaultHasher::new();
+        engine.precompile_compatibility_hash().hash(&mut hasher);
+        let engine_key = format!("{:016x}", hasher.finish());
+
+        let ticker_stop = Arc::new(AtomicBool::new(false));
+        let stop = ticker_stop.clone();
+        let ticking = engine.clone();
+        std::thread::Builder::new()
+            .name("guild-epoch".into())
+            .spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    std::thread::sleep(EPOCH_TICK);
+                    ticking.increment_epoch();
+                }
+            })?;
+        Ok(Self {
+            inner: Arc::new(EngineInner {
+                engine,
+                options,
+                engine_key,
+                memory_cache: Mutex::new(HashMap::new()),
+                ticker_stop,
+            }),
+        })
+    }
+
+    /// The wasmtime engine.
+    pub(crate) fn engine(&self) -> &Engine {
+        &self.inner.engine
+    }
+
+    /// Options this engine was built with.
+    pub fn options(&self) -> &EngineOptions {
+        &self.inner.options
+    }
+
+    /// Compiles (or fetches from cache) the component at `path`.
+    pub(crate) fn compile_file(&self, path: &Path) -> Result<Compiled, CompileError> {
+        let bytes = std::fs::read(path).map_err(|e| CompileError::Io(e.to_string()))?;
+        self.compile(&bytes)
+    }
+
+    /// Compiles (or fetches from cache) component bytes.
+    pub(crate) fn compile(&self, bytes: &[u8]) -> Result<Compiled, CompileError> {
+        check_component_bytes(bytes)?;
+        let sha256 = hex::encode(Sha256::digest(bytes));
+        if let Some(component) = self.lock_cache().get(&sha256).cloned() {
+            return Ok(Compiled {
+                component,
+                sha256,
+                source: CompileSource::Memory,
+            });
+        }
+        let cache_file = self
+            .inner
+            .options
+            .cache_dir
+            .as_ref()
+            .map(|dir| dir.join(format!("{sha256}-{}.cwasm", self.inner.engine_key)));
+        let mut source = CompileSource::Compiled;
+        let component = match cache_file.as_deref().and_then(|f| self.load_cached(f)) {
+            Some(c) => {
+                source = CompileSource::Disk;
+                c
+            }
+            None => {
+                let c = Component::new(&self.inner.engine, bytes)
+                    .map_err(|e| CompileError::Invalid(format!("{e:#}")))?;
+                if let Some(file) = &cache_file
+                    && let Err(e) = store_cached(&c, file)
+                {
+                    tracing::warn!(file = %file.display(), "failed to write compile cache: {e:#}");
+                }
+                c
+            }
+        };
+        self.lock_cache().insert(sha256.clone(), component.clone());
+        Ok(Compiled {
+            component,
+            sha256,
+            source,
+        })
+    }
+
+    fn lock_cache(&self) -> std::sync::MutexGuard<'_, HashMap<String, Component>> {
+        // A poisoned cache only means another thread panicked mid-insert; the map is still valid.
+        self.inner
+            .memory_cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
+    #[allow(unsafe_code)]
+    fn load_cached(&self, file: &Path) -> Option<Component> {
+        if !file.is_file() {
+            return None;
+        }
+        // SAFETY: the file lives in the host-owned cache folder, which no plugin can see or
+        // write, and was produced by `Component::serialize` of an engine with the same
+        // compatibility hash (part of the file name). wasmtime additionally checks the
+        // artifact's header against this engine. Plugin-supplied artifacts never reach here.
+        match unsafe { Component::deserialize_file(&self.inner.engine, file) } {
+            Ok(c) => Some(c),
+            Err(e) => {
+                tracing::warn!(file = %file.display(), "ignoring unusable cache entry: {e:#}");
+                None
+            }
+        }
+    }
+}
+
+/// Converts wasmtime's own error type into `anyhow` for glue code.
+pub(crate) fn wasm_err(e: wasmtime::Error) -> anyhow::Error {
+    anyhow::Error::from_boxed(e.into_boxed_dyn_error())
+}
+
+fn store_cached(component: &Component, file: &Path) -> anyhow::Result<()> {
+    use anyhow::Context;
+    let dir = file.parent().context("cache file has no folder")?;
+    std::fs::create_dir_all(dir).with_context(|| format!("failed to create {}", dir.display()))?;
+    let bytes = component.serialize().map_err(wasm_err)?;
+    let tmp = file.with_extension(format!("tmp{}", std::process::id()));
+    std::fs::write(&tmp, bytes).with_context(|| format!("failed to write {}", tmp.display()))?;
+    std::fs::rename(&tmp, file)
+        .with_context(|| format!("failed to rename into {}", file.display()))?;
+    Ok(())
+}
+
+/// Refuses anything that is not a component binary before Cranelift sees it, with a hint.
+fn check_component_bytes(bytes: &[u8]) -> Result<(), CompileError> {
+    const COMPONENT: [u8; 8] = [0x00, b'a', b's', b'm', 0x0d, 0x00, 0x01, 0x00];
+    const MODULE: [u8; 8] = [0x00, b'a', b's', b'm', 0x01, 0x00, 0x00, 0x00];
+    if bytes.len() >= 8 && bytes[..8] == COMPONENT {
+        return Ok(());
+    }
+    let what = if bytes.len() >= 8 && bytes[..8] == MODULE {
+        "is a core WebAssembly module, not a component: build for wasm32-wasip2 or wrap it with `wasm-tools component new`"
+    } else if bytes.starts_with(b"\x7fELF") {
+        "is a native or precompiled artifact; only .wasm components are accepted and the host compiles them itself"
+    } else if bytes.starts_with(b"\0asm") {
+        "is WebAssembly of an unsupported version or layer"
+    } else if bytes.is_empty() {
+        "is empty"
+    } else {
+        "is not WebAssembly (no \\0asm header)"
+    };
+    Err(CompileError::NotAComponent(what.to_owned()))
+}

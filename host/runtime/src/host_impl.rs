@@ -1,0 +1,208 @@
+//! The host side of the plugin-facing WIT interfaces: `log`, `config`, `http` and `tools`.
+//!
+//! Each function checks the instance's effective capabilities first and answers a refusal as a
+//! guest-visible `host-error::denied` naming plugin, capability and target (a WIT error, not a
+//! trap: the plugin can act on it). Every decision is traced with the same fields.
+
+use guild_core::capability::{denied, trace_decision};
+use guild_core::http::{HttpError, OutboundRequest};
+use guild_core::text::truncate;
+use guild_core::types::{CallStatus as Status, ToolError, ToolOutcome, ToolSpec};
+
+use crate::bindings::types::{
+    CallStatus, HostError, ToolOutcome as WitOutcome, ToolSpec as WitSpec,
+};
+use crate::bindings::{config, http, log, report, tools, types};
+use crate::state::StoreState;
+use crate::task::ReportError;
+
+/// Longest log message forwarded; the rest is cut.
+const MAX_LOG_CHARS: usize = 8 * 1024;
+
+impl types::Host for StoreState {}
+
+impl log::Host for StoreState {
+    async fn log(&mut self, level: log::Level, message: String) -> wasmtime::Result<()> {
+        let message = truncate(&message, MAX_LOG_CHARS);
+        let plugin = &*self.plugin;
+        match level {
+            log::Level::Trace => tracing::trace!(target: "guild::guest", plugin, "{message}"),
+            log::Level::Debug => tracing::debug!(target: "guild::guest", plugin, "{message}"),
+            log::Level::Info => tracing::info!(target: "guild::guest", plugin, "{message}"),
+            log::Level::Warn => tracing::warn!(target: "guild::guest", plugin, "{message}"),
+            log::Level::Error => tracing::error!(target: "guild::guest", plugin, "{message}"),
+        }
+        Ok(())
+    }
+}
+
+impl config::Host for StoreState {
+    async fn get(&mut self, key: String) -> wasmtime::Result<Result<String, HostError>> {
+        let answer = match self.caps.config.get(&key) {
+            Some(v) => Ok(v.clone()),
+            None => Err(HostError::Denied(denied(
+                &self.name,
+                "config",
+                &key,
+                "key not granted",
+            ))),
+        };
+        trace_decision(&self.plugin, "config", &key, answer.is_ok());
+        Ok(answer)
+    }
+}
+
+impl http::Host for StoreState {
+    async fn send(
+        &mut self,
+        request: http::Request,
+    ) -> wasmtime::Result<Result<http::Response, HostError>> {
+        let outbound = OutboundRequest {
+            method: request.method,
+            url: request.url,
+            headers: request.headers,
+            body: request.body.unwrap_or_default().into(),
+        };
+        let rt = self.rt.clone();
+        let result = rt.http().send(&self.caps.http, outbound).await;
+        Ok(match result {
+            Ok(resp) => Ok(http::Response {
+                status: resp.status,
+                headers: resp.headers,
+                body: resp.body.to_vec(),
+            }),
+            Err(e) => Err(http_error(e)),
+        })
+    }
+}
+
+impl tools::Host for StoreState {
+    async fn granted(&mut self) -> wasmtime::Result<Vec<tools::GrantedTool>> {
+        let Some(task) = &self.task else {
+            return Ok(Vec::new());
+        };
+        Ok(task
+            .granted_tools()
+            .into_iter()
+            .map(|(name, spec)| tools::GrantedTool {
+                name,
+                spec: wit_spec(&spec),
+            })
+            .collect())
+    }
+
+    async fn call(
+        &mut self,
+        name: String,
+        input: String,
+        idempotency_key: Option<String>,
+    ) -> wasmtime::Result<Result<WitOutcome, HostError>> {
+        let Some(task) = self.task.clone() else {
+            trace_decision(&self.plugin, "tools", &name, false);
+            return Ok(Err(HostError::Denied(denied(
+                &self.name,
+                "tools",
+                &name,
+                "only specialists running a task can call tools",
+            ))));
+        };
+        // The grant is checked inside the one tool-call path, behind this call.
+        Ok(task
+            .call_tool(name, input, idempotency_key)
+            .await
+            .map(|o| wit_outcome(&o))
+            .map_err(tool_error))
+    }
+}
+
+impl report::Host for StoreState {
+    async fn send(&mut self, output: String) -> wasmtime::Result<Result<String, String>> {
+        let Some(task) = &self.task else {
+            return Ok(Err(ReportError::ParentGone.to_string()));
+        };
+        let allowed = self.caps.report;
+        trace_decision(&self.plugin, "report", "send", allowed);
+        if !allowed {
+            return Ok(Err(denied(&self.name, "report", "send", "not granted")));
+        }
+        Ok(task.send_report(output).map_err(|e| e.to_string()))
+    }
+}
+
+fn http_error(e: HttpError) -> HostError {
+    match e {
+        HttpError::Denied { .. } => HostError::Denied(e.to_string()),
+        HttpError::InvalidRequest(_) => HostError::InvalidInput(e.to_string()),
+        HttpError::TooLarge { .. } | HttpError::Timeout => HostError::LimitExceeded(e.to_string()),
+        HttpError::Transport(_) => HostError::Failed(e.to_string()),
+    }
+}
+
+fn tool_error(e: ToolError) -> HostError {
+    match e {
+        ToolError::Denied(m) => HostError::Denied(m),
+        ToolError::InvalidInput(m) => HostError::InvalidInput(m),
+        ToolError::LimitExceeded(m) => HostError::LimitExceeded(m),
+        ToolError::Failed(m) => HostError::Failed(m),
+    }
+}
+
+pub(crate) fn wit_outcome(o: &ToolOutcome) -> WitOutcome {
+    WitOutcome {
+        output: o.output.clone(),
+        status: match o.status {
+            Status::Success => CallStatus::Success,
+            Status::Pending => CallStatus::Pending,
+            Status::Failed => CallStatus::Failed,
+        },
+        external_id: o.external_id.clone(),
+        verifiable_url: o.verifiable_url.clone(),
+        preview: o.preview.clone(),
+        error: o.error.clone(),
+    }
+}
+
+pub(crate) fn from_wit_outcome(o: WitOutcome) -> ToolOutcome {
+    ToolOutcome {
+        output: o.output,
+        status: match o.status {
+            CallStatus::Success => Status::Success,
+            CallStatus::Pending => Status::Pending,
+            CallStatus::Failed => Status::Failed,
+        },
+        external_id: o.external_id,
+        verifiable_url: o.verifiable_url,
+        preview: o.preview.map(|p| truncate(&p, 200).to_owned()),
+        error: o.error,
+    }
+}
+
+pub(crate) fn wit_spec(s: &ToolSpec) -> WitSpec {
+    WitSpec {
+        name: s.name.clone(),
+        description: s.description.clone(),
+        input_schema: s.input_schema.clone(),
+        mutating: s.mutating,
+        receipt_type: s.receipt_type.clone(),
+        operation: s.operation.clone(),
+        requires_skill: s.requires_skill.clone(),
+        approval: if s.approval_always {
+            types::Approval::Always
+        } else {
+            types::Approval::Never
+        },
+    }
+}
+
+pub(crate) fn from_wit_spec(s: WitSpec) -> ToolSpec {
+    ToolSpec {
+        name: s.name,
+        description: s.description,
+        input_schema: s.input_schema,
+        mutating: s.mutating,
+        receipt_type: s.receipt_type,
+        operation: s.operation,
+        requires_skill: s.requires_skill,
+        approval_always: matches!(s.approval, types::Approval::Always),
+    }
+}

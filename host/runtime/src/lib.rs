@@ -1,0 +1,88 @@
+//! Guild's runtime: the only crate that knows wasmtime.
+//!
+//! It owns the engine and compile cache ([`engine`]), the generated bindings, one linker per
+//! plugin world, per-instance store state (a deny-by-default WASI context, the memory limiter,
+//! the instance's effective capabilities, the guarded HTTP client and, for a specialist, the
+//! [`TaskHost`] of the task it serves), and the host side of every plugin-facing interface.
+//!
+//! Callers see plain types: a [`Plugin`] is a compiled, pre-instantiated plugin version; each
+//! call ([`Runtime::run_specialist`], [`Runtime::connector_call`], …) runs in a fresh instance
+//! under the plugin's limits and ends it afterwards. No wasmtime type crosses this crate's API.
+
+mod bindings;
+pub mod engine;
+mod host_impl;
+mod instance;
+mod limiter;
+mod loader;
+mod plugin;
+mod skills_impl;
+mod state;
+mod stdio;
+mod task;
+
+use std::sync::Arc;
+
+use guild_core::http::GuardedClient;
+
+pub use engine::{CompileError, CompileSource, EngineOptions, GuildEngine};
+pub use instance::{Failure, InstanceStats, RunAnswer};
+pub use loader::Answer as LoaderAnswer;
+pub use plugin::{Plugin, PrepareError};
+pub use task::{ReportError, SkillSummary, TaskHost};
+
+/// Per-instance input/output budgets that come from the operator's `[host]` settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IoBudget {
+    /// Bytes of guest stdout + stderr forwarded to the log per instance, KiB.
+    pub stdio_kb: u32,
+    /// Data the guest may pass to the host in one call (`Store::set_hostcall_fuel`), KiB.
+    pub hostcall_kb: u32,
+}
+
+/// The engine, the linkers and the services every instance may use. Cheap to clone.
+#[derive(Clone)]
+pub struct Runtime {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    engine: GuildEngine,
+    linkers: plugin::Linkers,
+    http: GuardedClient,
+    io: IoBudget,
+}
+
+impl Runtime {
+    /// Links the host interfaces for every world on `engine`.
+    pub fn new(
+        engine: GuildEngine,
+        http: GuardedClient,
+        io: IoBudget,
+    ) -> Result<Self, PrepareError> {
+        let linkers = plugin::Linkers::new(&engine)?;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                engine,
+                linkers,
+                http,
+                io,
+            }),
+        })
+    }
+
+    /// The engine (to share it, and its caches, with another host).
+    pub fn engine(&self) -> &GuildEngine {
+        &self.inner.engine
+    }
+
+    /// The guarded outbound HTTP client every instance uses.
+    pub fn http(&self) -> &GuardedClient {
+        &self.inner.http
+    }
+
+    /// The per-instance I/O budgets.
+    pub fn io(&self) -> IoBudget {
+        self.inner.io
+    }
+}

@@ -1,0 +1,109 @@
+//! Per-instance store state: one [`StoreState`] per plugin instance, built fresh for every task
+//! and every tool call from the plugin's effective capabilities.
+//!
+//! This is where deny-by-default becomes concrete for WASI: the context starts empty (no env,
+//! no args, closed stdin, no preopens, sockets off) and only granted folders are preopened.
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicUsize;
+
+use std::time::{Duration, Instant};
+
+use wasmtime::component::ResourceTable;
+use wasmtime::{Store, UpdateDeadline};
+use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+
+use guild_core::capability::Effective;
+use guild_core::manifest::FsMode;
+
+use crate::Runtime;
+use crate::limiter::MemoryLimiter;
+use crate::stdio::GuestOutput;
+use crate::task::TaskHost;
+
+/// Everything a host function may need about the instance that called it.
+pub(crate) struct StoreState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    pub(crate) limiter: MemoryLimiter,
+    /// `name@version` of the plugin.
+    pub(crate) plugin: Arc<str>,
+    /// Plugin name alone.
+    pub(crate) name: Arc<str>,
+    pub(crate) caps: Arc<Effective>,
+    /// Engine, guarded HTTP client and I/O budgets; never the ledger or the registry.
+    pub(crate) rt: Runtime,
+    /// The task this instance serves (specialists; `None` for connectors and loaders).
+    pub(crate) task: Option<Arc<dyn TaskHost>>,
+}
+
+impl WasiView for StoreState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+/// Builds a fresh store for one call of `plugin`.
+pub(crate) fn new_store(
+    rt: &Runtime,
+    name: &Arc<str>,
+    ident: &Arc<str>,
+    caps: &Arc<Effective>,
+    task: Option<Arc<dyn TaskHost>>,
+) -> anyhow::Result<Store<StoreState>> {
+    use anyhow::Context;
+
+    let mut wasi = WasiCtxBuilder::new();
+    // Explicit even where it repeats the defaults: a future wasmtime-wasi default must not
+    // widen the sandbox silently.
+    wasi.allow_tcp(false)
+        .allow_udp(false)
+        .allow_ip_name_lookup(false);
+    let budget = Arc::new(AtomicUsize::new(rt.io().stdio_kb as usize * 1024));
+    wasi.stdout(GuestOutput::new(name.clone(), "stdout", budget.clone()));
+    wasi.stderr(GuestOutput::new(name.clone(), "stderr", budget));
+    for mount in &caps.fs {
+        let perms = match mount.mode {
+            FsMode::Ro => FsPerms::ReadOnly,
+            FsMode::Rw => FsPerms::ReadWrite,
+        };
+        wasi.preopened_dir(&mount.host, &mount.guest, perms)
+            .map_err(crate::engine::wasm_err)
+            .with_context(|| {
+                format!(
+                    "plugin '{name}': failed to open granted folder {} for {}",
+                    mount.host.display(),
+                    mount.guest
+                )
+            })?;
+    }
+    let state = StoreState {
+        wasi: wasi.build(),
+        table: ResourceTable::new(),
+        limiter: MemoryLimiter::new(caps.limits.memory_mb as usize * 1024 * 1024),
+        plugin: ident.clone(),
+        name: name.clone(),
+        caps: caps.clone(),
+        rt: rt.clone(),
+        task,
+    };
+    let mut store = Store::new(rt.engine().engine(), state);
+    store.limiter(|s| &mut s.limiter);
+    store.set_hostcall_fuel(rt.io().hostcall_kb as usize * 1024);
+    // Every epoch tick (10 ms) the guest yields to the async runtime, so a spinning guest never
+    // holds a worker thread and the wall-clock timeout and cancellation stay responsive; once
+    // the plugin's budget has passed, the next tick interrupts it with a trap.
+    let deadline = Instant::now() + Duration::from_secs(u64::from(caps.limits.timeout_s));
+    store.set_epoch_deadline(1);
+    store.epoch_deadline_callback(move |_| {
+        Ok(if Instant::now() >= deadline {
+            UpdateDeadline::Interrupt
+        } else {
+            UpdateDeadline::Yield(1)
+        })
+    });
+    Ok(store)
+}

@@ -1,0 +1,61 @@
+//! [`TaskHost`]: the narrow view of a running task that host functions need.
+//!
+//! A specialist instance serves exactly one task. Its `tools`, `report` and `skills` imports
+//! call through this trait, which dispatch implements: the grant checks, approvals, receipts and
+//! skill accounting all live behind it, in the one tool-call path. The runtime never sees the
+//! ledger, the registry or the session; store state holds only this trait object.
+
+use futures::future::BoxFuture;
+use guild_core::skills::SkillError;
+use guild_core::types::{ToolError, ToolOutcome, ToolSpec};
+
+/// Why a progress report was not accepted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReportError {
+    /// Nobody is waiting for reports any more (cancelled, session closed).
+    #[error("{}", guild_core::limits::PARENT_GONE)]
+    ParentGone,
+    /// The report broke a rule (size, count).
+    #[error("{0}")]
+    Rejected(String),
+}
+
+/// One skill as a specialist's catalog lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkillSummary {
+    /// The skill's name.
+    pub name: String,
+    /// Its description.
+    pub description: String,
+}
+
+/// What the host functions of one specialist instance need from the task it serves.
+pub trait TaskHost: Send + Sync {
+    /// The tools this specialist may call, by `connector.tool`, with their specs.
+    fn granted_tools(&self) -> Vec<(String, ToolSpec)>;
+
+    /// Calls `connector.tool` with JSON `input`. The grant check, approvals, skill gates and
+    /// receipts all happen behind this call.
+    fn call_tool(
+        &self,
+        tool: String,
+        input: String,
+        idempotency_key: Option<String>,
+    ) -> BoxFuture<'_, Result<ToolOutcome, ToolError>>;
+
+    /// Sends a progress report to whoever started the task; returns its message id.
+    fn send_report(&self, output: String) -> Result<String, ReportError>;
+
+    /// Level 1 of skill disclosure: the specialist's own catalog (accounted).
+    fn skill_catalog(&self) -> BoxFuture<'_, Vec<SkillSummary>>;
+
+    /// Level 2: one skill's body.
+    fn load_skill(&self, name: String) -> BoxFuture<'_, Result<String, SkillError>>;
+
+    /// Level 3: one resource file of a skill.
+    fn read_skill_resource(
+        &self,
+        name: String,
+        path: String,
+    ) -> BoxFuture<'_, Result<Vec<u8>, SkillError>>;
+}
