@@ -50,7 +50,9 @@ impl Budgets {
                         tokens: f64::from(limits.request_burst),
                         refilled: Instant::now(),
                     }),
-                    in_flight: Arc::new(Semaphore::new(limits.max_concurrent_requests)),
+                    in_flight: Arc::new(Semaphore::new(
+                        limits.max_concurrent_requests.min(Semaphore::MAX_PERMITS),
+                    )),
                 })
             })
             .clone()

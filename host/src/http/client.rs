@@ -51,7 +51,7 @@ pub struct HttpLimits {
     /// limit).
     pub request_interval: Duration,
     /// Requests of one plugin in flight at once (all its instances together); one more waits
-    /// for a slot until its timeout.
+    /// for a slot until its timeout, then is refused (0 refuses every request that way).
     pub max_concurrent_requests: usize,
     /// Pinned clients kept for connection reuse, over all plugins (0: a new connection for
     /// every request).

@@ -65,7 +65,7 @@ pub(crate) fn check_caps<'a>(
 }
 
 /// A header name cut for an error message (names are guest-controlled, values never shown).
-fn shorten(name: &str) -> String {
+pub(crate) fn shorten(name: &str) -> String {
     match name.char_indices().nth(64) {
         Some((end, _)) => format!("{}...", &name[..end]),
         None => name.to_owned(),

@@ -41,7 +41,7 @@ pub enum DenyReason {
     SecretReflected {
         /// The secret's name (never its value).
         secret: String,
-        /// Where it was found: `the URL`, ``header `X` ``, `the body`.
+        /// Where it was found: `the URL`, ``header `X` ``, `a header name`, `the body`.
         place: String,
     },
 }

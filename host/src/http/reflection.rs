@@ -4,7 +4,7 @@
 //! it through any API. But a host that echoes what it receives (an echo endpoint, an error page
 //! quoting the `Authorization` header) hands the value to the guest, which could then send it
 //! to another granted host. Before every hop, the URL (as sent and percent-decoded), the
-//! guest's header values and the body (as sent and percent-decoded) are searched for the value
+//! guest's header names and values and the body (as sent and percent-decoded) are searched for the value
 //! of every secret that does *not* apply to the hop's origin; a match refuses the request with
 //! [`DenyReason::SecretReflected`], naming the secret and where it was found, never the value.
 //!
@@ -24,6 +24,7 @@ use std::borrow::Cow;
 
 use url::Url;
 
+use super::headers;
 use super::policy::{DenyReason, EgressPolicy};
 
 /// Secret values (or credentials parts) shorter than this are not searched for.
@@ -47,20 +48,27 @@ pub(crate) fn needles(value: &str) -> Vec<Box<[u8]>> {
 }
 
 /// Where a secret's value was found, for the denial message.
-fn place_in<'a>(
+fn place_in(
     needle: &[u8],
     url: &Url,
-    headers: &'a [(String, String)],
+    headers: &[(String, String)],
     body: &[u8],
-) -> Option<Cow<'a, str>> {
+) -> Option<Cow<'static, str>> {
     if contains_either(url.as_str().as_bytes(), needle) {
         return Some("the URL".into());
+    }
+    // A name that carries the value is not repeated: denials end up in traces.
+    if headers
+        .iter()
+        .any(|(name, _)| contains_either(name.as_bytes(), needle))
+    {
+        return Some("a header name".into());
     }
     if let Some((name, _)) = headers
         .iter()
         .find(|(_, value)| contains_either(value.as_bytes(), needle))
     {
-        return Some(format!("header `{name}`").into());
+        return Some(format!("header `{}`", headers::shorten(name)).into());
     }
     if contains_either(body, needle) {
         return Some("the body".into());
@@ -189,6 +197,13 @@ mod tests {
             };
             assert_eq!(got, Err(want), "{u} {place}");
         }
+        let named = [("x-tok/en+12345".to_owned(), "1".to_owned())];
+        let got = check(&p, &other, &named, b"").expect_err("in a name");
+        assert!(!got.to_string().contains("12345"), "{got}");
+        assert!(
+            got.to_string().starts_with("a header name carries"),
+            "{got}"
+        );
         assert_eq!(check(&p, &other, &header[..0], b"tok/en+1234"), Ok(()));
         let home = url("https://api.example.com/echo?q=tok/en+12345");
         assert_eq!(check(&p, &home, &header, b"tok/en+12345"), Ok(()));
