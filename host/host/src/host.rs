@@ -288,6 +288,10 @@ impl Host {
             Ok(url) => url,
             Err(check) => return Ok(check),
         };
+        let url = match crate::http::normalize_url(url.clone()) {
+            Ok(normal) => normal,
+            Err(e) => return Ok(external::fetch_failed(&receipt, &url, &e.to_string())),
+        };
         let origin = match url.port() {
             Some(p) => format!(
                 "{}://{}:{p}",
@@ -305,12 +309,7 @@ impl Host {
             .any(|o| o == &origin);
         // An exact origin pattern names an IP literal or `localhost`, which the guarded client
         // would then reach; such hosts are allowed only when the operator listed them.
-        let names_special = match url.host() {
-            Some(url::Host::Ipv4(ip)) => guild_core::http::classify(ip.into()).is_special(),
-            Some(url::Host::Ipv6(ip)) => guild_core::http::classify(ip.into()).is_special(),
-            Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
-            None => true,
-        };
+        let names_special = crate::http::names_special_host(&url);
         if names_special && !listed {
             return Ok(external::fetch_failed(
                 &receipt,

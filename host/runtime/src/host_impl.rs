@@ -133,7 +133,9 @@ fn http_error(e: HttpError) -> HostError {
     match e {
         HttpError::Denied { .. } => HostError::Denied(e.to_string()),
         HttpError::InvalidRequest(_) => HostError::InvalidInput(e.to_string()),
-        HttpError::TooLarge { .. } | HttpError::Timeout => HostError::LimitExceeded(e.to_string()),
+        HttpError::TooLarge { .. } | HttpError::Limit(_) | HttpError::Timeout => {
+            HostError::LimitExceeded(e.to_string())
+        }
         HttpError::Transport(_) => HostError::Failed(e.to_string()),
     }
 }

@@ -10,6 +10,8 @@ use std::net::IpAddr;
 
 use url::{Host, Url};
 
+use super::hostname::without_root_dot as trim_dot;
+
 /// URL scheme an [`HostPattern`] applies to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Scheme {
@@ -192,10 +194,6 @@ impl std::str::FromStr for HostPattern {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         Self::parse(s)
     }
-}
-
-fn trim_dot(host: &str) -> &str {
-    host.strip_suffix('.').unwrap_or(host)
 }
 
 fn split_host_port(rest: &str) -> Result<(&str, Option<&str>), &'static str> {

@@ -3,8 +3,13 @@
 //!
 //! Every hop (the first request and each redirect) goes through the same steps from scratch:
 //! URL shape, requested ∩ granted, DNS once, every address checked, a client pinned to those
-//! addresses, headers rebuilt with the secrets that apply to *this* hop's origin.
+//! addresses, headers rebuilt with the secrets that apply to *this* hop's origin. A hop to
+//! another origin also loses the guest's credentials (`Authorization`, cookies, headers named
+//! like a secret's) for the rest of the exchange. Before the first hop, the plugin's request
+//! budget is spent and a slot among its requests in flight taken; the pinned client comes from
+//! a bounded pool, so one origin's requests share connections.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
@@ -13,10 +18,14 @@ use reqwest::{Method, StatusCode};
 use tracing::Instrument;
 use url::Url;
 
+use super::budget::Budgets;
 use super::error::HttpError;
 use super::headers;
+use super::hostname;
 use super::pin;
 use super::policy::EgressPolicy;
+use super::pool::Pool;
+use super::reflection;
 
 /// Caps on one outbound exchange.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,16 +38,43 @@ pub struct HttpLimits {
     pub max_response_body: usize,
     /// Redirects followed before giving up (0 returns the redirect response itself).
     pub max_redirects: u32,
+    /// Most headers in a request (as the guest lists them, dropped ones included) or in a
+    /// response.
+    pub max_headers: usize,
+    /// Largest single header value, in bytes, in a request or a response.
+    pub max_header_value: usize,
+    /// Largest sum of header name and value lengths, in bytes, in a request or a response.
+    pub max_header_bytes: usize,
+    /// Requests one plugin may make at once before the rate applies (0 refuses every request).
+    pub request_burst: u32,
+    /// One more request is allowed per interval, up to the burst ([`Duration::ZERO`]: no rate
+    /// limit).
+    pub request_interval: Duration,
+    /// Requests of one plugin in flight at once (all its instances together); one more waits
+    /// for a slot until its timeout, then is refused (0 refuses every request that way).
+    pub max_concurrent_requests: usize,
+    /// Pinned clients kept for connection reuse, over all plugins (0: a new connection for
+    /// every request).
+    pub max_pooled_clients: usize,
 }
 
 impl Default for HttpLimits {
-    /// 30 s in total, 1 MiB request body, 8 MiB response body, 5 redirects.
+    /// 30 s in total, 1 MiB request body, 8 MiB response body, 5 redirects; at most 64
+    /// headers, 8 KiB per header value and 32 KiB of headers in all, each way; per plugin a
+    /// burst of 100 requests then 50 per second, 16 in flight; 64 pooled clients.
     fn default() -> Self {
         Self {
             timeout: Duration::from_secs(30),
             max_request_body: 1 << 20,
             max_response_body: 8 << 20,
             max_redirects: 5,
+            max_headers: 64,
+            max_header_value: 8 << 10,
+            max_header_bytes: 32 << 10,
+            request_burst: 100,
+            request_interval: Duration::from_millis(20),
+            max_concurrent_requests: 16,
+            max_pooled_clients: 64,
         }
     }
 }
@@ -99,15 +135,41 @@ pub struct OutboundResponse {
 }
 
 /// The one path by which plugin HTTP requests leave the host.
+///
+/// Clones share the per-plugin budgets ([`budget`](super::budget)) and the pool of pinned
+/// clients ([`pool`](super::pool)).
 #[derive(Debug, Clone, Default)]
 pub struct GuardedClient {
     limits: HttpLimits,
+    shared: Arc<Shared>,
+}
+
+#[derive(Debug, Default)]
+struct Shared {
+    budgets: Budgets,
+    pool: Pool,
 }
 
 impl GuardedClient {
     /// A client enforcing `limits`.
     pub fn new(limits: HttpLimits) -> Self {
-        Self { limits }
+        Self {
+            limits,
+            shared: Arc::default(),
+        }
+    }
+
+    /// This client with another timeout, sharing budgets and pool (a test needs two requests
+    /// of one plugin with different patience).
+    #[cfg(test)]
+    pub(crate) fn with_timeout(&self, timeout: Duration) -> Self {
+        Self {
+            limits: HttpLimits {
+                timeout,
+                ..self.limits.clone()
+            },
+            shared: self.shared.clone(),
+        }
     }
 
     /// The limits this client enforces.
@@ -135,10 +197,23 @@ impl GuardedClient {
                 });
             }
             let url = parse_url(&req.url)?;
-            // Reject malformed headers up front, before any DNS or policy work.
+            // Reject oversized and malformed headers up front, before any DNS or policy work.
+            let guest_headers = req.headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes()));
+            headers::check_caps(req.headers.len(), guest_headers, &self.limits, "request")?;
             headers::build(&req.headers, std::iter::empty())?;
+            let deadline = tokio::time::Instant::now() + self.limits.timeout;
+            let budget = self.shared.budgets.of(&policy.plugin, &self.limits);
+            let limited = |e: HttpError| {
+                tracing::info!(outcome = "limited", reason = %e, "http decision");
+                e
+            };
+            budget
+                .spend(&policy.plugin, &self.limits)
+                .map_err(limited)?;
+            let slot = budget.slot(&policy.plugin, &self.limits, deadline).await;
+            let _slot = slot.map_err(limited)?;
             let exchange = self.exchange(policy, method, url, req.headers, req.body);
-            match tokio::time::timeout(self.limits.timeout, exchange).await {
+            match tokio::time::timeout_at(deadline, exchange).await {
                 Ok(result) => result,
                 Err(_) => Err(HttpError::Timeout),
             }
@@ -158,14 +233,21 @@ impl GuardedClient {
         let mut redirects = 0;
         loop {
             let target = url.origin().ascii_serialization();
-            let resolved = authorize(policy, &url, &target).await?;
+            let resolved = authorize(policy, &url, &target, &guest_headers, &body).await?;
             let headers = headers::build(&guest_headers, policy.secrets_for(&url))?;
-            let client = pin::client(&resolved, self.limits.timeout)?;
+            let client = self
+                .shared
+                .pool
+                .client(&policy.plugin, &resolved, &self.limits)?;
             let mut request = client.request(method.clone(), url.clone()).headers(headers);
             if !body.is_empty() {
                 request = request.body(body.clone());
             }
             let response = request.send().await.map_err(|e| transport(&target, &e))?;
+            let received = response.headers();
+            let pairs = received.iter().map(|(n, v)| (n.as_str(), v.as_bytes()));
+            let side = format!("the response from {target}");
+            headers::check_caps(received.len(), pairs, &self.limits, &side)?;
             let status = response.status();
             let location = response.headers().get(LOCATION).cloned();
             let Some(location) = location.filter(|_| is_followed_redirect(status)) else {
@@ -186,7 +268,12 @@ impl GuardedClient {
                 .ok_or_else(|| {
                     HttpError::InvalidRequest(format!("{target} sent an invalid redirect location"))
                 })?;
-            url = check_shape(next)?;
+            let next = check_shape(next)?;
+            if next.origin() != url.origin() {
+                let secret_headers = policy.secrets.iter().map(|s| s.header());
+                guest_headers = headers::without_credentials(&guest_headers, secret_headers);
+            }
+            url = next;
             let to_get = status == StatusCode::SEE_OTHER
                 || (method == Method::POST
                     && matches!(status, StatusCode::MOVED_PERMANENTLY | StatusCode::FOUND));
@@ -237,12 +324,14 @@ impl GuardedClient {
     }
 }
 
-/// The policy decision for one hop: origin first (no DNS for a refused origin), then every
-/// resolved address. Traced either way.
+/// The policy decision for one hop: origin first (no DNS for a refused origin), then no secret
+/// carried where it does not belong, then every resolved address. Traced either way.
 async fn authorize(
     policy: &EgressPolicy,
     url: &Url,
     target: &str,
+    guest_headers: &[(String, String)],
+    body: &[u8],
 ) -> Result<pin::Resolved, HttpError> {
     let deny = |reason| {
         tracing::info!(target = %target, outcome = "denied", reason = %reason, "http decision");
@@ -253,6 +342,7 @@ async fn authorize(
         }
     };
     policy.check_url(url).map_err(deny)?;
+    reflection::check(policy, url, guest_headers, body).map_err(deny)?;
     let resolved = pin::resolve(url).await?;
     for ip in resolved.ips() {
         policy.check_address(url, ip).map_err(deny)?;
@@ -285,8 +375,9 @@ fn parse_url(text: &str) -> Result<Url, HttpError> {
     check_shape(url)
 }
 
-/// http(s) only, with a host and no userinfo; the fragment is never sent.
-fn check_shape(mut url: Url) -> Result<Url, HttpError> {
+/// http(s) only, with a host and no userinfo; the fragment is never sent; the host is
+/// normalised ([`hostname::normalize`]) before anything is decided on it.
+fn check_shape(url: Url) -> Result<Url, HttpError> {
     if !matches!(url.scheme(), "http" | "https") {
         return Err(HttpError::InvalidRequest(format!(
             "scheme `{}` is not http or https",
@@ -301,6 +392,7 @@ fn check_shape(mut url: Url) -> Result<Url, HttpError> {
     if url.host().is_none() {
         return Err(HttpError::InvalidRequest("URL has no host".into()));
     }
+    let mut url = hostname::normalize(url).map_err(|e| HttpError::InvalidRequest(e.to_string()))?;
     url.set_fragment(None);
     Ok(url)
 }

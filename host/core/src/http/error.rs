@@ -27,6 +27,10 @@ pub enum HttpError {
         /// The cap in bytes.
         limit: usize,
     },
+    /// A cap on headers (count, one value, all together), on the plugin's request rate or on
+    /// its concurrent requests was hit. The message says which cap and its value.
+    #[error("limit exceeded: {0}")]
+    Limit(String),
     /// The whole exchange (DNS, connect, redirects, body) took longer than the timeout.
     #[error("request timed out")]
     Timeout,

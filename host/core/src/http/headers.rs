@@ -3,10 +3,12 @@
 //! Headers that describe the connection or the framing are the host's business, so guests
 //! cannot set them: they are dropped (and traced), not forwarded. The map is rebuilt from the
 //! guest's list on every redirect hop, so a secret attached for one host never travels on to
-//! the next.
+//! the next; and when a redirect changes origin, the guest's own credentials (and any header
+//! named like a secret's) are dropped from the list for good, as browsers and curl do.
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
+use super::client::HttpLimits;
 use super::error::HttpError;
 use super::policy::SecretHeader;
 
@@ -22,6 +24,53 @@ const FORBIDDEN: &[&str] = &[
     "upgrade",
     "expect",
 ];
+
+/// Headers that carry credentials or session state (besides any secret's header).
+const CREDENTIALS: &[&str] = &["authorization", "proxy-authorization", "cookie", "cookie2"];
+
+/// Checks `count` headers (name, value) against the header caps of `limits`; `side` says whose
+/// headers they are (`request`, `response`). Called before any header map is built, so a huge
+/// list costs one pass and no allocation.
+pub(crate) fn check_caps<'a>(
+    count: usize,
+    headers: impl Iterator<Item = (&'a str, &'a [u8])>,
+    limits: &HttpLimits,
+    side: &str,
+) -> Result<(), HttpError> {
+    if count > limits.max_headers {
+        return Err(HttpError::Limit(format!(
+            "{side} has {count} headers; at most {} are allowed",
+            limits.max_headers
+        )));
+    }
+    let mut total = 0usize;
+    for (name, value) in headers {
+        if value.len() > limits.max_header_value {
+            return Err(HttpError::Limit(format!(
+                "{side} header `{}` is {} bytes; at most {} bytes per header value",
+                shorten(name),
+                value.len(),
+                limits.max_header_value
+            )));
+        }
+        total = total.saturating_add(name.len()).saturating_add(value.len());
+    }
+    if total > limits.max_header_bytes {
+        return Err(HttpError::Limit(format!(
+            "{side} headers total {total} bytes; at most {} bytes of names and values",
+            limits.max_header_bytes
+        )));
+    }
+    Ok(())
+}
+
+/// A header name cut for an error message (names are guest-controlled, values never shown).
+pub(crate) fn shorten(name: &str) -> String {
+    match name.char_indices().nth(64) {
+        Some((end, _)) => format!("{}...", &name[..end]),
+        None => name.to_owned(),
+    }
+}
 
 /// Whether a guest may set header `name` (lower-case).
 pub(crate) fn guest_may_set(name: &HeaderName) -> bool {
@@ -52,6 +101,32 @@ pub(crate) fn build<'a>(
         map.insert(secret.header().clone(), secret.value().clone());
     }
     Ok(map)
+}
+
+/// The guest's headers without credentials, for a redirect that leaves the origin: the
+/// [`CREDENTIALS`] and every header named like one of `secret_headers`.
+pub(crate) fn without_credentials<'a>(
+    guest: &[(String, String)],
+    secret_headers: impl Iterator<Item = &'a HeaderName>,
+) -> Vec<(String, String)> {
+    let secret_headers: Vec<&HeaderName> = secret_headers.collect();
+    let carries_credentials = |name: &str| {
+        CREDENTIALS.iter().any(|c| name.eq_ignore_ascii_case(c))
+            || secret_headers
+                .iter()
+                .any(|h| name.eq_ignore_ascii_case(h.as_str()))
+    };
+    guest
+        .iter()
+        .filter(|(name, _)| {
+            let drop = carries_credentials(name);
+            if drop {
+                tracing::debug!(header = %name, "dropped a credential on an origin change");
+            }
+            !drop
+        })
+        .cloned()
+        .collect()
 }
 
 /// Drops the guest's body-describing headers when a redirect turns a request into a `GET`.
@@ -120,6 +195,47 @@ mod tests {
         let values: Vec<_> = map.get_all("authorization").iter().collect();
         assert_eq!(values, ["Bearer host"]);
         assert!(values[0].is_sensitive());
+    }
+
+    #[test]
+    fn credentials_and_secret_named_headers_are_dropped_on_origin_change() {
+        let list = guest(&[
+            ("Authorization", "Bearer g"),
+            ("COOKIE", "a=1"),
+            ("Cookie2", "b"),
+            ("X-Api-Key", "k"),
+            ("Accept", "*/*"),
+        ]);
+        let secret = HeaderName::from_static("x-api-key");
+        let kept = without_credentials(&list, std::iter::once(&secret));
+        assert_eq!(kept, guest(&[("Accept", "*/*")]));
+        let kept = without_credentials(&list, std::iter::empty());
+        assert_eq!(kept, guest(&[("X-Api-Key", "k"), ("Accept", "*/*")]));
+    }
+
+    #[test]
+    fn header_caps_hold_at_the_boundary() {
+        let limits = HttpLimits {
+            max_headers: 3,
+            max_header_value: 8,
+            max_header_bytes: 20,
+            ..HttpLimits::default()
+        };
+        let check = |pairs: &[(&str, &str)]| {
+            let it = pairs.iter().map(|(n, v)| (*n, v.as_bytes()));
+            check_caps(pairs.len(), it, &limits, "request")
+        };
+        assert_eq!(check(&[("a", "1"), ("b", "2"), ("c", "3")]), Ok(()));
+        let err = check(&[("a", "1"), ("b", "2"), ("c", "3"), ("d", "4")]).expect_err("count");
+        assert!(err.to_string().contains("4 headers; at most 3"), "{err}");
+        assert_eq!(check(&[("a", "12345678")]), Ok(()));
+        let err = check(&[("a", "123456789")]).expect_err("value");
+        assert!(err.to_string().contains("`a` is 9 bytes"), "{err}");
+        assert!(!err.to_string().contains("123456789"), "{err}");
+        assert_eq!(check(&[("ab", "12345678"), ("cd", "12345678")]), Ok(()));
+        let err = check(&[("ab", "12345678"), ("cde", "12345678")]).expect_err("total");
+        assert!(err.to_string().contains("total 21 bytes"), "{err}");
+        assert!(matches!(err, HttpError::Limit(_)));
     }
 
     #[test]

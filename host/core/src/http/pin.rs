@@ -4,8 +4,9 @@
 //! Each hop gets its own client whose resolver answers for exactly one name with exactly the
 //! checked addresses and fails for every other name, so reqwest cannot re-resolve (no DNS
 //! rebinding between check and connect). IP-literal URLs never reach a resolver; their address
-//! is the literal, which was checked. The client has no proxy, no cookie store, no redirect
-//! following and no connection pool to carry a connection over to another policy.
+//! is the literal, which was checked. The client has no proxy, no cookie store and no redirect
+//! following; its keep-alive connections are reused only through [`super::pool`], for the
+//! same plugin and exactly the same validated name and addresses ([`PinKey`]).
 
 use std::collections::BTreeSet;
 use std::net::{IpAddr, SocketAddr};
@@ -25,7 +26,24 @@ pub(crate) struct Resolved {
     addrs: Vec<SocketAddr>,
 }
 
+/// What a pinned client is pinned to: the name and the validated addresses, sorted.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct PinKey {
+    name: Option<String>,
+    addrs: Vec<SocketAddr>,
+}
+
 impl Resolved {
+    /// The key of a client pinned to these addresses (the order DNS gave does not matter).
+    pub(crate) fn key(&self) -> PinKey {
+        let mut addrs = self.addrs.clone();
+        addrs.sort();
+        PinKey {
+            name: self.name.clone(),
+            addrs,
+        }
+    }
+
     /// The distinct IP addresses, for checking.
     pub(crate) fn ips(&self) -> Vec<IpAddr> {
         let set: BTreeSet<IpAddr> = self.addrs.iter().map(SocketAddr::ip).collect();
@@ -91,8 +109,14 @@ impl Resolve for PinnedResolver {
     }
 }
 
-/// A single-use client that can reach only `resolved`.
-pub(crate) fn client(resolved: &Resolved, timeout: Duration) -> Result<reqwest::Client, HttpError> {
+/// A client that can reach only `resolved`, keeping at most `idle` idle connections for
+/// `idle_timeout`.
+pub(crate) fn client(
+    resolved: &Resolved,
+    timeout: Duration,
+    idle: usize,
+    idle_timeout: Duration,
+) -> Result<reqwest::Client, HttpError> {
     reqwest::Client::builder()
         .no_proxy()
         .redirect(reqwest::redirect::Policy::none())
@@ -101,7 +125,8 @@ pub(crate) fn client(resolved: &Resolved, timeout: Duration) -> Result<reqwest::
             name: resolved.name.clone(),
             addrs: resolved.addrs.clone(),
         }))
-        .pool_max_idle_per_host(0)
+        .pool_max_idle_per_host(idle)
+        .pool_idle_timeout(idle_timeout)
         .connect_timeout(timeout)
         .timeout(timeout)
         .build()

@@ -13,6 +13,7 @@ use url::Url;
 
 use super::address::{AddressClass, classify};
 use super::allowlist::{AllowList, HostMatch, HostPattern};
+use super::reflection;
 
 /// Why a request was denied. Never contains a secret.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,6 +36,14 @@ pub enum DenyReason {
         /// Its class.
         class: AddressClass,
     },
+    /// The request carries the value of a secret that is not sent to this origin (see
+    /// [`reflection`](super::reflection) for what is searched and what is not).
+    SecretReflected {
+        /// The secret's name (never its value).
+        secret: String,
+        /// Where it was found: `the URL`, ``header `X` ``, `a header name`, `the body`.
+        place: String,
+    },
 }
 
 impl fmt::Display for DenyReason {
@@ -50,6 +59,11 @@ impl fmt::Display for DenyReason {
             Self::Unreachable { addr, class } => {
                 write!(f, "address {addr} is {class} and never reachable")
             }
+            Self::SecretReflected { secret, place } => write!(
+                f,
+                "{place} carries the value of secret `{secret}`, which the operator grants \
+                 only to its own hosts; a secret may not be sent anywhere else"
+            ),
         }
     }
 }
@@ -62,6 +76,8 @@ pub struct SecretHeader {
     header: HeaderName,
     value: HeaderValue,
     hosts: AllowList,
+    /// What betrays the value in a request elsewhere ([`reflection::needles`]).
+    needles: Vec<Box<[u8]>>,
 }
 
 /// A secret header that cannot be built. The message never contains the value.
@@ -99,16 +115,19 @@ impl SecretHeader {
                 header: header.to_owned(),
             }
         })?;
+        let value_text = value;
         let mut value =
             HeaderValue::from_str(value).map_err(|_| SecretHeaderError::InvalidValue {
                 secret: name.clone(),
             })?;
         value.set_sensitive(true);
+        let needles = reflection::needles(value_text);
         Ok(Self {
             name,
             header: header_name,
             value,
             hosts,
+            needles,
         })
     }
 
@@ -134,6 +153,10 @@ impl SecretHeader {
 
     pub(crate) fn value(&self) -> &HeaderValue {
         &self.value
+    }
+
+    pub(crate) fn needles(&self) -> impl Iterator<Item = &[u8]> {
+        self.needles.iter().map(|n| &n[..])
     }
 }
 

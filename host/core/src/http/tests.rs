@@ -15,6 +15,9 @@ use axum::routing::{any, get};
 
 use super::*;
 
+#[path = "volume_tests.rs"]
+mod volume;
+
 /// A test server on 127.0.0.1:0 that counts requests; aborted on drop.
 struct Server {
     addr: SocketAddr,
@@ -61,7 +64,7 @@ impl Server {
     }
 }
 
-/// Echoes method, body length and the headers the tests care about.
+/// Echoes method, body length and the headers the tests care about (`-` when absent).
 async fn echo(method: Method, headers: HeaderMap, body: axum::body::Bytes) -> String {
     let get = |name: &str| {
         headers
@@ -71,11 +74,13 @@ async fn echo(method: Method, headers: HeaderMap, body: axum::body::Bytes) -> St
             .to_owned()
     };
     format!(
-        "method={method} len={} auth={} host={} x-guest={}",
+        "method={method} len={} auth={} host={} x-guest={} cookie={} x-api-key={}",
         body.len(),
         get("authorization"),
         get("host"),
         get("x-guest"),
+        get("cookie"),
+        get("x-api-key"),
     )
 }
 
@@ -140,6 +145,53 @@ async fn exact_localhost_grant_reaches_loopback() {
         .send(&both(&["http://localhost:*"]), OutboundRequest::get(url))
         .await
         .expect("allowed");
+    assert_eq!(response.status, 200);
+}
+
+#[tokio::test]
+async fn trailing_dot_and_case_are_one_host_for_every_decision() {
+    let server = Server::start(Router::new().fallback(echo)).await;
+    let port = server.addr.port();
+    let client = GuardedClient::default();
+    let dotted = format!("http://LocalHost.:{port}/");
+    let plain = format!("http://localhost:{port}");
+    for p in [both(&[&server.origin()]), both(&["http://*.localhost:*"])] {
+        let result = client.send(&p, OutboundRequest::get(&dotted)).await;
+        assert_denied(result, &plain, DenyReason::NotRequested);
+    }
+    let result = client
+        .send(
+            &both(&[&server.origin()]),
+            OutboundRequest::get("http://localhost../"),
+        )
+        .await;
+    assert!(
+        matches!(result, Err(HttpError::InvalidRequest(_))),
+        "{result:?}"
+    );
+    assert_eq!(server.hits(), 0);
+
+    // Granted `localhost`, secret listed with a dot: one host under every spelling.
+    let mut p = both(&["http://localhost:*"]);
+    let hosts = AllowList::parse(["http://localhost.:*"]).expect("hosts");
+    let secret = SecretHeader::new("TOKEN", "Authorization", "Bearer local-s3cret", hosts);
+    p.secrets.push(secret.expect("valid"));
+    let response = client
+        .send(&p, OutboundRequest::get(&dotted))
+        .await
+        .expect("allowed");
+    let seen = body_text(&response);
+    assert!(
+        seen.contains("auth=Bearer local-s3cret ")
+            && seen.contains(&format!("host=localhost:{port}")),
+        "{seen}"
+    );
+    assert_eq!(response.url.as_str(), format!("{plain}/"));
+    let literal = format!("http://127.0.0.1.:{port}/");
+    let response = client
+        .send(&both(&[&server.origin()]), OutboundRequest::get(literal))
+        .await
+        .expect("the same address");
     assert_eq!(response.status, 200);
 }
 
@@ -291,6 +343,48 @@ async fn secrets_go_only_to_their_hosts_and_override_the_guest() {
         "{seen}"
     );
     assert!(!format!("{p:?}").contains("s3cret"));
+}
+
+#[tokio::test]
+async fn credentials_follow_same_origin_redirects_only() {
+    let other = Server::start(Router::new().fallback(echo)).await;
+    let router = Router::new()
+        .route("/cross", get(redirect(StatusCode::FOUND, other.url("/"))))
+        .route("/same", get(redirect(StatusCode::FOUND, "/echo".into())))
+        .fallback(echo);
+    let api = Server::start(router).await;
+    let mut p = both(&[&api.origin(), &other.origin()]);
+    let hosts = AllowList::parse([api.origin()]).expect("hosts");
+    let secret = SecretHeader::new("KEY", "X-Api-Key", "host-key-s3cret", hosts);
+    p.secrets.push(secret.expect("valid"));
+    let client = GuardedClient::default();
+    let send = |path: &str| {
+        let req = OutboundRequest::get(api.url(path))
+            .header("Authorization", "Bearer guest-cred")
+            .header("Cookie", "session=guest")
+            .header("X-Api-Key", "guest-key")
+            .header("X-Guest", "1");
+        client.send(&p, req)
+    };
+
+    let seen = body_text(&send("/same").await.expect("same origin"));
+    assert!(
+        seen.contains("auth=Bearer guest-cred ")
+            && seen.contains("cookie=session=guest ")
+            && seen.contains("x-api-key=host-key-s3cret")
+            && seen.contains("x-guest=1"),
+        "{seen}"
+    );
+    let response = send("/cross").await.expect("cross origin");
+    assert_eq!(response.url.as_str(), other.url("/"));
+    let seen = body_text(&response);
+    assert!(
+        seen.contains("auth=- ")
+            && seen.contains("cookie=- ")
+            && seen.ends_with("x-api-key=-")
+            && seen.contains("x-guest=1"),
+        "{seen}"
+    );
 }
 
 #[tokio::test]
