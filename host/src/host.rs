@@ -78,7 +78,7 @@ impl Host {
         let data_dir = config.data_dir();
         std::fs::create_dir_all(&data_dir)
             .with_context(|| format!("failed to create the data folder {}", data_dir.display()))?;
-        let ledger = Arc::new(Ledger::open(data_dir.join("receipts.db"))?);
+        let ledger = Arc::new(Ledger::open(data_dir.join(crate::receipts::LEDGER_FILE))?);
         let (config_skills, base_dir) = (config.skills.clone(), config.base_dir.clone());
         let shared = Arc::new(Shared {
             engine,
