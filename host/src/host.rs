@@ -89,7 +89,7 @@ impl Host {
             skills: Arc::new(Skills::new(config_skills, base_dir)),
             registry: RwLock::new(Arc::new(Snapshot::default())),
         });
-        let tasks_db = data_dir.join("tasks.db");
+        let tasks_db = data_dir.join(crate::background::TASKS_FILE);
         let store = TaskStore::open(&tasks_db)
             .with_context(|| format!("failed to open the task store {}", tasks_db.display()))?;
         let background = Arc::new(Background::new(
