@@ -6,9 +6,13 @@
 //! Store work never runs on a tokio worker as is: the running task uses `spawn_blocking`, and
 //! the synchronous operations hand the worker's other tasks off first ([`blocking`]).
 //!
+//! The manager works on a [`TaskBackend`]; [`conformance::run`] checks that a backend keeps
+//! the contract (the SQLite store runs it in its tests).
+//!
 //! Background tasks share the batch concurrency limit: beyond it they wait as `queued`.
 
 mod approvals;
+mod backend;
 mod owner;
 mod reader;
 mod store;
@@ -21,6 +25,7 @@ use std::sync::{Arc, Mutex};
 use serde::Serialize;
 use tokio::sync::{Semaphore, broadcast, mpsc, oneshot};
 
+pub use backend::{TaskBackend, conformance};
 pub use reader::TaskReader;
 pub(crate) use store::TaskStore;
 pub use store::{APPLICATION_ID, BackgroundStatus, StoreError, TASKS_FILE, TaskRecord};
@@ -91,7 +96,7 @@ pub enum BackgroundError {
     },
 }
 
-fn store_err(e: rusqlite::Error) -> BackgroundError {
+fn store_err(e: impl std::fmt::Display) -> BackgroundError {
     BackgroundError::Store(e.to_string())
 }
 
@@ -102,7 +107,7 @@ struct Live {
 
 /// The background task manager of one host.
 pub(crate) struct Background {
-    store: Arc<TaskStore>,
+    store: Arc<dyn TaskBackend>,
     slots: Arc<Semaphore>,
     live: Arc<Mutex<HashMap<String, Live>>>,
     events: broadcast::Sender<TaskEvent>,
@@ -110,7 +115,8 @@ pub(crate) struct Background {
 }
 
 impl Background {
-    pub(crate) fn new(store: TaskStore, concurrency: usize) -> Self {
+    /// A manager on any task store (the host passes its SQLite [`TaskStore`]).
+    pub(crate) fn new(store: impl TaskBackend + 'static, concurrency: usize) -> Self {
         Self {
             store: Arc::new(store),
             slots: Arc::new(Semaphore::new(concurrency)),
@@ -258,7 +264,7 @@ impl Background {
             let attempt = self.store.add_update(id, update)?;
             self.store
                 .event(id, "status", &format!("restarted as attempt {attempt}"))?;
-            Ok(attempt)
+            Ok::<_, StoreError>(attempt)
         })
         .map_err(store_err)?;
         let mut brief = record.description.clone();
@@ -389,11 +395,13 @@ fn blocking<T>(f: impl FnOnce() -> T) -> T {
 
 /// Runs store work on the blocking pool from inside a task; `None` if it panicked.
 async fn off_worker<T: Send + 'static>(
-    store: &Arc<TaskStore>,
-    f: impl FnOnce(&TaskStore) -> T + Send + 'static,
+    store: &Arc<dyn TaskBackend>,
+    f: impl FnOnce(&dyn TaskBackend) -> T + Send + 'static,
 ) -> Option<T> {
     let store = store.clone();
-    tokio::task::spawn_blocking(move || f(&store)).await.ok()
+    tokio::task::spawn_blocking(move || f(store.as_ref()))
+        .await
+        .ok()
 }
 
 fn status_of(r: &TaskResult) -> BackgroundStatus {

@@ -242,3 +242,13 @@ fn opening_interrupts_only_tasks_whose_owner_is_gone() {
     );
     assert_eq!(second.live_elsewhere("expired").expect("owner"), None);
 }
+
+#[test]
+fn the_sqlite_task_store_conforms() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let n = std::cell::Cell::new(0);
+    super::conformance::run(&|| {
+        n.set(n.get() + 1);
+        Box::new(TaskStore::open(&dir.path().join(format!("tasks{}.db", n.get()))).expect("open"))
+    });
+}
