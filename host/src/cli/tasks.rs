@@ -14,7 +14,10 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Subcommand;
-use guild_host::background::{BackgroundStatus, TASKS_FILE, TaskReader, TaskRecord};
+use guild_host::background::{
+    BackgroundError, BackgroundStatus, StoreError, TASKS_FILE, TaskReader, TaskRecord,
+};
+use guild_host::receipts::DbFileError;
 use guild_host::{Config, Host};
 use tokio::io::AsyncBufReadExt;
 
@@ -61,9 +64,11 @@ pub(crate) async fn run(config: &Path, cmd: TasksCommand, json: bool) -> anyhow:
         // is written.
         TasksCommand::Check { id } => {
             let config = config.to_path_buf();
-            let check =
-                tokio::task::spawn_blocking(move || anyhow::Ok(reader(&config)?.check(&id)?))
-                    .await??;
+            let check = tokio::task::spawn_blocking(move || match reader(&config)? {
+                Some(reader) => anyhow::Ok(reader.check(&id)?),
+                None => Err(BackgroundError::NotFound(id).into()),
+            })
+            .await??;
             if json {
                 println!("{}", serde_json::to_string_pretty(&check)?);
             } else {
@@ -76,9 +81,12 @@ pub(crate) async fn run(config: &Path, cmd: TasksCommand, json: bool) -> anyhow:
         }
         TasksCommand::List { limit } => {
             let config = config.to_path_buf();
-            let tasks =
-                tokio::task::spawn_blocking(move || anyhow::Ok(reader(&config)?.list(limit)?))
-                    .await??;
+            let tasks = tokio::task::spawn_blocking(move || match reader(&config)? {
+                Some(reader) => anyhow::Ok(reader.list(limit)?),
+                // No store yet: no task was ever started with this data dir.
+                None => Ok(Vec::new()),
+            })
+            .await??;
             if json {
                 println!("{}", serde_json::to_string_pretty(&tasks)?);
             } else {
@@ -120,8 +128,8 @@ pub(crate) async fn run(config: &Path, cmd: TasksCommand, json: bool) -> anyhow:
     }
 }
 
-/// The task store of the configured data dir, opened read-only.
-fn reader(config: &Path) -> anyhow::Result<TaskReader> {
+/// The task store of the configured data dir, opened read-only; `None` when there is none yet.
+fn reader(config: &Path) -> anyhow::Result<Option<TaskReader>> {
     let config = Config::load(config).with_context(|| {
         format!(
             "failed to load {} (pass --config or set GUILD_CONFIG)",
@@ -129,7 +137,11 @@ fn reader(config: &Path) -> anyhow::Result<TaskReader> {
         )
     })?;
     let path = config.data_dir().join(TASKS_FILE);
-    Ok(TaskReader::open(&path)?)
+    match TaskReader::open(&path) {
+        Ok(reader) => Ok(Some(reader)),
+        Err(StoreError::File(DbFileError::Missing { .. })) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// Streams reports until the task ends; stdin lines update or cancel it.
@@ -317,5 +329,32 @@ mod tests {
         }
         let added: Vec<&String> = after.keys().filter(|k| !before.contains_key(*k)).collect();
         assert!(added.is_empty(), "files were added: {added:?}");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn read_only_commands_on_a_data_dir_without_stores_create_nothing() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let config = dir.path().join("guild.toml");
+        std::fs::write(&config, "[host]\nplugins = []\ndata_dir = \"data\"\n").expect("write");
+        let config = config.display().to_string();
+        for (args, ok) in [
+            (vec!["tasks", "list"], true),
+            (vec!["receipts"], true),
+            (vec!["receipts", "verify"], true),
+            (vec!["tasks", "check", "no-such-task"], false),
+        ] {
+            let argv = ["guild", "--config", config.as_str()]
+                .into_iter()
+                .chain(args.iter().copied());
+            let cli = Cli::try_parse_from(argv).expect("arguments parse");
+            match run(cli).await {
+                Ok(code) => assert!(ok && code == std::process::ExitCode::SUCCESS, "{args:?}"),
+                Err(e) => assert!(
+                    !ok && e.to_string().contains("no-such-task"),
+                    "{args:?}: {e}"
+                ),
+            }
+        }
+        assert!(!dir.path().join("data").exists(), "nothing was created");
     }
 }
