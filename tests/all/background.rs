@@ -1,5 +1,6 @@
 //! Background tasks: start → check → result, reports kept across checks, update restarts with
-//! the updates appended (same id), cancel, detach ("parent not live"), restart → interrupted.
+//! the updates appended (same id), cancel, detach ("parent not live"), ownership: a second
+//! host never disturbs a live owner's task, a gone owner's task becomes interrupted.
 
 use std::time::Duration;
 
@@ -144,31 +145,73 @@ async fn detached_parent_makes_reports_fail_with_the_exact_error() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn restart_turns_live_tasks_into_interrupted_with_reports_kept() {
+async fn a_second_host_leaves_a_live_owners_task_running() {
     let dir = tempfile::tempdir().expect("tempdir");
     let first = host_in(dir.path(), "").await;
     let brief =
-        json!({"op": "reports", "texts": ["before the crash"], "delay_ms": 0, "pause_ms": 30000})
+        json!({"op": "reports", "texts": ["one", "two", "three"], "delay_ms": 0, "pause_ms": 700})
             .to_string();
     let id = first.start_task("probe", &brief).expect("starts");
-    // Wait until the report is stored, then "restart": a new host opens the same store.
-    for _ in 0..200 {
-        if first
-            .list_tasks(10)
-            .expect("list")
-            .iter()
-            .any(|t| t.id == id && t.status == BackgroundStatus::Running)
-        {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    // The first host is still running the attempt, as a crashed process would have been.
+    until(&first, &id, BackgroundStatus::Running).await;
+    // Another process (here: another host on the same data dir) opens the store while the
+    // first one is running the task.
     let second = host_in(dir.path(), "").await;
-    let check = second
+    let seen = second
         .check_task(&id)
-        .expect("the task survived the restart");
+        .expect("the second host sees the task");
+    assert_eq!(seen.task.status, BackgroundStatus::Running);
+    let err = second
+        .cancel_task(&id)
+        .expect_err("not the second host's to cancel");
+    assert!(err.to_string().contains("another host process"), "{err}");
+    // The owner runs it to the end: every report made, the result recorded.
+    let done = first.wait_task(&id).await.expect("finishes");
+    assert_eq!(done.status, BackgroundStatus::Succeeded, "{done:?}");
+    let reports = done.result.map(|r| r.reports.len()).unwrap_or_default();
+    assert_eq!(reports, 3);
+    assert_eq!(
+        second.check_task(&id).expect("check").task.status,
+        BackgroundStatus::Succeeded
+    );
+}
+
+/// Makes a stored task `running` and owned by another process, as that process would have.
+fn owned_elsewhere(dir: &std::path::Path, id: &str, lease_ms: i64) {
+    let db = dir.join("data").join(guild_host::background::TASKS_FILE);
+    let conn = rusqlite::Connection::open(db).expect("raw open");
+    conn.execute(
+        "UPDATE tasks SET status = 'running', owner = 'gone-host', owner_pid = ?2, lease_ms = ?3
+         WHERE id = ?1",
+        rusqlite::params![id, i64::from(std::process::id()), lease_ms],
+    )
+    .expect("owned elsewhere");
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_whose_owner_is_gone_is_interrupted_with_reports_kept() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (expired, live) = {
+        let h = host_in(dir.path(), "").await;
+        let brief =
+            json!({"op": "reports", "texts": ["before the crash"], "pause_ms": 0}).to_string();
+        let expired = h.start_task("probe", &brief).expect("starts");
+        let live = h.start_task("probe", &brief).expect("starts");
+        for id in [&expired, &live] {
+            h.wait_task(id).await.expect("finishes");
+        }
+        (expired, live)
+    };
+    // The owner "crashed" mid-run: its lease ran out. The other one's lease is still ahead.
+    owned_elsewhere(dir.path(), &expired, now_ms() - 1_000);
+    owned_elsewhere(dir.path(), &live, now_ms() + 60_000);
+    let next = host_in(dir.path(), "").await;
+    let check = next.check_task(&expired).expect("the task survived");
     assert_eq!(check.task.status, BackgroundStatus::Interrupted);
     let texts: Vec<_> = check
         .new_reports
@@ -176,7 +219,11 @@ async fn restart_turns_live_tasks_into_interrupted_with_reports_kept() {
         .map(|r| r.output.as_str())
         .collect();
     assert_eq!(texts, ["before the crash"]);
-    drop(first);
+    assert_eq!(
+        next.check_task(&live).expect("check").task.status,
+        BackgroundStatus::Running,
+        "a task whose owner holds a lease is left alone"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -113,3 +113,35 @@ async fn plugin_loads_are_audited_in_the_same_chain() {
         "two plugin loads are audit entries: {report:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_refuses_an_empty_or_foreign_store_file_by_name() {
+    for file in ["receipts.db", "tasks.db"] {
+        for foreign in [false, true] {
+            let dir = tempfile::tempdir().expect("tempdir");
+            let data = dir.path().join("data");
+            std::fs::create_dir_all(&data).expect("data dir");
+            let path = data.join(file);
+            if foreign {
+                rusqlite::Connection::open(&path)
+                    .expect("create")
+                    .execute_batch("CREATE TABLE photos (id INTEGER PRIMARY KEY, jpeg BLOB);")
+                    .expect("another app's database");
+            } else {
+                std::fs::write(&path, b"").expect("empty file");
+            }
+            let text = "[host]\nplugins = []\ndata_dir = \"data\"\n";
+            let config =
+                guild_host::Config::parse(text, &dir.path().join("guild.toml"), dir.path())
+                    .expect("config");
+            let Err(err) = guild_host::Host::with_engine(config, guild_tests::engine()).await
+            else {
+                panic!("{file} (foreign: {foreign}) was adopted");
+            };
+            let msg = format!("{err:#}");
+            assert!(msg.contains(&path.display().to_string()), "{msg}");
+            let why = if foreign { "did not create" } else { "0 bytes" };
+            assert!(msg.contains(why), "{msg}");
+        }
+    }
+}

@@ -83,7 +83,7 @@ impl Host {
         let data_dir = config.data_dir();
         std::fs::create_dir_all(&data_dir)
             .with_context(|| format!("failed to create the data folder {}", data_dir.display()))?;
-        let ledger = Arc::new(Ledger::open(data_dir.join("receipts.db"))?);
+        let ledger = Arc::new(Ledger::open(data_dir.join(crate::receipts::LEDGER_FILE))?);
         let (config_skills, base_dir) = (config.skills.clone(), config.base_dir.clone());
         let shared = Arc::new(Shared {
             runtime,
@@ -92,7 +92,7 @@ impl Host {
             skills: Arc::new(Skills::new(config_skills, base_dir)),
             registry: RwLock::new(Arc::new(Snapshot::default())),
         });
-        let tasks_db = data_dir.join("tasks.db");
+        let tasks_db = data_dir.join(crate::background::TASKS_FILE);
         let store = TaskStore::open(&tasks_db)
             .with_context(|| format!("failed to open the task store {}", tasks_db.display()))?;
         let background = Arc::new(Background::new(

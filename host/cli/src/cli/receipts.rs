@@ -1,9 +1,13 @@
-//! `guild receipts [--task ID] [--limit N]` and `guild receipts verify`.
+//! `guild receipts [--task ID] [--limit N]`, `guild receipts verify` (both read-only: no host,
+//! no plugins, nothing written) and `guild receipts confirm ID`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use anyhow::Context;
 use clap::{Args, Subcommand};
+use guild_host::Config;
+use guild_host::receipts::{self, DbFileError, Ledger, LedgerError};
 
 use super::{render, start_host};
 
@@ -33,8 +37,8 @@ enum ReceiptsCommand {
 }
 
 pub(crate) async fn run(config: &Path, args: ReceiptsArgs, json: bool) -> anyhow::Result<ExitCode> {
-    let host = start_host(config).await?;
     if let Some(ReceiptsCommand::Confirm { id }) = &args.command {
+        let host = start_host(config).await?;
         let check = host.verify_receipt(id).await?;
         if json {
             println!("{}", serde_json::to_string_pretty(&check)?);
@@ -49,14 +53,22 @@ pub(crate) async fn run(config: &Path, args: ReceiptsArgs, json: bool) -> anyhow
             },
         );
     }
+    // Listing and verifying only read: the ledger is opened read-only, no host is started, no
+    // plugin is loaded and nothing is written.
+    let path = ledger_path(config)?;
     if let Some(ReceiptsCommand::Verify) = args.command {
-        let report = host.verify_receipts().await?;
+        let report = tokio::task::spawn_blocking(move || receipts::verify_file(&path)).await??;
         if json {
             println!("{}", serde_json::to_string_pretty(&report)?);
         } else if report.ok {
             println!(
-                "ok: {} entries, chain intact (head {})",
-                report.entries, report.head_hash
+                "ok: {} entries, chain intact (head {}){}",
+                report.entries,
+                report.head_hash,
+                match report.anchored_sequence {
+                    Some(seq) => format!(", head anchor at entry {seq}"),
+                    None => ", no head anchor (a truncated tail cannot be detected)".to_owned(),
+                }
             );
         } else {
             println!(
@@ -73,7 +85,19 @@ pub(crate) async fn run(config: &Path, args: ReceiptsArgs, json: bool) -> anyhow
             ExitCode::FAILURE
         });
     }
-    let receipts = host.receipts(args.task.as_deref(), args.limit).await?;
+    let (task, limit) = (args.task, args.limit);
+    let receipts = tokio::task::spawn_blocking(move || {
+        let ledger = match Ledger::open_read_only(&path) {
+            Ok(l) => l,
+            Err(LedgerError::File(DbFileError::Missing { .. })) => return Ok(Vec::new()),
+            Err(e) => return Err(e),
+        };
+        match task {
+            Some(t) => ledger.for_task(&t),
+            None => ledger.list(limit),
+        }
+    })
+    .await??;
     if json {
         println!("{}", serde_json::to_string_pretty(&receipts)?);
         return Ok(ExitCode::SUCCESS);
@@ -85,4 +109,15 @@ pub(crate) async fn run(config: &Path, args: ReceiptsArgs, json: bool) -> anyhow
         println!("{} {}", render::receipt_line(r), r.time);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The ledger file of the configured data dir.
+fn ledger_path(config: &Path) -> anyhow::Result<PathBuf> {
+    let config = Config::load(config).with_context(|| {
+        format!(
+            "failed to load {} (pass --config or set GUILD_CONFIG)",
+            config.display()
+        )
+    })?;
+    Ok(config.data_dir().join(receipts::LEDGER_FILE))
 }

@@ -6,14 +6,19 @@
 //! A tool that needs approval pauses the task and shows the request; `approve` or `deny` on
 //! stdin answers it. The other subcommands work on the task store, so `check` and `list` also show tasks of earlier runs
 //! (a task whose process ended shows `interrupted`, with its reports), and `update` restarts an
-//! interrupted task with the update appended.
+//! interrupted task with the update appended. `check` and `list` only read: they open the
+//! store read-only and start no host (no plugin is loaded, nothing is written).
 
 use std::path::Path;
 use std::process::ExitCode;
 
+use anyhow::Context;
 use clap::Subcommand;
-use guild_host::Host;
-use guild_host::background::{BackgroundStatus, TaskRecord};
+use guild_host::background::{
+    BackgroundError, BackgroundStatus, StoreError, TASKS_FILE, TaskReader, TaskRecord,
+};
+use guild_host::receipts::DbFileError;
+use guild_host::{Config, Host};
 use tokio::io::AsyncBufReadExt;
 
 use super::{render, start_host};
@@ -54,25 +59,16 @@ pub(crate) enum TasksCommand {
 }
 
 pub(crate) async fn run(config: &Path, cmd: TasksCommand, json: bool) -> anyhow::Result<ExitCode> {
-    let host = start_host(config).await?;
     match cmd {
-        TasksCommand::Start {
-            specialist,
-            description,
-        } => {
-            let id = host.start_task(&specialist, &description)?;
-            eprintln!(
-                "started task {id} (type `update <text>` or `cancel` and Enter to act on it)"
-            );
-            follow(&host, &id, json).await
-        }
-        TasksCommand::Update { id, text } => {
-            let attempt = host.update_task(&id, &text)?;
-            eprintln!("task {id}: attempt {attempt} started");
-            follow(&host, &id, json).await
-        }
+        // Reading needs no host: the store is opened read-only, no plugin is loaded, nothing
+        // is written.
         TasksCommand::Check { id } => {
-            let check = host.check_task(&id)?;
+            let config = config.to_path_buf();
+            let check = tokio::task::spawn_blocking(move || match reader(&config)? {
+                Some(reader) => anyhow::Ok(reader.check(&id)?),
+                None => Err(BackgroundError::NotFound(id).into()),
+            })
+            .await??;
             if json {
                 println!("{}", serde_json::to_string_pretty(&check)?);
             } else {
@@ -83,13 +79,14 @@ pub(crate) async fn run(config: &Path, cmd: TasksCommand, json: bool) -> anyhow:
             }
             Ok(ExitCode::SUCCESS)
         }
-        TasksCommand::Cancel { id } => {
-            host.cancel_task(&id)?;
-            println!("task {id} cancelled");
-            Ok(ExitCode::SUCCESS)
-        }
         TasksCommand::List { limit } => {
-            let tasks = host.list_tasks(limit)?;
+            let config = config.to_path_buf();
+            let tasks = tokio::task::spawn_blocking(move || match reader(&config)? {
+                Some(reader) => anyhow::Ok(reader.list(limit)?),
+                // No store yet: no task was ever started with this data dir.
+                None => Ok(Vec::new()),
+            })
+            .await??;
             if json {
                 println!("{}", serde_json::to_string_pretty(&tasks)?);
             } else {
@@ -105,6 +102,45 @@ pub(crate) async fn run(config: &Path, cmd: TasksCommand, json: bool) -> anyhow:
             }
             Ok(ExitCode::SUCCESS)
         }
+        TasksCommand::Start {
+            specialist,
+            description,
+        } => {
+            let host = start_host(config).await?;
+            let id = host.start_task(&specialist, &description)?;
+            eprintln!(
+                "started task {id} (type `update <text>` or `cancel` and Enter to act on it)"
+            );
+            follow(&host, &id, json).await
+        }
+        TasksCommand::Update { id, text } => {
+            let host = start_host(config).await?;
+            let attempt = host.update_task(&id, &text)?;
+            eprintln!("task {id}: attempt {attempt} started");
+            follow(&host, &id, json).await
+        }
+        TasksCommand::Cancel { id } => {
+            let host = start_host(config).await?;
+            host.cancel_task(&id)?;
+            println!("task {id} cancelled");
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// The task store of the configured data dir, opened read-only; `None` when there is none yet.
+fn reader(config: &Path) -> anyhow::Result<Option<TaskReader>> {
+    let config = Config::load(config).with_context(|| {
+        format!(
+            "failed to load {} (pass --config or set GUILD_CONFIG)",
+            config.display()
+        )
+    })?;
+    let path = config.data_dir().join(TASKS_FILE);
+    match TaskReader::open(&path) {
+        Ok(reader) => Ok(Some(reader)),
+        Err(StoreError::File(DbFileError::Missing { .. })) => Ok(None),
+        Err(e) => Err(e.into()),
     }
 }
 
@@ -192,5 +228,133 @@ fn print_record(t: &TaskRecord) {
     );
     if let Some(r) = &t.result {
         print!("{}", render::task_result(r));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The read-only commands, parsed and run as the binary runs them, on a real data dir.
+
+    use std::collections::BTreeMap;
+    use std::path::PathBuf;
+    use std::time::SystemTime;
+
+    use clap::Parser;
+    use guild_host::{Config, Host};
+
+    use crate::cli::{Cli, run};
+
+    /// A built plugin under the repository's `plugins/`.
+    fn plugin(rel: &str) -> PathBuf {
+        let name = rel.rsplit('/').next().unwrap_or(rel);
+        let mut dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+        loop {
+            let candidate = dir.join("plugins").join(rel);
+            if candidate.join(format!("{name}.wasm")).is_file() {
+                return candidate;
+            }
+            assert!(
+                dir.pop(),
+                "plugins/{rel}/{name}.wasm is missing: run plugins/build.sh first"
+            );
+        }
+    }
+
+    /// Every file in `dir` with its bytes and modification time.
+    fn files(dir: &std::path::Path) -> BTreeMap<String, (Vec<u8>, SystemTime)> {
+        std::fs::read_dir(dir)
+            .expect("list the data dir")
+            .map(|e| {
+                let e = e.expect("entry");
+                let meta = e.metadata().expect("metadata");
+                let bytes = if meta.is_file() {
+                    std::fs::read(e.path()).expect("read")
+                } else {
+                    Vec::new()
+                };
+                (
+                    e.file_name().to_string_lossy().into_owned(),
+                    (bytes, meta.modified().expect("mtime")),
+                )
+            })
+            .collect()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn read_only_commands_start_no_host_and_write_nothing() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let config = dir.path().join("guild.toml");
+        std::fs::write(
+            &config,
+            format!(
+                "[host]\nplugins = [{:?}]\ndata_dir = \"data\"\n\n[grants.probe]\nreport = true\n",
+                plugin("testing/probe").display().to_string()
+            ),
+        )
+        .expect("write guild.toml");
+        let id = {
+            let host = Host::new(Config::load(&config).expect("config"))
+                .await
+                .expect("host");
+            assert!(host.load_errors().is_empty(), "{:?}", host.load_errors());
+            let brief = r#"{"op": "reports", "texts": ["one"], "pause_ms": 0}"#;
+            let id = host.start_task("probe", brief).expect("start");
+            host.wait_task(&id).await.expect("wait");
+            id
+        };
+        let data = dir.path().join("data");
+        // A host start compiles plugins into the cache and audits their loads in the ledger:
+        // with the cache gone, a host started below would show in both.
+        std::fs::remove_dir_all(data.join("cache")).expect("remove the compile cache");
+        let before = files(&data);
+        assert!(before.contains_key("tasks.db") && before.contains_key("receipts.db"));
+        let config = config.display().to_string();
+        for args in [
+            vec!["tasks", "list"],
+            vec!["tasks", "check", id.as_str()],
+            vec!["--json", "tasks", "check", id.as_str()],
+            vec!["receipts"],
+            vec!["receipts", "verify"],
+        ] {
+            let argv = ["guild", "--config", config.as_str()]
+                .into_iter()
+                .chain(args.iter().copied());
+            let cli = Cli::try_parse_from(argv).expect("arguments parse");
+            let code = run(cli).await.expect("command runs");
+            assert_eq!(code, std::process::ExitCode::SUCCESS, "{args:?}");
+        }
+        let after = files(&data);
+        for (name, was) in &before {
+            assert!(after.get(name) == Some(was), "{name} was changed");
+        }
+        let added: Vec<&String> = after.keys().filter(|k| !before.contains_key(*k)).collect();
+        assert!(added.is_empty(), "files were added: {added:?}");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn read_only_commands_on_a_data_dir_without_stores_create_nothing() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let config = dir.path().join("guild.toml");
+        std::fs::write(&config, "[host]\nplugins = []\ndata_dir = \"data\"\n").expect("write");
+        let config = config.display().to_string();
+        for (args, ok) in [
+            (vec!["tasks", "list"], true),
+            (vec!["receipts"], true),
+            (vec!["receipts", "verify"], true),
+            (vec!["tasks", "check", "no-such-task"], false),
+        ] {
+            let argv = ["guild", "--config", config.as_str()]
+                .into_iter()
+                .chain(args.iter().copied());
+            let cli = Cli::try_parse_from(argv).expect("arguments parse");
+            match run(cli).await {
+                Ok(code) => assert!(ok && code == std::process::ExitCode::SUCCESS, "{args:?}"),
+                Err(e) => assert!(
+                    !ok && e.to_string().contains("no-such-task"),
+                    "{args:?}: {e}"
+                ),
+            }
+        }
+        assert!(!dir.path().join("data").exists(), "nothing was created");
     }
 }

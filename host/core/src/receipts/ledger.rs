@@ -6,7 +6,9 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 
+use super::anchor::{self, Head};
 use super::chain::{COLUMNS, Entry, GENESIS, now_rfc3339};
+use super::dbfile::{self, Access};
 use super::model::{
     AuditEntry, AuditKind, Begin, Completion, EntryKind, Intent, IntentId, Receipt, ReceiptStatus,
 };
@@ -19,6 +21,8 @@ const MAX_KEY_BYTES: usize = 256;
 pub struct Ledger {
     inner: Mutex<Inner>,
     path: PathBuf,
+    /// Where the head anchor lives (see [`super::anchor`]).
+    pub(super) anchor: Option<PathBuf>,
 }
 
 pub(super) struct Inner {
@@ -29,37 +33,67 @@ pub(super) struct Inner {
 }
 
 impl Ledger {
-    /// Opens (or creates) the ledger file, enabling WAL and `synchronous=FULL`.
+    /// Opens the ledger file for appending, enabling WAL and `synchronous=FULL`; creates it
+    /// when no file is there. A file that is empty, not SQLite, or not a Guild ledger is
+    /// refused ([`super::DbFileError`]); a ledger of an earlier build is stamped and kept.
     pub fn open(path: impl AsRef<Path>) -> Result<Ledger, LedgerError> {
         let path = path.as_ref().to_path_buf();
-        let conn = Connection::open(&path).map_err(|source| LedgerError::Open {
-            path: path.clone(),
-            what: "open the database",
-            source,
-        })?;
-        Ledger::with_connection(conn, path)
+        let mut conn = dbfile::open(&path, &schema::SPEC, Access::ReadWrite)?.conn;
+        schema::prepare(&mut conn, &path)?;
+        let ledger = Ledger::new(conn, path.clone(), Some(anchor::path_for(&path)));
+        ledger.anchor_if_missing()?;
+        Ok(ledger)
     }
 
-    /// A ledger that lives in memory only (tests, dry runs).
+    /// Opens an existing ledger file with `SQLITE_OPEN_READ_ONLY` for reading and verifying:
+    /// nothing is created, stamped or written, and every write method fails.
+    pub fn open_read_only(path: impl AsRef<Path>) -> Result<Ledger, LedgerError> {
+        let path = path.as_ref().to_path_buf();
+        let conn = dbfile::open(&path, &schema::SPEC, Access::ReadOnly)?.conn;
+        let anchor = Some(anchor::path_for(&path));
+        Ok(Ledger::new(conn, path, anchor))
+    }
+
+    /// A ledger that lives in memory only (tests, dry runs); it has no head anchor.
     pub fn open_in_memory() -> Result<Ledger, LedgerError> {
         let path = PathBuf::from(":memory:");
-        let conn = Connection::open_in_memory().map_err(|source| LedgerError::Open {
-            path: path.clone(),
-            what: "open the database",
-            source,
-        })?;
-        Ledger::with_connection(conn, path)
+        let mut conn = dbfile::open_in_memory(&schema::SPEC)?;
+        schema::prepare(&mut conn, &path)?;
+        Ok(Ledger::new(conn, path, None))
     }
 
-    fn with_connection(mut conn: Connection, path: PathBuf) -> Result<Ledger, LedgerError> {
-        schema::prepare(&mut conn, &path)?;
-        Ok(Ledger {
+    fn new(conn: Connection, path: PathBuf, anchor: Option<PathBuf>) -> Ledger {
+        Ledger {
             inner: Mutex::new(Inner {
                 conn,
                 in_flight: HashSet::new(),
             }),
             path,
-        })
+            anchor,
+        }
+    }
+
+    /// The head anchor file (`None` for an in-memory ledger).
+    pub fn anchor_path(&self) -> Option<&Path> {
+        self.anchor.as_deref()
+    }
+
+    /// A ledger of an earlier build (or whose anchor was lost) gets one for its current head.
+    fn anchor_if_missing(&self) -> Result<(), LedgerError> {
+        let Some(path) = &self.anchor else {
+            return Ok(());
+        };
+        if path.exists() {
+            return Ok(());
+        }
+        let inner = self.lock();
+        if let Some(head) = head(&inner.conn)? {
+            tracing::info!(anchor = %path.display(), seq = head.seq, "writing a missing head anchor");
+            if let Err(e) = anchor::write(path, &head) {
+                tracing::error!(anchor = %path.display(), "failed to write the head anchor: {e}");
+            }
+        }
+        Ok(())
     }
 
     /// Where the ledger lives (`:memory:` for an in-memory one).
@@ -127,7 +161,7 @@ impl Ledger {
             new_ids.push(id.clone());
             answers.push(Begin::Proceed(IntentId(id)));
         }
-        w.commit()?;
+        w.commit(self.anchor.as_deref())?;
         in_flight.extend(new_ids);
         Ok(answers)
     }
@@ -165,7 +199,7 @@ impl Ledger {
             let entry = w.append(follow_up(latest, EntryKind::Outcome, outcome))?;
             written.push((entry, first));
         }
-        w.commit()?;
+        w.commit(self.anchor.as_deref())?;
         let mut receipts = Vec::with_capacity(written.len());
         for (entry, first) in written {
             in_flight.remove(&entry.receipt_id);
@@ -200,7 +234,7 @@ impl Ledger {
             }
         }
         let entry = w.append(follow_up(latest, EntryKind::Resolution, outcome))?;
-        w.commit()?;
+        w.commit(self.anchor.as_deref())?;
         Receipt::from_entry(entry, first)
     }
 
@@ -235,7 +269,7 @@ impl Ledger {
             prev_hash: String::new(),
             hash: String::new(),
         })?;
-        w.commit()?;
+        w.commit(self.anchor.as_deref())?;
         AuditEntry::from_entry(entry)
     }
 
@@ -408,11 +442,24 @@ fn check_intent(mut i: Intent) -> Result<Intent, LedgerError> {
     Ok(i)
 }
 
+/// The last entry's sequence and hash (`None` for an empty ledger).
+pub(super) fn head(conn: &Connection) -> Result<Option<Head>, LedgerError> {
+    let head: Option<(i64, String)> = conn
+        .prepare_cached("SELECT seq, hash FROM entries ORDER BY seq DESC LIMIT 1")
+        .and_then(|mut s| s.query_row([], |r| Ok((r.get(0)?, r.get(1)?))).optional())
+        .map_err(LedgerError::sqlite("read the chain head"))?;
+    Ok(head.map(|(seq, hash)| Head {
+        seq: u64::try_from(seq).unwrap_or(0),
+        hash,
+    }))
+}
+
 /// One write transaction and the chain head inside it.
 struct Writer<'c> {
     tx: Transaction<'c>,
     seq: u64,
     hash: String,
+    appended: bool,
 }
 
 impl<'c> Writer<'c> {
@@ -421,15 +468,16 @@ impl<'c> Writer<'c> {
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(LedgerError::sqlite("start a write transaction"))?;
-        let head: Option<(i64, String)> = tx
-            .prepare_cached("SELECT seq, hash FROM entries ORDER BY seq DESC LIMIT 1")
-            .and_then(|mut s| s.query_row([], |r| Ok((r.get(0)?, r.get(1)?))).optional())
-            .map_err(LedgerError::sqlite("read the chain head"))?;
-        let (seq, hash) = match head {
-            Some((seq, hash)) => (u64::try_from(seq).unwrap_or(0), hash),
+        let (seq, hash) = match head(&tx)? {
+            Some(Head { seq, hash }) => (seq, hash),
             None => (0, GENESIS.to_owned()),
         };
-        Ok(Writer { tx, seq, hash })
+        Ok(Writer {
+            tx,
+            seq,
+            hash,
+            appended: false,
+        })
     }
 
     /// With the same key and input recorded before: the receipt to replay, or an error.
@@ -519,12 +567,26 @@ impl<'c> Writer<'c> {
             .map_err(LedgerError::sqlite("append an entry"))?;
         self.seq = entry.seq;
         self.hash = entry.hash.clone();
+        self.appended = true;
         Ok(entry)
     }
 
-    fn commit(self) -> Result<(), LedgerError> {
+    /// Commits, then moves the head anchor to the new head. The entries are durable once the
+    /// commit returns, so a failed anchor write is logged, not returned: an anchor left behind
+    /// the database is harmless (see [`super::anchor`]).
+    fn commit(self, anchor: Option<&Path>) -> Result<(), LedgerError> {
         self.tx
             .commit()
-            .map_err(LedgerError::sqlite("commit (fsync) a write"))
+            .map_err(LedgerError::sqlite("commit (fsync) a write"))?;
+        if let (Some(path), true) = (anchor, self.appended) {
+            let head = Head {
+                seq: self.seq,
+                hash: self.hash,
+            };
+            if let Err(e) = anchor::write(path, &head) {
+                tracing::error!(anchor = %path.display(), seq = head.seq, "failed to write the head anchor: {e}");
+            }
+        }
+        Ok(())
     }
 }

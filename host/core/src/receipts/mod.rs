@@ -24,16 +24,33 @@
 //!
 //! # Tamper evidence
 //! Each entry's hash covers every field, its sequence and the previous hash, so
-//! [`Ledger::verify`] finds the first edited, deleted or moved entry. A hash chain without a
-//! secret cannot detect a truncated tail or a chain recomputed from scratch: operators who need
-//! that record [`VerifyReport::head_hash`] elsewhere and compare.
+//! [`Ledger::verify`] finds the first edited, deleted or moved entry. A chain alone cannot
+//! show a truncated tail, so the sequence and hash of the last committed entry are also kept
+//! outside the database, in a head anchor file beside it (`receipts.head`): verify reports a
+//! ledger that no longer reaches it. Neither detects a chain recomputed from scratch together
+//! with its anchor (there is no secret): operators who need that record
+//! [`VerifyReport::head_hash`] elsewhere and compare.
+//!
+//! # The file
+//! A ledger file is marked as one (`PRAGMA application_id` = [`APPLICATION_ID`], schema version
+//! in `user_version`); an empty file or another application's database is refused, never
+//! adopted ([`dbfile`]). [`Ledger::open_read_only`] reads and verifies without writing.
+//!
+//! # Other backends
+//! [`LedgerStore`] is the ledger's contract as a trait; [`conformance::run`] checks that a
+//! backend keeps it (the SQLite ledger runs it in its tests).
 
+mod anchor;
 mod chain;
+pub mod dbfile;
 mod ledger;
 mod model;
 mod schema;
+mod store;
 mod verify;
 
+#[cfg(test)]
+mod file_tests;
 #[cfg(test)]
 mod tests;
 
@@ -41,7 +58,14 @@ use std::path::PathBuf;
 
 use thiserror::Error;
 
+pub use dbfile::DbFileError;
 pub use ledger::Ledger;
+pub use schema::APPLICATION_ID;
+pub use store::{LedgerStore, conformance};
+pub use verify::verify_file;
+
+/// File name of the ledger in the host's data dir (its head anchor is `receipts.head`).
+pub const LEDGER_FILE: &str = "receipts.db";
 pub use model::{
     AuditEntry, AuditKind, Begin, Completion, EntryKind, Intent, IntentId, PREVIEW_MAX_CHARS,
     Receipt, ReceiptStatus, VerifyReport,
@@ -60,19 +84,10 @@ pub enum LedgerError {
         /// The SQLite error.
         source: rusqlite::Error,
     },
-    /// The file was written by a newer Guild.
-    #[error(
-        "the receipts ledger at {} has schema version {found}; this build supports up to {supported}",
-        path.display()
-    )]
-    UnsupportedSchema {
-        /// The ledger file.
-        path: PathBuf,
-        /// `PRAGMA user_version` found.
-        found: i64,
-        /// Newest version this build reads.
-        supported: i64,
-    },
+    /// The file is missing (read-only open), empty, not SQLite, not a Guild ledger, or of a
+    /// schema version this build does not read.
+    #[error(transparent)]
+    File(#[from] DbFileError),
     /// A read or write failed.
     #[error("receipts ledger: failed to {op}: {source}")]
     Sqlite {

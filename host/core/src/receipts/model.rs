@@ -373,12 +373,21 @@ pub struct VerifyReport {
     pub reason: Option<String>,
     /// Hash of the last entry read (record it elsewhere to detect a truncated tail).
     pub head_hash: String,
+    /// The sequence the head anchor file records (`None`: no anchor, so a truncated tail
+    /// could not be checked).
+    pub anchored_sequence: Option<u64>,
 }
 
 impl fmt::Display for VerifyReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match (self.ok, self.first_bad_sequence, &self.reason) {
-            (true, _, _) => write!(f, "ok: {} entries, head {}", self.entries, self.head_hash),
+            (true, _, _) => {
+                write!(f, "ok: {} entries, head {}", self.entries, self.head_hash)?;
+                match self.anchored_sequence {
+                    Some(seq) => write!(f, ", head anchor at entry {seq}"),
+                    None => write!(f, " (no head anchor: a truncated tail cannot be detected)"),
+                }
+            }
             (false, Some(seq), reason) => write!(
                 f,
                 "tampered: entry {seq}: {}",

@@ -2,20 +2,21 @@
 //!
 //! One `STRICT` table of entries keyed by sequence; `UPDATE` and `DELETE` are refused by
 //! triggers (append-only); a partial unique index makes an idempotency key name one intent per
-//! tool. The schema version lives in `PRAGMA user_version`.
+//! tool. The file is marked as a ledger by `PRAGMA application_id` and its schema version lives
+//! in `PRAGMA user_version` (checked by [`super::dbfile`] on every open).
 
 use std::path::Path;
-use std::time::Duration;
 
 use rusqlite::Connection;
 
 use super::LedgerError;
+use super::dbfile::DbSpec;
 
-/// Schema version this build writes and reads.
+/// Schema version this build writes and reads (`PRAGMA user_version`).
 pub(crate) const VERSION: i64 = 1;
 
-/// How long a write waits for another process's transaction before failing.
-const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+/// `PRAGMA application_id` of a receipts ledger: "GLDR".
+pub const APPLICATION_ID: i32 = 0x474C_4452;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS entries (
@@ -54,7 +55,19 @@ BEGIN
 END;
 ";
 
-/// Applies the connection settings and creates the schema if needed.
+/// What a receipts ledger file looks like (see [`super::dbfile`]).
+pub(crate) const SPEC: DbSpec = DbSpec {
+    what: "receipts ledger",
+    application_id: APPLICATION_ID,
+    version: VERSION,
+    schema: SCHEMA,
+    // Ledgers of earlier builds have this very schema; only the marks are new.
+    legacy_schema: SCHEMA,
+    upgrade_legacy: "",
+};
+
+/// Applies the settings a writing connection needs: WAL, `synchronous=FULL`, and the whole
+/// schema (triggers included).
 pub(crate) fn prepare(conn: &mut Connection, path: &Path) -> Result<(), LedgerError> {
     let open = |what: &'static str| {
         move |source| LedgerError::Open {
@@ -63,8 +76,6 @@ pub(crate) fn prepare(conn: &mut Connection, path: &Path) -> Result<(), LedgerEr
             source,
         }
     };
-    conn.busy_timeout(BUSY_TIMEOUT)
-        .map_err(open("set the busy timeout"))?;
     // WAL: readers never block the writer. An in-memory database answers "memory"; any other
     // answer for a file means WAL is unavailable and durability would be different from what
     // DESIGN §5 promises, so it is an error.
@@ -83,22 +94,7 @@ pub(crate) fn prepare(conn: &mut Connection, path: &Path) -> Result<(), LedgerEr
     // FULL, not NORMAL: NORMAL in WAL mode can lose the last commits on power loss.
     conn.pragma_update(None, "synchronous", "FULL")
         .map_err(open("set synchronous=FULL"))?;
-    let tx = conn
-        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-        .map_err(open("start the schema transaction"))?;
-    let found: i64 = tx
-        .pragma_query_value(None, "user_version", |r| r.get(0))
-        .map_err(open("read the schema version"))?;
-    if found > VERSION {
-        return Err(LedgerError::UnsupportedSchema {
-            path: path.to_path_buf(),
-            found,
-            supported: VERSION,
-        });
-    }
-    tx.execute_batch(SCHEMA)
-        .map_err(open("create the schema"))?;
-    tx.pragma_update(None, "user_version", VERSION)
-        .map_err(open("write the schema version"))?;
-    tx.commit().map_err(open("commit the schema"))
+    // Puts back an index or append-only trigger that someone dropped (it repairs no entry).
+    conn.execute_batch(SCHEMA)
+        .map_err(open("restore the schema"))
 }

@@ -4,13 +4,16 @@
 //! deleted entry); its hash matches its content (an edited field, or an entry moved to another
 //! sequence); its `prev_hash` is the previous entry's hash (reordered or spliced entries); and
 //! it makes sense where it stands (an outcome follows an intent, a resolution follows a pending
-//! or unknown state, ids are not reused).
+//! or unknown state, ids are not reused). Then, if a head anchor exists, that the chain still
+//! reaches the entry it records with the hash it records (a truncated tail, or a database
+//! replaced by an older copy, does not).
 
 use std::collections::HashMap;
 
+use super::anchor::{self, Head};
 use super::chain::{COLUMNS, Entry, GENESIS};
 use super::model::{EntryKind, ReceiptStatus, VerifyReport};
-use super::{Ledger, LedgerError};
+use super::{DbFileError, Ledger, LedgerError};
 
 impl Ledger {
     /// Verifies the whole chain. `Ok` with `ok: false` means tampering was found; `Err` means
@@ -18,12 +21,37 @@ impl Ledger {
     pub fn verify(&self) -> Result<VerifyReport, LedgerError> {
         let op = "read entries for verification";
         let inner = self.lock();
+        // Read under the lock: this process moves the anchor only while holding it.
+        let anchor = match &self.anchor {
+            Some(path) => match anchor::read(path) {
+                Ok(head) => head,
+                Err(why) => {
+                    return Ok(VerifyReport {
+                        ok: false,
+                        entries: 0,
+                        first_bad_sequence: None,
+                        reason: Some(format!(
+                            "the head anchor {} is unreadable ({why}): if the machine lost power \
+                             while it was written, delete it (the next append writes a new one); \
+                             otherwise the ledger's files were tampered with",
+                            path.display()
+                        )),
+                        head_hash: String::new(),
+                        anchored_sequence: None,
+                    });
+                }
+            },
+            None => None,
+        };
+        let mut walk = Walk {
+            anchor_seq: anchor.as_ref().map(|h| h.seq),
+            ..Walk::default()
+        };
         let mut stmt = inner
             .conn
             .prepare(&format!("SELECT {COLUMNS} FROM entries ORDER BY seq"))
             .map_err(LedgerError::sqlite(op))?;
         let mut rows = stmt.query([]).map_err(LedgerError::sqlite(op))?;
-        let mut walk = Walk::default();
         loop {
             let next = match rows.next() {
                 Ok(Some(row)) => Entry::read(row, 0),
@@ -42,15 +70,18 @@ impl Ledger {
                     first_bad_sequence: Some(seq),
                     reason: Some(reason),
                     head_hash: walk.head_hash(),
+                    anchored_sequence: walk.anchor_seq,
                 });
             }
         }
+        let problem = anchor.and_then(|head| walk.reaches(&head, self.anchor.as_deref()));
         Ok(VerifyReport {
-            ok: true,
+            ok: problem.is_none(),
             entries: walk.entries,
-            first_bad_sequence: None,
-            reason: None,
+            first_bad_sequence: problem.as_ref().map(|p| p.0),
+            reason: problem.map(|p| p.1),
             head_hash: walk.head_hash(),
+            anchored_sequence: walk.anchor_seq,
         })
     }
 }
@@ -62,6 +93,9 @@ struct Walk {
     prev_hash: Option<String>,
     /// Latest kind and status of every receipt id seen (audit ids included, to catch reuse).
     seen: HashMap<String, (EntryKind, Option<ReceiptStatus>)>,
+    /// The sequence the head anchor records, and the hash found there.
+    anchor_seq: Option<u64>,
+    hash_at_anchor: Option<String>,
 }
 
 impl Walk {
@@ -100,9 +134,42 @@ impl Walk {
         if let Some(reason) = self.structure(&e) {
             return bad(reason);
         }
+        if self.anchor_seq == Some(e.seq) {
+            self.hash_at_anchor = Some(e.hash.clone());
+        }
         self.entries = e.seq;
         self.prev_hash = Some(e.hash);
         None
+    }
+
+    /// After a clean walk: whether the chain still holds the entry the anchor records.
+    fn reaches(&self, head: &Head, file: Option<&std::path::Path>) -> Option<(u64, String)> {
+        let file = file.map_or_else(String::new, |f| f.display().to_string());
+        match &self.hash_at_anchor {
+            _ if head.seq == 0 => None,
+            None => Some((
+                self.entries + 1,
+                format!(
+                    "the ledger ends at entry {} but its head anchor {file} records entry {} \
+                     (hash {}): entries {}..={} were removed from the end, or the database was \
+                     replaced by an older copy",
+                    self.entries,
+                    head.seq,
+                    head.hash,
+                    self.entries + 1,
+                    head.seq
+                ),
+            )),
+            Some(found) if *found != head.hash => Some((
+                head.seq,
+                format!(
+                    "entry {} has hash {found}, but the head anchor {file} records {}: the \
+                     ledger was rewritten or replaced by another copy",
+                    head.seq, head.hash
+                ),
+            )),
+            Some(_) => None,
+        }
     }
 
     /// Whether the entry makes sense after what came before it.
@@ -137,4 +204,38 @@ impl Walk {
         self.seen.insert(e.receipt_id.clone(), (kind, status));
         None
     }
+}
+
+/// Verifies the ledger file at `path` without writing anything (read-only open). A missing
+/// file is an empty ledger, unless its head anchor is still there: then it was deleted.
+pub fn verify_file(path: &std::path::Path) -> Result<VerifyReport, LedgerError> {
+    match Ledger::open_read_only(path) {
+        Ok(ledger) => return ledger.verify(),
+        Err(LedgerError::File(DbFileError::Missing { .. })) => {}
+        Err(e) => return Err(e),
+    }
+    let anchor_path = anchor::path_for(path);
+    let problem = match anchor::read(&anchor_path) {
+        Ok(None) => None,
+        Ok(Some(head)) => Some(format!(
+            "the ledger file {} is missing, but its head anchor {} records entry {}: the \
+             ledger was deleted",
+            path.display(),
+            anchor_path.display(),
+            head.seq
+        )),
+        Err(why) => Some(format!(
+            "the ledger file {} is missing and its head anchor {} is unreadable ({why})",
+            path.display(),
+            anchor_path.display()
+        )),
+    };
+    Ok(VerifyReport {
+        ok: problem.is_none(),
+        entries: 0,
+        first_bad_sequence: problem.as_ref().map(|_| 1),
+        reason: problem,
+        head_hash: GENESIS.to_owned(),
+        anchored_sequence: None,
+    })
 }

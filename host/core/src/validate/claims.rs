@@ -1,5 +1,8 @@
 //! Receipts and claims (DESIGN §6): what the task's receipts say, and whether every external
-//! effect the report claims is backed by a success receipt of *this* task.
+//! effect the report claims is backed by a success receipt of *this* task (claims without an
+//! external id one-to-one: one receipt backs one such claim).
+
+use std::collections::HashSet;
 
 use super::{Check, CheckStatus};
 use crate::receipts::{Receipt, ReceiptStatus};
@@ -71,15 +74,38 @@ fn status_check(name: &str, r: &Receipt) -> Option<Check> {
     Some(Check::new(name, status, message))
 }
 
-/// One check per claim.
+/// One check per claim. A claim naming an external id is backed by the success receipt with
+/// that id; claims without one are matched one-to-one with the remaining success receipts of
+/// their tool, in order, so two such claims need two receipts.
 pub(super) fn claim_checks(task_id: &str, claims: &[Claim], receipts: &[Receipt]) -> Vec<Check> {
+    // Receipts that an external id names belong to those claims first.
+    let mut used: HashSet<&str> = claims
+        .iter()
+        .filter_map(|c| {
+            let id = c.external_id.as_ref()?;
+            receipts
+                .iter()
+                .find(|r| {
+                    r.task_id == task_id
+                        && r.tool == c.tool
+                        && r.status == ReceiptStatus::Success
+                        && r.external_id.as_ref() == Some(id)
+                })
+                .map(|r| r.id.as_str())
+        })
+        .collect();
     claims
         .iter()
-        .map(|c| claim_check(task_id, c, receipts))
+        .map(|c| claim_check(task_id, c, receipts, &mut used))
         .collect()
 }
 
-fn claim_check(task_id: &str, claim: &Claim, receipts: &[Receipt]) -> Check {
+fn claim_check<'r>(
+    task_id: &str,
+    claim: &Claim,
+    receipts: &'r [Receipt],
+    used: &mut HashSet<&'r str>,
+) -> Check {
     let what = describe(claim);
     let same_tool: Vec<&Receipt> = receipts
         .iter()
@@ -91,12 +117,35 @@ fn claim_check(task_id: &str, claim: &Claim, receipts: &[Receipt]) -> Check {
         .filter(|r| claim.external_id.is_none() || r.external_id == claim.external_id)
         .collect();
     let open = [ReceiptStatus::Pending, ReceiptStatus::Unknown];
-    if let Some(r) = find(&exact, &[ReceiptStatus::Success]) {
-        return Check::new(
-            "claim",
-            CheckStatus::Passed,
-            format!("{what} is backed by success receipt {}", r.id),
-        );
+    if claim.external_id.is_some() {
+        if let Some(r) = find(&exact, &[ReceiptStatus::Success]) {
+            return backed(&what, r);
+        }
+    } else {
+        let free: Vec<&Receipt> = exact
+            .iter()
+            .copied()
+            .filter(|r| !used.contains(r.id.as_str()))
+            .collect();
+        if let Some(r) = find(&free, &[ReceiptStatus::Success]) {
+            used.insert(r.id.as_str());
+            return backed(&what, r);
+        }
+        let taken = exact
+            .iter()
+            .filter(|r| r.status == ReceiptStatus::Success)
+            .count();
+        if taken > 0 && find(&exact, &open).is_none() {
+            return Check::new(
+                "claim",
+                CheckStatus::Failed,
+                format!(
+                    "silent failure: {what}, but each of this task's {taken} success receipt(s) \
+                     for {} already backs another claim",
+                    claim.tool
+                ),
+            );
+        }
     }
     // Pending before failed: an unresolved call may still turn out to be the claimed effect.
     if let Some(r) = find(&exact, &open).or_else(|| find(&same_tool, &open)) {
@@ -126,6 +175,14 @@ fn claim_check(task_id: &str, claim: &Claim, receipts: &[Receipt]) -> Check {
         "claim",
         CheckStatus::Failed,
         format!("silent failure: {what}, but this task has no success receipt for it"),
+    )
+}
+
+fn backed(what: &str, r: &Receipt) -> Check {
+    Check::new(
+        "claim",
+        CheckStatus::Passed,
+        format!("{what} is backed by success receipt {}", r.id),
     )
 }
 

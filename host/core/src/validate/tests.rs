@@ -367,6 +367,34 @@ fn claims_against_receipts_table() {
 }
 
 #[test]
+fn claims_without_external_id_need_one_success_receipt_each() {
+    use ReceiptStatus::Success;
+    const T: &str = "tracker.create_issue";
+    let two = [
+        receipt("r1", TASK, T, Success, Some("I-1")),
+        receipt("r2", TASK, T, Success, Some("I-2")),
+    ];
+    // Allowed: two claims, two receipts.
+    let (verdict, checks) = claim_verdict(vec![claim(T, None), claim(T, None)], &two);
+    assert_eq!(verdict, CheckStatus::Passed, "{checks:?}");
+    assert!(checks[0].message.contains("r1") && checks[1].message.contains("r2"));
+    // Denied: two claims, one receipt.
+    let (verdict, checks) = claim_verdict(vec![claim(T, None), claim(T, None)], &two[..1]);
+    assert_eq!(verdict, CheckStatus::Failed, "{checks:?}");
+    assert_eq!(checks[0].status, CheckStatus::Passed);
+    assert_eq!(checks[1].status, CheckStatus::Failed);
+    assert!(
+        checks[1].message.contains("already backs another claim"),
+        "{}",
+        checks[1].message
+    );
+    // Denied: a receipt an external id names is not also counted for an id-less claim.
+    let (_, checks) = claim_verdict(vec![claim(T, None), claim(T, Some("I-1"))], &two[..1]);
+    assert_eq!(checks[0].status, CheckStatus::Failed, "{checks:?}");
+    assert_eq!(checks[1].status, CheckStatus::Passed, "{checks:?}");
+}
+
+#[test]
 fn claim_of_another_tasks_receipt_is_a_silent_failure_and_an_error() {
     let receipts = [receipt(
         "r1",

@@ -1,11 +1,23 @@
 //! Background tasks: `start_task` returns an id at once; `check_task`, `update_task`,
 //! `cancel_task` and `list_tasks` act on it later. State and events live in the task store
-//! (SQLite), so a restart turns a live task into `interrupted` instead of losing it.
+//! (SQLite) with the host process that owns them, so a task whose owner is gone turns into
+//! `interrupted` instead of being lost, and a second process never disturbs a live owner.
+//!
+//! Store work never runs on a tokio worker as is: the running task uses `spawn_blocking`, and
+//! the synchronous operations hand the worker's other tasks off first ([`blocking`]).
+//!
+//! The manager works on a [`TaskBackend`]; [`conformance::run`] checks that a backend keeps
+//! the contract (the SQLite store runs it in its tests).
 //!
 //! Background tasks share the batch concurrency limit: beyond it they wait as `queued`.
 
 mod approvals;
+mod backend;
+mod owner;
+mod reader;
 mod store;
+#[cfg(test)]
+mod tests;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -13,8 +25,10 @@ use std::sync::{Arc, Mutex};
 use serde::Serialize;
 use tokio::sync::{Semaphore, broadcast, mpsc, oneshot};
 
+pub use backend::{TaskBackend, conformance};
+pub use reader::TaskReader;
 pub(crate) use store::TaskStore;
-pub use store::{BackgroundStatus, TaskRecord};
+pub use store::{APPLICATION_ID, BackgroundStatus, StoreError, TASKS_FILE, TaskRecord};
 
 use crate::dispatch::{self, TaskOptions, TaskScope};
 use crate::error::DispatchError;
@@ -67,9 +81,22 @@ pub enum BackgroundError {
     /// The task store failed.
     #[error("task store: {0}")]
     Store(String),
+    /// A live task that another running host process owns.
+    #[error(
+        "task '{id}' is running in another host process ({owner}) and cannot be {action} from \
+         this one: act on it through that process"
+    )]
+    OwnedElsewhere {
+        /// Task id.
+        id: String,
+        /// Which process owns it.
+        owner: String,
+        /// What was attempted.
+        action: &'static str,
+    },
 }
 
-fn store_err(e: rusqlite::Error) -> BackgroundError {
+fn store_err(e: impl std::fmt::Display) -> BackgroundError {
     BackgroundError::Store(e.to_string())
 }
 
@@ -80,7 +107,7 @@ struct Live {
 
 /// The background task manager of one host.
 pub(crate) struct Background {
-    store: Arc<TaskStore>,
+    store: Arc<dyn TaskBackend>,
     slots: Arc<Semaphore>,
     live: Arc<Mutex<HashMap<String, Live>>>,
     events: broadcast::Sender<TaskEvent>,
@@ -88,7 +115,8 @@ pub(crate) struct Background {
 }
 
 impl Background {
-    pub(crate) fn new(store: TaskStore, concurrency: usize) -> Self {
+    /// A manager on any task store (the host passes its SQLite [`TaskStore`]).
+    pub(crate) fn new(store: impl TaskBackend + 'static, concurrency: usize) -> Self {
         Self {
             store: Arc::new(store),
             slots: Arc::new(Semaphore::new(concurrency)),
@@ -111,14 +139,15 @@ impl Background {
     ) -> Result<String, BackgroundError> {
         dispatch::precheck(shared, specialist, description)?;
         let id = uuid::Uuid::now_v7().to_string();
-        self.store
-            .insert(&id, specialist, description)
-            .map_err(store_err)?;
-        self.spawn(shared, &id, specialist, description.to_owned());
+        blocking(|| self.store.insert(&id, specialist, description)).map_err(store_err)?;
+        self.spawn(shared, &id, 1, specialist, description.to_owned());
         Ok(id)
     }
 
-    fn spawn(&self, shared: &Arc<Shared>, id: &str, specialist: &str, brief: String) {
+    /// Runs attempt `attempt` of task `id`. Its status and result are written only while the
+    /// stored task is still on that attempt and not cancelled, so an attempt that an update or
+    /// a cancel ended never overwrites what came after it.
+    fn spawn(&self, shared: &Arc<Shared>, id: &str, attempt: u32, specialist: &str, brief: String) {
         let (tx, mut rx) = mpsc::unbounded_channel::<ProgressReport>();
         let (scope_tx, scope_rx) = oneshot::channel();
         let scope_slot: Arc<Mutex<Option<Arc<TaskScope>>>> = Arc::default();
@@ -134,7 +163,13 @@ impl Background {
         let handle = tokio::spawn(async move {
             let id = id_owned;
             let _permit = slots.acquire().await;
-            let _ = store.set_status(&id, BackgroundStatus::Running);
+            let started = {
+                let id = id.clone();
+                off_worker(&store, move |s| s.start_attempt(&id, attempt)).await
+            };
+            if let Some(Err(e)) = started {
+                tracing::error!(task_id = %id, "failed to store the running status: {e}");
+            }
             let options = TaskOptions {
                 task_id: Some(id.clone()),
                 subscriber: Some(tx),
@@ -147,7 +182,11 @@ impl Background {
                 let (store, id, events) = (store.clone(), id.clone(), events.clone());
                 tokio::spawn(async move {
                     while let Some(report) = rx.recv().await {
-                        if let Err(e) = store.report(&id, &report) {
+                        let stored = {
+                            let (id, report) = (id.clone(), report.clone());
+                            off_worker(&store, move |s| s.report(&id, &report)).await
+                        };
+                        if let Some(Err(e)) = stored {
                             tracing::error!(task_id = %id, "failed to store a report: {e}");
                         }
                         if wakeup {
@@ -171,7 +210,11 @@ impl Background {
                 Ok(r) => (status_of(&r), r),
                 Err(e) => (BackgroundStatus::Failed, failed_start(&id, &specialist, &e)),
             };
-            if let Err(e) = store.finish(&id, status, &result) {
+            let finished = {
+                let id = id.clone();
+                off_worker(&store, move |s| s.finish(&id, attempt, status, &result)).await
+            };
+            if let Some(Err(e)) = finished {
                 tracing::error!(task_id = %id, "failed to store the result: {e}");
             }
             // This attempt is done; an update would have aborted it before getting here.
@@ -188,12 +231,8 @@ impl Background {
 
     /// Status, new reports and (when done) the result.
     pub(crate) fn check(&self, id: &str) -> Result<TaskCheck, BackgroundError> {
-        let task = self
-            .store
-            .get(id)
-            .map_err(store_err)?
-            .ok_or_else(|| BackgroundError::NotFound(id.to_owned()))?;
-        let new_reports = self.store.take_new_reports(id).map_err(store_err)?;
+        let task = self.record(id)?;
+        let new_reports = blocking(|| self.store.take_new_reports(id)).map_err(store_err)?;
         Ok(TaskCheck {
             task,
             new_reports,
@@ -219,11 +258,15 @@ impl Background {
         if update.trim().is_empty() {
             return Err(DispatchError::InvalidDescription("the update is empty".into()).into());
         }
+        self.refuse_foreign(id, "updated")?;
         self.stop(id);
-        let attempt = self.store.add_update(id, update).map_err(store_err)?;
-        let _ = self
-            .store
-            .event(id, "status", &format!("restarted as attempt {attempt}"));
+        let attempt = blocking(|| {
+            let attempt = self.store.add_update(id, update)?;
+            self.store
+                .event(id, "status", &format!("restarted as attempt {attempt}"))?;
+            Ok::<_, StoreError>(attempt)
+        })
+        .map_err(store_err)?;
         let mut brief = record.description.clone();
         for (i, u) in record
             .updates
@@ -233,7 +276,7 @@ impl Background {
         {
             brief.push_str(&format!("\n\nUpdate {}: {u}", i + 1));
         }
-        self.spawn(shared, id, &record.specialist, brief);
+        self.spawn(shared, id, attempt, &record.specialist, brief);
         Ok(attempt)
     }
 
@@ -242,7 +285,7 @@ impl Background {
         self.record(id)?;
         if self.approvals.answer(id, approved) {
             let verdict = if approved { "approved" } else { "denied" };
-            let _ = self.store.event(id, "approval", verdict);
+            let _ = blocking(|| self.store.event(id, "approval", verdict));
             Ok(())
         } else {
             Err(BackgroundError::NoApprovalPending(id.to_owned()))
@@ -259,12 +302,27 @@ impl Background {
                 action: "cancelled",
             });
         }
+        self.refuse_foreign(id, "cancelled")?;
         self.stop(id);
-        self.store
-            .set_status(id, BackgroundStatus::Cancelled)
-            .map_err(store_err)?;
-        let _ = self.store.event(id, "status", "cancelled by the caller");
+        blocking(|| {
+            self.store.set_status(id, BackgroundStatus::Cancelled)?;
+            self.store.event(id, "status", "cancelled by the caller")
+        })
+        .map_err(store_err)?;
         Ok(())
+    }
+
+    /// A live task that another host process owns, and that process is still there, is
+    /// changed only by its owner.
+    fn refuse_foreign(&self, id: &str, action: &'static str) -> Result<(), BackgroundError> {
+        match blocking(|| self.store.live_elsewhere(id)).map_err(store_err)? {
+            Some(owner) => Err(BackgroundError::OwnedElsewhere {
+                id: id.to_owned(),
+                owner,
+                action,
+            }),
+            None => Ok(()),
+        }
     }
 
     /// The parent stops listening (its session closed): the task runs on, but its reports
@@ -284,7 +342,7 @@ impl Background {
     }
 
     pub(crate) fn list(&self, limit: usize) -> Result<Vec<TaskRecord>, BackgroundError> {
-        self.store.list(limit).map_err(store_err)
+        blocking(|| self.store.list(limit)).map_err(store_err)
     }
 
     pub(crate) fn subscribe(&self) -> broadcast::Receiver<TaskEvent> {
@@ -301,8 +359,7 @@ impl Background {
     }
 
     fn record(&self, id: &str) -> Result<TaskRecord, BackgroundError> {
-        self.store
-            .get(id)
+        blocking(|| self.store.get(id))
             .map_err(store_err)?
             .ok_or_else(|| BackgroundError::NotFound(id.to_owned()))
     }
@@ -323,6 +380,28 @@ impl Background {
             live.handle.abort();
         }
     }
+}
+
+/// Runs synchronous store work without stalling a tokio worker: on a multi-thread runtime the
+/// worker hands its other tasks to another thread first; elsewhere it runs inline.
+fn blocking<T>(f: impl FnOnce() -> T) -> T {
+    match tokio::runtime::Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(f)
+        }
+        _ => f(),
+    }
+}
+
+/// Runs store work on the blocking pool from inside a task; `None` if it panicked.
+async fn off_worker<T: Send + 'static>(
+    store: &Arc<dyn TaskBackend>,
+    f: impl FnOnce(&dyn TaskBackend) -> T + Send + 'static,
+) -> Option<T> {
+    let store = store.clone();
+    tokio::task::spawn_blocking(move || f(store.as_ref()))
+        .await
+        .ok()
 }
 
 fn status_of(r: &TaskResult) -> BackgroundStatus {

@@ -1,0 +1,230 @@
+//! [`TaskBackend`]: what background tasks need from their store, as a trait, so that another
+//! backend (PostgreSQL, for teams that outgrow one machine) can stand in for the embedded
+//! SQLite [`TaskStore`] without touching dispatch. [`conformance`] is the behaviour every
+//! backend must show; the SQLite store runs it in its tests, and a new backend runs the same
+//! function.
+
+use super::store::{StoreError, TaskStore};
+use super::{BackgroundStatus, TaskRecord};
+use crate::types::{ProgressReport, TaskResult};
+
+/// A task store owned by one host process. Every method blocks; the background manager
+/// calls them off the tokio workers.
+pub trait TaskBackend: Send + Sync {
+    /// A new queued task (attempt 1) owned by this process.
+    fn insert(&self, id: &str, specialist: &str, description: &str) -> Result<(), StoreError>;
+    /// Attempt `attempt` got a slot: running, unless it was cancelled or replaced meanwhile.
+    fn start_attempt(&self, id: &str, attempt: u32) -> Result<(), StoreError>;
+    /// The result of attempt `attempt`, unless the task was cancelled or moved on meanwhile.
+    fn finish(
+        &self,
+        id: &str,
+        attempt: u32,
+        status: BackgroundStatus,
+        result: &TaskResult,
+    ) -> Result<(), StoreError>;
+    /// Sets the status (e.g. cancelled).
+    fn set_status(&self, id: &str, status: BackgroundStatus) -> Result<(), StoreError>;
+    /// Appends an update and queues the next attempt, owned by this process; its number.
+    fn add_update(&self, id: &str, update: &str) -> Result<u32, StoreError>;
+    /// Appends an event to the task's log; its sequence number.
+    fn event(&self, id: &str, kind: &str, payload: &str) -> Result<u64, StoreError>;
+    /// Appends a progress report; its sequence number.
+    fn report(&self, id: &str, report: &ProgressReport) -> Result<u64, StoreError>;
+    /// Reports not yet returned, moving the task's cursor past them.
+    fn take_new_reports(&self, id: &str) -> Result<Vec<ProgressReport>, StoreError>;
+    /// One task.
+    fn get(&self, id: &str) -> Result<Option<TaskRecord>, StoreError>;
+    /// Tasks, newest first.
+    fn list(&self, limit: usize) -> Result<Vec<TaskRecord>, StoreError>;
+    /// For a live task that another process owns and that process is still there: which one.
+    fn live_elsewhere(&self, id: &str) -> Result<Option<String>, StoreError>;
+}
+
+impl TaskStore {
+    fn sql(&self) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
+        |source| StoreError::Sqlite {
+            path: self.path().to_path_buf(),
+            source,
+        }
+    }
+}
+
+impl TaskBackend for TaskStore {
+    fn insert(&self, id: &str, specialist: &str, description: &str) -> Result<(), StoreError> {
+        TaskStore::insert(self, id, specialist, description).map_err(self.sql())
+    }
+
+    fn start_attempt(&self, id: &str, attempt: u32) -> Result<(), StoreError> {
+        TaskStore::start_attempt(self, id, attempt).map_err(self.sql())
+    }
+
+    fn finish(
+        &self,
+        id: &str,
+        attempt: u32,
+        status: BackgroundStatus,
+        result: &TaskResult,
+    ) -> Result<(), StoreError> {
+        TaskStore::finish(self, id, attempt, status, result).map_err(self.sql())
+    }
+
+    fn set_status(&self, id: &str, status: BackgroundStatus) -> Result<(), StoreError> {
+        TaskStore::set_status(self, id, status).map_err(self.sql())
+    }
+
+    fn add_update(&self, id: &str, update: &str) -> Result<u32, StoreError> {
+        TaskStore::add_update(self, id, update).map_err(self.sql())
+    }
+
+    fn event(&self, id: &str, kind: &str, payload: &str) -> Result<u64, StoreError> {
+        TaskStore::event(self, id, kind, payload).map_err(self.sql())
+    }
+
+    fn report(&self, id: &str, report: &ProgressReport) -> Result<u64, StoreError> {
+        TaskStore::report(self, id, report).map_err(self.sql())
+    }
+
+    fn take_new_reports(&self, id: &str) -> Result<Vec<ProgressReport>, StoreError> {
+        TaskStore::take_new_reports(self, id).map_err(self.sql())
+    }
+
+    fn get(&self, id: &str) -> Result<Option<TaskRecord>, StoreError> {
+        TaskStore::get(self, id).map_err(self.sql())
+    }
+
+    fn list(&self, limit: usize) -> Result<Vec<TaskRecord>, StoreError> {
+        TaskStore::list(self, limit).map_err(self.sql())
+    }
+
+    fn live_elsewhere(&self, id: &str) -> Result<Option<String>, StoreError> {
+        TaskStore::live_elsewhere(self, id).map_err(self.sql())
+    }
+}
+
+/// The behaviour every [`TaskBackend`] must show, as one function a backend's tests call with
+/// a way to make a new, empty store. It panics, naming the rule, at the first deviation.
+pub mod conformance {
+    use super::TaskBackend;
+    use crate::background::BackgroundStatus::{self, Cancelled, Queued, Running, Succeeded};
+    use crate::types::{ProgressReport, TaskResult, TaskStatus};
+
+    fn result(id: &str, status: TaskStatus) -> TaskResult {
+        TaskResult {
+            task_id: id.to_owned(),
+            specialist: "probe".into(),
+            status,
+            report: None,
+            error: None,
+            tool_calls: Vec::new(),
+            reports: Vec::new(),
+            receipts: Vec::new(),
+            validation: None,
+            skills: Default::default(),
+            warning: None,
+            usage: Default::default(),
+        }
+    }
+
+    fn status(s: &dyn TaskBackend, id: &str) -> BackgroundStatus {
+        s.get(id)
+            .expect("get")
+            .unwrap_or_else(|| panic!("task {id} is missing"))
+            .status
+    }
+
+    /// Runs every rule, each on a new store from `fresh`.
+    pub fn run(fresh: &dyn Fn() -> Box<dyn TaskBackend>) {
+        lifecycle(fresh().as_ref());
+        stale_attempts(fresh().as_ref());
+        reports(fresh().as_ref());
+        listing(fresh().as_ref());
+    }
+
+    fn lifecycle(s: &dyn TaskBackend) {
+        assert!(s.get("t").expect("get").is_none(), "an unknown id is None");
+        s.insert("t", "probe", "brief").expect("insert");
+        let t = s.get("t").expect("get").expect("inserted");
+        assert_eq!(
+            (t.status, t.attempt),
+            (Queued, 1),
+            "a new task is queued, attempt 1"
+        );
+        assert_eq!(t.description, "brief");
+        assert_eq!(
+            s.live_elsewhere("t").expect("owner"),
+            None,
+            "a task this process inserted is its own"
+        );
+        s.start_attempt("t", 1).expect("start");
+        assert_eq!(status(s, "t"), Running);
+        s.finish("t", 1, Succeeded, &result("t", TaskStatus::Succeeded))
+            .expect("finish");
+        let t = s.get("t").expect("get").expect("there");
+        assert_eq!(t.status, Succeeded);
+        assert!(t.result.is_some(), "the result is stored");
+    }
+
+    fn stale_attempts(s: &dyn TaskBackend) {
+        s.insert("t", "probe", "brief").expect("insert");
+        s.start_attempt("t", 1).expect("start");
+        assert_eq!(s.add_update("t", "narrower").expect("update"), 2);
+        let t = s.get("t").expect("get").expect("there");
+        assert_eq!((t.status, t.attempt), (Queued, 2));
+        assert_eq!(t.updates, ["narrower"]);
+        s.finish("t", 1, Succeeded, &result("t", TaskStatus::Succeeded))
+            .expect("stale finish");
+        assert_eq!(
+            status(s, "t"),
+            Queued,
+            "a replaced attempt's result does not overwrite the next attempt"
+        );
+        s.set_status("t", Cancelled).expect("cancel");
+        s.start_attempt("t", 2).expect("late start");
+        s.finish("t", 2, Succeeded, &result("t", TaskStatus::Succeeded))
+            .expect("late finish");
+        assert_eq!(
+            status(s, "t"),
+            Cancelled,
+            "a cancelled task stays cancelled"
+        );
+    }
+
+    fn reports(s: &dyn TaskBackend) {
+        s.insert("t", "probe", "brief").expect("insert");
+        for (n, text) in ["one", "two"].into_iter().enumerate() {
+            let report = ProgressReport {
+                id: format!("m{n}"),
+                sequence: n as u32 + 1,
+                output: text.into(),
+                at_ms: 1,
+            };
+            s.report("t", &report).expect("report");
+        }
+        s.event("t", "status", "not a report").expect("event");
+        let texts: Vec<String> = s
+            .take_new_reports("t")
+            .expect("take")
+            .into_iter()
+            .map(|r| r.output)
+            .collect();
+        assert_eq!(
+            texts,
+            ["one", "two"],
+            "reports in order, other events left out"
+        );
+        assert!(
+            s.take_new_reports("t").expect("take").is_empty(),
+            "each report is returned once"
+        );
+    }
+
+    fn listing(s: &dyn TaskBackend) {
+        for id in ["a", "b", "c"] {
+            s.insert(id, "probe", "brief").expect("insert");
+        }
+        let ids: Vec<String> = s.list(2).expect("list").into_iter().map(|t| t.id).collect();
+        // Newest first; tasks created in the same millisecond by id, which is time-ordered.
+        assert_eq!(ids, ["c", "b"], "newest first, at most `limit`");
+    }
+}

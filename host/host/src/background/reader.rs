@@ -1,0 +1,50 @@
+//! [`TaskReader`]: background tasks read straight from a task store file, without a host — no
+//! plugins loaded, nothing written (what `guild tasks list` and `guild tasks check` use).
+
+use std::path::Path;
+
+use super::store::{StoreError, TaskStore};
+use super::{BackgroundError, TaskCheck, TaskRecord, store_err};
+
+/// A task store opened read-only (`SQLITE_OPEN_READ_ONLY`).
+///
+/// Statuses are the truth at the time of reading: a live task whose owner process is gone
+/// reads as `interrupted` (the next host to open the store records that). `check` does not
+/// move the report cursor, so it returns the reports that the task's host has not yet
+/// handed to a caller, and never a pending approval (only the owner knows those).
+pub struct TaskReader {
+    store: TaskStore,
+}
+
+impl TaskReader {
+    /// Opens an existing task store; a missing, empty or foreign file is an error.
+    pub fn open(path: &Path) -> Result<TaskReader, StoreError> {
+        Ok(TaskReader {
+            store: TaskStore::open_read_only(path)?,
+        })
+    }
+
+    /// Tasks, newest first.
+    pub fn list(&self, limit: usize) -> Result<Vec<TaskRecord>, BackgroundError> {
+        self.store.list(limit).map_err(store_err)
+    }
+
+    /// One task with the reports its host has not handed out yet.
+    pub fn check(&self, id: &str) -> Result<TaskCheck, BackgroundError> {
+        let task = self
+            .store
+            .get(id)
+            .map_err(store_err)?
+            .ok_or_else(|| BackgroundError::NotFound(id.to_owned()))?;
+        Ok(TaskCheck {
+            task,
+            new_reports: self.store.take_new_reports(id).map_err(store_err)?,
+            pending_approval: None,
+        })
+    }
+
+    /// The store file.
+    pub fn path(&self) -> &Path {
+        self.store.path()
+    }
+}
