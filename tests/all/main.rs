@@ -4,6 +4,7 @@
 mod background;
 mod bad_input;
 mod capabilities;
+mod compile_cache;
 mod dispatch;
 mod examples;
 mod http;
