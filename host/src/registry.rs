@@ -228,13 +228,8 @@ pub(crate) async fn load_one(shared: &Arc<Shared>, dir: &Path) -> Result<LoadedP
         file: file.clone(),
         message,
     };
-    if !file.is_file() {
-        return Err(component_err(
-            "file not found (did the plugin build run?)".to_owned(),
-        ));
-    }
+    let path = manifest.component_file().map_err(component_err)?;
     let engine = shared.engine.clone();
-    let path = file.clone();
     let compiled = tokio::task::spawn_blocking(move || engine.compile_file(&path))
         .await
         .map_err(|e| component_err(format!("compiler task failed: {e}")))?

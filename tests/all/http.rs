@@ -95,7 +95,7 @@ async fn secret_attached_by_host_never_visible_to_guest() {
     let addr = server::start().await;
     let dir = tempfile::tempdir().expect("tempdir");
     let grants = format!(
-        "[grants.probe]\nhttp = [\"http://127.0.0.1:{p}\", \"http://localhost:{p}\"]\nsecrets = {{ API_TOKEN = {{ value = \"{TOKEN}\" }} }}",
+        "[grants.probe]\nhttp = [\"http://127.0.0.1:{p}\", \"http://localhost:{p}\"]\nsecrets = {{ API_TOKEN = {{ value = \"{TOKEN}\", hosts = [\"http://127.0.0.1:*\"] }} }}",
         p = addr.port()
     );
     let h = host(dir.path(), PROBE, &grants).await;

@@ -7,6 +7,7 @@ mod capabilities;
 mod compile_cache;
 mod dispatch;
 mod examples;
+mod grant_escapes;
 mod http;
 mod ledger;
 mod limits;
