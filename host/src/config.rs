@@ -26,6 +26,9 @@ pub struct Config {
     pub skills: crate::skills::SkillsSettings,
     /// Folder relative paths are resolved against.
     pub base_dir: PathBuf,
+    /// The file this config was read from (empty when built in code): a plugin that could
+    /// write it would grant itself anything at the next start, so no grant may reach it.
+    pub file: PathBuf,
 }
 
 /// `[host]`.
@@ -258,6 +261,7 @@ impl Config {
             dispatch: raw.dispatch,
             skills: raw.skills,
             base_dir: base_dir.to_owned(),
+            file: file.to_owned(),
         };
         config
             .dispatch

@@ -357,3 +357,31 @@ async fn secret_goes_only_to_the_granted_hosts() {
         )
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grant_of_the_folder_holding_the_config_file_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let state = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join("conf")).expect("mkdir");
+    // The data folder is elsewhere; the grant reaches only guild.toml's folder.
+    let text = format!(
+        "[host]\nplugins = [{:?}, {:?}]\ndata_dir = {:?}\n\n[grants.probe]\n{}\n",
+        plugin_dir("testing/probe").display().to_string(),
+        plugin_dir("testing/echo").display().to_string(),
+        state.path().display().to_string(),
+        rw(".")
+    );
+    let conf = dir.path().join("conf");
+    let config = Config::parse(&text, &conf.join("guild.toml"), &conf).expect("parses");
+    let h = Host::with_engine(config, engine()).await.expect("starts");
+    let errors = h.load_errors();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_names(
+        &errors[0],
+        &[
+            "[grants.probe] fs[0].host",
+            "contains the host's config file",
+            "guild.toml",
+        ],
+    );
+}

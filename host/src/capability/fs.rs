@@ -7,8 +7,8 @@
 //! A grant's host folder is judged only after it is resolved: it is canonicalized first (so
 //! `/tmp/..` is `/`, and a symlink is judged by where it leads), and a folder that does not
 //! exist is refused. Then every rule applies: never `/`, and never the host's own state (the
-//! data folder, the plugins folder, any plugin folder, a secret's file): a grant that equals,
-//! contains or lies inside one of them is refused, naming both paths.
+//! data folder, the config file, the plugins folder, any plugin folder, a secret's file): a
+//! grant that equals, contains or lies inside one of them is refused, naming both paths.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -82,14 +82,20 @@ struct Owned {
     what: String,
 }
 
-/// The host's own state, canonical: the data folder, each plugin folder, the plugins folder,
-/// and every secret file any grant reads. Paths that do not exist yet (a data folder created at
+/// The host's own state, canonical: the data folder, the config file, each plugin folder, the
+/// plugins folder, and every secret file any grant reads. Paths that do not exist yet (a data folder created at
 /// start) are resolved as far as they exist.
 fn host_owned(config: &Config) -> Vec<Owned> {
     let mut owned = vec![Owned {
         path: canonical_or_planned(&config.data_dir()),
         what: "the host's data folder".to_owned(),
     }];
+    if !config.file.as_os_str().is_empty() {
+        owned.push(Owned {
+            path: canonical_or_planned(&config.file),
+            what: "the host's config file".to_owned(),
+        });
+    }
     // A listing error leaves out only the children, which the plugins folder itself covers.
     for dir in config.plugin_folders().unwrap_or_default() {
         owned.push(Owned {
