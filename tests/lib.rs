@@ -70,7 +70,7 @@ pub async fn host_with_config(dir: &Path, plugins: &[&str], extra: &str) -> Host
         .map(|p| format!("{:?}", plugin_dir(p).display().to_string()))
         .collect();
     let text = format!(
-        "[host]\nplugins = [{}]\ndata_dir = \"data\"\n\n{extra}",
+        "[host]\nplugins = [{}]\ndata_dir = \".guild\"\n\n{extra}",
         list.join(", ")
     );
     let config = Config::parse(&text, &dir.join("guild.toml"), dir).expect("test config parses");

@@ -177,7 +177,7 @@ async fn a_second_host_leaves_a_live_owners_task_running() {
 
 /// Makes a stored task `running` and owned by another process, as that process would have.
 fn owned_elsewhere(dir: &std::path::Path, id: &str, lease_ms: i64) {
-    let db = dir.join("data").join(guild_host::background::TASKS_FILE);
+    let db = dir.join(".guild").join(guild_host::background::TASKS_FILE);
     let conn = rusqlite::Connection::open(db).expect("raw open");
     conn.execute(
         "UPDATE tasks SET status = 'running', owner = 'gone-host', owner_pid = ?2, lease_ms = ?3

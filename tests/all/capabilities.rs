@@ -225,3 +225,39 @@ tools = ["echo.echo"]"#;
         .unwrap_or_default();
     assert_eq!(names, vec![json!("echo.echo")]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plugin_info_reports_the_effective_http_grant() {
+    use guild_host::capability::RowStatus;
+    let dir = tempfile::tempdir().expect("tempdir");
+    // The probe requests `http://127.0.0.1:*` and `https://*.example.com`, among others.
+    let grants = r#"[grants.probe]
+http = ["http://127.0.0.1:8080", "https://other.org"]"#;
+    let h = host(dir.path(), PROBE, grants).await;
+    let info = h.plugin("probe").expect("probe loaded");
+    let row = |target: &str| {
+        info.capabilities
+            .iter()
+            .find(|r| r.capability == "http" && r.target == target)
+            .map(|r| r.status.clone())
+    };
+    assert_eq!(
+        row("http://127.0.0.1:*"),
+        Some(RowStatus::Granted("http://127.0.0.1:8080".to_owned())),
+        "{:#?}",
+        info.capabilities
+    );
+    assert_eq!(
+        row("https://*.example.com"),
+        Some(RowStatus::Denied("not granted".to_owned())),
+        "a non-empty grant elsewhere does not grant this pattern"
+    );
+    assert_eq!(row("https://other.org"), Some(RowStatus::Unused));
+    // And enforcement agrees: the port the row does not show is refused.
+    let p = probe(
+        &h,
+        json!({"op": "http", "method": "GET", "url": "http://127.0.0.1:9/"}),
+    )
+    .await;
+    assert_denied(&p, "http");
+}

@@ -14,7 +14,7 @@ fs = [{{ guest = "/workspace", host = "ws", mode = "rw" }}]
 [grants.tracker]
 http = ["{base_url}"]
 config = {{ base_url = "{base_url}", repo = "acme/shop" }}
-secrets = {{ TRACKER_TOKEN = {{ file = "{token_file}" }} }}
+secrets = {{ TRACKER_TOKEN = {{ file = "{token_file}", hosts = ["{base_url}"] }} }}
 [grants.triage]
 tools = ["tracker.create_issue", "tracker.search_issues"]
 [grants.digest]
@@ -275,7 +275,7 @@ async fn verify_receipt_fetches_the_verifiable_url_only_where_allowed() {
 
     // The operator names the origin: now it is fetched, without credentials, and found.
     let text = format!(
-        "[host]\nplugins = [{:?}, {:?}]\ndata_dir = \"data\"\nverify_origins = [\"{}\"]\n\n{g}",
+        "[host]\nplugins = [{:?}, {:?}]\ndata_dir = \".guild\"\nverify_origins = [\"{}\"]\n\n{g}",
         guild_tests::plugin_dir("tracker").display().to_string(),
         guild_tests::plugin_dir("triage").display().to_string(),
         tracker.base_url()

@@ -95,7 +95,7 @@ async fn secret_attached_by_host_never_visible_to_guest() {
     let addr = server::start().await;
     let dir = tempfile::tempdir().expect("tempdir");
     let grants = format!(
-        "[grants.probe]\nhttp = [\"http://127.0.0.1:{p}\", \"http://localhost:{p}\"]\nsecrets = {{ API_TOKEN = {{ value = \"{TOKEN}\" }} }}",
+        "[grants.probe]\nhttp = [\"http://127.0.0.1:{p}\", \"http://localhost:{p}\"]\nsecrets = {{ API_TOKEN = {{ value = \"{TOKEN}\", hosts = [\"http://127.0.0.1:*\"] }} }}",
         p = addr.port()
     );
     let h = host(dir.path(), PROBE, &grants).await;
@@ -182,8 +182,8 @@ async fn trailing_dot_names_the_same_host_for_the_allowlist() {
 fn ledger_with_receipt(dir: &std::path::Path, url: &str) -> String {
     use guild_host::receipts::{Begin, Completion, Intent, Ledger};
     use guild_host::types::CallStatus;
-    std::fs::create_dir_all(dir.join("data")).expect("data dir");
-    let ledger = Ledger::open(dir.join("data").join("receipts.db")).expect("ledger");
+    std::fs::create_dir_all(dir.join(".guild")).expect("data dir");
+    let ledger = Ledger::open(dir.join(".guild").join("receipts.db")).expect("ledger");
     let intent = Intent {
         task_id: "t-1".into(),
         route: "probe".into(),
@@ -227,7 +227,7 @@ async fn verify_receipt_refuses_a_trailing_dot_loopback() {
 
     // Listed by the operator (in its plain spelling): fetched and found.
     let text = format!(
-        "[host]\nplugins = []\ndata_dir = \"data\"\nverify_origins = [\"http://localhost:{port}\"]\n"
+        "[host]\nplugins = []\ndata_dir = \".guild\"\nverify_origins = [\"http://localhost:{port}\"]\n"
     );
     let config = guild_host::Config::parse(&text, &dir.path().join("guild.toml"), dir.path())
         .expect("config");

@@ -4,8 +4,10 @@
 mod background;
 mod bad_input;
 mod capabilities;
+mod compile_cache;
 mod dispatch;
 mod examples;
+mod grant_escapes;
 mod http;
 mod ledger;
 mod limits;

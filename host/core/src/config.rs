@@ -26,6 +26,9 @@ pub struct Config {
     pub skills: crate::skills::SkillsSettings,
     /// Folder relative paths are resolved against.
     pub base_dir: PathBuf,
+    /// The file this config was read from (empty when built in code): a plugin that could
+    /// write it would grant itself anything at the next start, so no grant may reach it.
+    pub file: PathBuf,
 }
 
 /// `[host]`.
@@ -99,9 +102,9 @@ pub struct Grant {
     /// Configuration values by key.
     #[serde(default)]
     pub config: BTreeMap<String, String>,
-    /// Secret values by name.
+    /// Secrets by name: where each value comes from and the hosts it may be sent to.
     #[serde(default)]
-    pub secrets: BTreeMap<String, SecretSource>,
+    pub secrets: BTreeMap<String, SecretGrant>,
     /// Progress reports through the report channel.
     #[serde(default)]
     pub report: bool,
@@ -122,9 +125,57 @@ pub struct FsGrant {
     pub mode: FsMode,
 }
 
-/// Where a secret's value comes from. The value never reaches a plugin.
+/// `[grants.NAME.secrets.SECRET]`: one secret's value source and the hosts it is sent to.
+///
+/// The operator names the hosts; a manifest may only request a subset of them. Exactly one of
+/// `env`, `file` or `value` gives the value:
+///
+/// ```toml
+/// [grants.tracker.secrets.TRACKER_TOKEN]
+/// env = "TRACKER_TOKEN"
+/// hosts = ["https://api.github.com"]
+/// ```
 #[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "lowercase")]
+#[serde(try_from = "RawSecretGrant")]
+pub struct SecretGrant {
+    /// Where the value comes from.
+    pub source: SecretSource,
+    /// Origins (`scheme://host[:port]` patterns) the host attaches the secret to.
+    pub hosts: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSecretGrant {
+    env: Option<String>,
+    file: Option<PathBuf>,
+    value: Option<String>,
+    hosts: Vec<String>,
+}
+
+impl TryFrom<RawSecretGrant> for SecretGrant {
+    type Error = String;
+
+    fn try_from(raw: RawSecretGrant) -> Result<Self, String> {
+        let source = match (raw.env, raw.file, raw.value) {
+            (Some(var), None, None) => SecretSource::Env(var),
+            (None, Some(path), None) => SecretSource::File(path),
+            (None, None, Some(v)) => SecretSource::Value(v),
+            _ => {
+                return Err(
+                    "expected exactly one value source: `env`, `file` or `value`".to_owned(),
+                );
+            }
+        };
+        Ok(Self {
+            source,
+            hosts: raw.hosts,
+        })
+    }
+}
+
+/// Where a secret's value comes from. The value never reaches a plugin.
+#[derive(Debug, Clone)]
 pub enum SecretSource {
     /// An environment variable of the host process.
     Env(String),
@@ -210,6 +261,7 @@ impl Config {
             dispatch: raw.dispatch,
             skills: raw.skills,
             base_dir: base_dir.to_owned(),
+            file: file.to_owned(),
         };
         config
             .dispatch
@@ -242,6 +294,19 @@ impl Config {
             for pattern in &grant.http {
                 crate::http::HostPattern::parse(pattern)
                     .map_err(|e| invalid(format!("grants.{name}.http"), e.to_string()))?;
+            }
+            for (secret, g) in &grant.secrets {
+                let key = format!("grants.{name}.secrets.{secret}.hosts");
+                if g.hosts.is_empty() {
+                    return Err(invalid(
+                        key,
+                        "lists no hosts; a secret must name where it may be sent".to_owned(),
+                    ));
+                }
+                for pattern in &g.hosts {
+                    crate::http::HostPattern::parse(pattern)
+                        .map_err(|e| invalid(key.clone(), e.to_string()))?;
+                }
             }
             for fs in &grant.fs {
                 if fs.host.as_os_str().is_empty() || fs.host == Path::new("/") {

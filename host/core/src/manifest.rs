@@ -197,7 +197,10 @@ impl fmt::Display for FsMode {
 pub struct SecretRequest {
     /// Secret name, looked up in the operator's grant.
     pub name: String,
-    /// Origins the secret may be sent to.
+    /// Origins the plugin asks the secret to be sent to. Only a request: the operator's grant
+    /// names where it is sent, and a request outside the grant refuses the load. Empty (the
+    /// default) asks for nothing beyond what the operator grants.
+    #[serde(default)]
     pub hosts: Vec<String>,
     /// Header name, e.g. `Authorization`.
     pub header: String,
@@ -303,6 +306,45 @@ impl Manifest {
         self.dir.join(&self.plugin.component)
     }
 
+    /// The component file, checked on disk: a regular file (not a symlink) whose canonical path
+    /// lies inside the plugin folder. Plugin folders are the host's alone, so what is compiled
+    /// is exactly what the folder holds; a link out of it would let anything the link reaches
+    /// run with this plugin's grants. The `Err` says what is wrong.
+    pub fn component_file(&self) -> Result<PathBuf, String> {
+        let file = self.component_path();
+        let meta = std::fs::symlink_metadata(&file).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                "file not found (did the plugin build run?)".to_owned()
+            } else {
+                format!("cannot read: {e}")
+            }
+        })?;
+        if meta.file_type().is_symlink() {
+            return Err(
+                "is a symbolic link; the component must be a regular file inside the plugin folder"
+                    .to_owned(),
+            );
+        }
+        if !meta.is_file() {
+            return Err("is not a regular file".to_owned());
+        }
+        let dir = self
+            .dir
+            .canonicalize()
+            .map_err(|e| format!("plugin folder {}: {e}", self.dir.display()))?;
+        let canonical = file
+            .canonicalize()
+            .map_err(|e| format!("cannot read: {e}"))?;
+        if !canonical.starts_with(&dir) {
+            return Err(format!(
+                "resolves to {}, outside the plugin folder {} (a symbolic link on the way?)",
+                canonical.display(),
+                dir.display()
+            ));
+        }
+        Ok(canonical)
+    }
+
     fn validate(&self) -> Result<(), (&'static str, String)> {
         validate_name(&self.plugin.name).map_err(|m| ("plugin.name", m))?;
         for alias in &self.plugin.aliases {
@@ -354,15 +396,6 @@ impl Manifest {
         }
         for secret in &caps.secrets {
             validate_config_key(&secret.name).map_err(|m| ("capabilities.secrets.name", m))?;
-            if secret.hosts.is_empty() {
-                return Err((
-                    "capabilities.secrets.hosts",
-                    format!(
-                        "secret {:?} lists no hosts; a secret must name where it may be sent",
-                        secret.name
-                    ),
-                ));
-            }
             for host in &secret.hosts {
                 HostPattern::parse(host)
                     .map_err(|e| ("capabilities.secrets.hosts", e.to_string()))?;

@@ -217,16 +217,12 @@ pub(crate) async fn load_one(shared: &Arc<Shared>, dir: &Path) -> Result<LoadedP
         file: file.clone(),
         message,
     };
-    if !file.is_file() {
-        return Err(component_err(
-            "file not found (did the plugin build run?)".to_owned(),
-        ));
-    }
+    let path = manifest.component_file().map_err(component_err)?;
     let kind = manifest.plugin.kind;
     let ident = format!("{}@{}", name, manifest.plugin.version);
     let runtime = shared
         .runtime
-        .prepare(&name, &ident, kind, &file, Arc::new(effective))
+        .prepare(&name, &ident, kind, &path, Arc::new(effective))
         .await
         .map_err(|e| match e {
             PrepareError::WrongWorld(message) => LoadError::WrongWorld {

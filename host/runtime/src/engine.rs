@@ -5,7 +5,10 @@
 //! never on the request path, and only from a `.wasm` component: precompiled artifacts shipped
 //! by a plugin are refused. Compiled code is cached in memory (per process) and on disk in a
 //! host-owned folder keyed by the component's sha256 and the engine's compatibility hash, so a
-//! restart does not recompile.
+//! restart does not recompile. Disk entries are bound to their component and authenticated
+//! before anything is deserialised ([`cache`]).
+
+mod cache;
 
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -27,7 +30,8 @@ pub struct EngineOptions {
     /// Use the pooling instance allocator (default true). Fresh instances per task are cheap
     /// only with pooling; turning it off exists for benchmarks.
     pub pooling: bool,
-    /// On-disk compile cache folder; `None` disables the disk cache.
+    /// On-disk compile cache folder; `None` disables the disk cache. Its authentication key
+    /// lives next to it (`<cache_dir>.key`), so neither may be inside anything grantable.
     pub cache_dir: Option<PathBuf>,
     /// Largest linear memory any plugin may grow to, MiB (a pool slot size).
     pub max_memory_mb: u32,
@@ -88,7 +92,7 @@ pub struct GuildEngine {
 struct EngineInner {
     engine: Engine,
     options: EngineOptions,
-    engine_key: String,
+    disk_cache: Option<cache::DiskCache>,
     memory_cache: Mutex<HashMap<String, Component>>,
     ticker_stop: Arc<AtomicBool>,
 }
@@ -136,6 +140,12 @@ impl GuildEngine {
         let mut hasher = DefaultHasher::new();
         engine.precompile_compatibility_hash().hash(&mut hasher);
         let engine_key = format!("{:016x}", hasher.finish());
+        // The disk cache is an optimisation: without a usable key, compile every time.
+        let disk_cache = options.cache_dir.clone().and_then(|dir| {
+            cache::DiskCache::open(dir, &engine_key)
+                .inspect_err(|e| tracing::warn!("compile cache disabled: {e:#}"))
+                .ok()
+        });
 
         let ticker_stop = Arc::new(AtomicBool::new(false));
         let stop = ticker_stop.clone();
@@ -152,7 +162,7 @@ impl GuildEngine {
             inner: Arc::new(EngineInner {
                 engine,
                 options,
-                engine_key,
+                disk_cache,
                 memory_cache: Mutex::new(HashMap::new()),
                 ticker_stop,
             }),
@@ -175,10 +185,28 @@ impl GuildEngine {
         self.compile(&bytes)
     }
 
+    /// Compiles (or fetches from a cache) the component at `path` without loading it, and says
+    /// where the compiled code came from (cache warm-up, benchmarks, tests).
+    pub fn warm(&self, path: &Path) -> Result<CompileSource, CompileError> {
+        self.compile_file(path).map(|c| c.source)
+    }
+
+    /// A plain wasmtime artifact of the component at `path`, without the cache's header and
+    /// tag: only for tests that prove such an artifact is refused.
+    #[doc(hidden)]
+    pub fn plain_artifact(&self, path: &Path) -> Result<Vec<u8>, CompileError> {
+        let compiled = self.compile_file(path)?;
+        compiled
+            .component
+            .serialize()
+            .map_err(|e| CompileError::Invalid(format!("{e:#}")))
+    }
+
     /// Compiles (or fetches from cache) component bytes.
     pub(crate) fn compile(&self, bytes: &[u8]) -> Result<Compiled, CompileError> {
         check_component_bytes(bytes)?;
-        let sha256 = hex::encode(Sha256::digest(bytes));
+        let digest: [u8; 32] = Sha256::digest(bytes).into();
+        let sha256 = hex::encode(digest);
         if let Some(component) = self.lock_cache().get(&sha256).cloned() {
             return Ok(Compiled {
                 component,
@@ -186,14 +214,8 @@ impl GuildEngine {
                 source: CompileSource::Memory,
             });
         }
-        let cache_file = self
-            .inner
-            .options
-            .cache_dir
-            .as_ref()
-            .map(|dir| dir.join(format!("{sha256}-{}.cwasm", self.inner.engine_key)));
         let mut source = CompileSource::Compiled;
-        let component = match cache_file.as_deref().and_then(|f| self.load_cached(f)) {
+        let component = match self.load_cached(&digest, &sha256) {
             Some(c) => {
                 source = CompileSource::Disk;
                 c
@@ -201,10 +223,15 @@ impl GuildEngine {
             None => {
                 let c = Component::new(&self.inner.engine, bytes)
                     .map_err(|e| CompileError::Invalid(format!("{e:#}")))?;
-                if let Some(file) = &cache_file
-                    && let Err(e) = store_cached(&c, file)
-                {
-                    tracing::warn!(file = %file.display(), "failed to write compile cache: {e:#}");
+                if let Some(cache) = &self.inner.disk_cache {
+                    let file = cache.entry(&sha256);
+                    let written = c
+                        .serialize()
+                        .map_err(wasm_err)
+                        .and_then(|artifact| cache.write(&file, &digest, &artifact));
+                    if let Err(e) = written {
+                        tracing::warn!(file = %file.display(), "failed to write compile cache: {e:#}");
+                    }
                 }
                 c
             }
@@ -225,16 +252,25 @@ impl GuildEngine {
             .unwrap_or_else(|p| p.into_inner())
     }
 
+    /// The disk cache's component for these `.wasm` bytes, if there is an authentic entry.
     #[allow(unsafe_code)]
-    fn load_cached(&self, file: &Path) -> Option<Component> {
-        if !file.is_file() {
-            return None;
-        }
-        // SAFETY: the file lives in the host-owned cache folder, which no plugin can see or
-        // write, and was produced by `Component::serialize` of an engine with the same
-        // compatibility hash (part of the file name). wasmtime additionally checks the
-        // artifact's header against this engine. Plugin-supplied artifacts never reach here.
-        match unsafe { Component::deserialize_file(&self.inner.engine, file) } {
+    fn load_cached(&self, digest: &[u8; 32], sha256: &str) -> Option<Component> {
+        let cache = self.inner.disk_cache.as_ref()?;
+        let file = cache.entry(sha256);
+        let artifact = match cache.read(&file, digest) {
+            Ok(artifact) => artifact?,
+            Err(e) => {
+                tracing::warn!(file = %file.display(), "discarding compile cache entry: {e}");
+                let _ = std::fs::remove_file(&file);
+                return None;
+            }
+        };
+        // SAFETY: `cache.read` returned the artifact only after its HMAC verified under the
+        // host's own key (kept outside anything grantable) and its authenticated header named
+        // exactly these component bytes and this engine: it is what this host serialised from
+        // this `.wasm`. wasmtime additionally checks the artifact against the engine.
+        // Plugin-supplied artifacts never reach here.
+        match unsafe { Component::deserialize(&self.inner.engine, &artifact) } {
             Ok(c) => Some(c),
             Err(e) => {
                 tracing::warn!(file = %file.display(), "ignoring unusable cache entry: {e:#}");
@@ -247,18 +283,6 @@ impl GuildEngine {
 /// Converts wasmtime's own error type into `anyhow` for glue code.
 pub(crate) fn wasm_err(e: wasmtime::Error) -> anyhow::Error {
     anyhow::Error::from_boxed(e.into_boxed_dyn_error())
-}
-
-fn store_cached(component: &Component, file: &Path) -> anyhow::Result<()> {
-    use anyhow::Context;
-    let dir = file.parent().context("cache file has no folder")?;
-    std::fs::create_dir_all(dir).with_context(|| format!("failed to create {}", dir.display()))?;
-    let bytes = component.serialize().map_err(wasm_err)?;
-    let tmp = file.with_extension(format!("tmp{}", std::process::id()));
-    std::fs::write(&tmp, bytes).with_context(|| format!("failed to write {}", tmp.display()))?;
-    std::fs::rename(&tmp, file)
-        .with_context(|| format!("failed to rename into {}", file.display()))?;
-    Ok(())
 }
 
 /// Refuses anything that is not a component binary before Cranelift sees it, with a hint.

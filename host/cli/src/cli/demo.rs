@@ -2,8 +2,9 @@
 //!
 //! It starts the local tracker stand-in on 127.0.0.1 (real use points the tracker connector at
 //! the real service), writes a real `guild.toml` with least-privilege grants into the demo's
-//! data folder (so it can be reused with `guild --config …`), loads the example plugins and
-//! runs the kb, triage and digest specialists against it.
+//! folder (so it can be reused with `guild --config …`), loads the example plugins and runs the
+//! kb, triage and digest specialists against it. The host's data folder is `state/` inside the
+//! demo folder, and kb's workspace sits next to it, never inside: no grant may reach host state.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -23,13 +24,15 @@ pub(crate) struct DemoArgs {
     /// Folder holding the built example plugins.
     #[arg(long, default_value = "plugins")]
     plugins: PathBuf,
-    /// Demo data folder (config, compile cache, kb workspace, receipts, tasks). Everything but
-    /// the compile cache is reset on every run.
+    /// Demo folder: config, token, kb workspace and the host's data folder `state/` (compile
+    /// cache, receipts, tasks). Everything but the compile cache is reset on every run.
     #[arg(long, default_value = ".guild/demo")]
     data: PathBuf,
 }
 
 const REPO: &str = "acme/shop";
+/// The host's data folder inside the demo folder; the kb workspace is its sibling.
+const STATE_DIR: &str = "state";
 
 pub(crate) async fn run(args: DemoArgs, json: bool) -> anyhow::Result<ExitCode> {
     let plugins = args
@@ -254,8 +257,11 @@ fn prepare_data_dir(data: &Path) -> anyhow::Result<PathBuf> {
             .with_context(|| format!("failed to reset {}", workspace.display()))?;
     }
     std::fs::create_dir_all(&workspace)?;
+    let state = data.join(STATE_DIR);
+    std::fs::create_dir_all(&state)
+        .with_context(|| format!("failed to create {}", state.display()))?;
     // A fresh ledger and task store each run, so the walk-through reads the same every time.
-    for entry in std::fs::read_dir(&data)?.flatten() {
+    for entry in std::fs::read_dir(&state)?.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
         if name.starts_with("receipts.db") || name.starts_with("tasks.db") {
             std::fs::remove_file(entry.path())
@@ -269,11 +275,15 @@ fn prepare_data_dir(data: &Path) -> anyhow::Result<PathBuf> {
 fn demo_config(plugins: &Path, tracker: &str) -> String {
     format!(
         r#"# Written by `guild demo`: grants for the example plugins against the local tracker
-# stand-in. Real use points base_url at the real service and takes the token from the
-# environment (secrets = {{ TRACKER_TOKEN = {{ env = "TRACKER_TOKEN" }} }}).
+# stand-in. Real use points base_url at the real service, sends the token only there and
+# takes it from the environment:
+#   [grants.tracker.secrets.TRACKER_TOKEN]
+#   env = "TRACKER_TOKEN"
+#   hosts = ["https://api.github.com"]
 [host]
 plugins_dir = "{plugins}"
-data_dir = "."
+# Host state (receipts, tasks, compile cache); granted folders live outside it.
+data_dir = "{STATE_DIR}"
 
 [grants.kb]
 fs = [{{ guest = "/workspace", host = "kb-workspace", mode = "rw" }}]
@@ -281,7 +291,10 @@ fs = [{{ guest = "/workspace", host = "kb-workspace", mode = "rw" }}]
 [grants.tracker]
 http = ["{tracker}"]
 config = {{ base_url = "{tracker}", repo = "{REPO}" }}
-secrets = {{ TRACKER_TOKEN = {{ file = "tracker-token" }} }}
+
+[grants.tracker.secrets.TRACKER_TOKEN]
+file = "tracker-token"
+hosts = ["{tracker}"]
 
 [grants.triage]
 tools = ["tracker.create_issue", "tracker.search_issues"]

@@ -3,11 +3,17 @@
 //! The effective mode is the lower of the two (read-only wins). Enforcement is wasmtime-wasi's
 //! preopens, which confine every access with cap-std: no `..`, no absolute paths, no symlink
 //! escape, and read-only is checked on every open.
+//!
+//! A grant's host folder is judged only after it is resolved: it is canonicalized first (so
+//! `/tmp/..` is `/`, and a symlink is judged by where it leads), and a folder that does not
+//! exist is refused. Then every rule applies: never `/`, and never the host's own state (the
+//! data folder, the config file, the plugins folder, any plugin folder, a secret's file): a
+//! grant that equals, contains or lies inside one of them is refused, naming both paths.
 
-use std::path::PathBuf;
+use std::path::{Component, Path, PathBuf};
 
 use super::report::CapabilityRow;
-use crate::config::{Config, FsGrant};
+use crate::config::{Config, FsGrant, SecretSource};
 use crate::manifest::{FsMode, FsRequest};
 
 /// One preopened folder.
@@ -22,14 +28,27 @@ pub struct FsMount {
 }
 
 pub(super) fn resolve(
+    plugin: &str,
     requested: &[FsRequest],
     granted: &[FsGrant],
     config: &Config,
     rows: &mut Vec<CapabilityRow>,
 ) -> Result<Vec<FsMount>, String> {
+    // Every grant is judged, requested or not: an unused grant of the data folder is an
+    // operator mistake that a later manifest would turn into an escape.
+    let owned = host_owned(config);
+    let hosts = granted
+        .iter()
+        .enumerate()
+        .map(|(i, grant)| judge(plugin, i, grant, config, &owned))
+        .collect::<Result<Vec<_>, _>>()?;
     let mut mounts = Vec::new();
     for req in requested {
-        let Some(grant) = granted.iter().find(|g| g.guest == req.guest) else {
+        let Some((grant, host)) = granted
+            .iter()
+            .zip(&hosts)
+            .find(|(g, _)| g.guest == req.guest)
+        else {
             rows.push(CapabilityRow::denied(
                 "fs",
                 &format!("{} ({})", req.guest, req.mode),
@@ -37,21 +56,6 @@ pub(super) fn resolve(
             ));
             continue;
         };
-        let host = config.resolve(&grant.host);
-        let host = host.canonicalize().map_err(|e| {
-            format!(
-                "key `fs`: host folder {} for guest path {} cannot be used: {e}",
-                host.display(),
-                req.guest
-            )
-        })?;
-        if !host.is_dir() {
-            return Err(format!(
-                "key `fs`: {} (for guest path {}) is not a folder",
-                host.display(),
-                req.guest
-            ));
-        }
         let mode = req.mode.min(grant.mode);
         rows.push(CapabilityRow::granted(
             "fs",
@@ -60,7 +64,7 @@ pub(super) fn resolve(
         ));
         mounts.push(FsMount {
             guest: req.guest.clone(),
-            host,
+            host: host.clone(),
             mode,
         });
     }
@@ -70,4 +74,142 @@ pub(super) fn resolve(
         }
     }
     Ok(mounts)
+}
+
+/// A host path that no grant may touch, and what it is (for the error).
+struct Owned {
+    path: PathBuf,
+    what: String,
+}
+
+/// The host's own state, canonical: the data folder, the config file, each plugin folder, the
+/// plugins folder, and every secret file any grant reads. Paths that do not exist yet (a data folder created at
+/// start) are resolved as far as they exist.
+fn host_owned(config: &Config) -> Vec<Owned> {
+    let mut owned = vec![Owned {
+        path: canonical_or_planned(&config.data_dir()),
+        what: "the host's data folder".to_owned(),
+    }];
+    if !config.file.as_os_str().is_empty() {
+        owned.push(Owned {
+            path: canonical_or_planned(&config.file),
+            what: "the host's config file".to_owned(),
+        });
+    }
+    // A listing error leaves out only the children, which the plugins folder itself covers.
+    for dir in config.plugin_folders().unwrap_or_default() {
+        owned.push(Owned {
+            path: canonical_or_planned(&dir),
+            what: "a plugin folder".to_owned(),
+        });
+    }
+    if let Some(dir) = &config.host.plugins_dir {
+        owned.push(Owned {
+            path: canonical_or_planned(&config.resolve(dir)),
+            what: "the plugins folder".to_owned(),
+        });
+    }
+    for (name, grant) in &config.grants {
+        for (secret, secret_grant) in &grant.secrets {
+            if let SecretSource::File(file) = &secret_grant.source {
+                owned.push(Owned {
+                    path: canonical_or_planned(&config.resolve(file)),
+                    what: format!("the file of secret {secret} (`[grants.{name}.secrets]`)"),
+                });
+            }
+        }
+    }
+    owned
+}
+
+/// Resolves grant `index` of `plugin` and applies every rule to the canonical path.
+fn judge(
+    plugin: &str,
+    index: usize,
+    grant: &FsGrant,
+    config: &Config,
+    owned: &[Owned],
+) -> Result<PathBuf, String> {
+    let key = format!("`[grants.{plugin}] fs[{index}].host`");
+    let written = config.resolve(&grant.host);
+    let host = written.canonicalize().map_err(|e| {
+        format!(
+            "{key}: host folder {} for guest path {} cannot be used: {e} (a granted folder must exist)",
+            written.display(),
+            grant.guest
+        )
+    })?;
+    if !host.is_dir() {
+        return Err(format!(
+            "{key}: {} (for guest path {}) is not a folder",
+            host.display(),
+            grant.guest
+        ));
+    }
+    let shown = if host == written {
+        host.display().to_string()
+    } else {
+        format!("{} (resolved from {})", host.display(), written.display())
+    };
+    if host.parent().is_none() {
+        return Err(format!(
+            "{key}: {shown} is the root folder; grant a dedicated folder, never '/'"
+        ));
+    }
+    for o in owned {
+        let relation = if host == o.path {
+            "is"
+        } else if o.path.starts_with(&host) {
+            "contains"
+        } else if host.starts_with(&o.path) {
+            "lies inside"
+        } else {
+            continue;
+        };
+        return Err(format!(
+            "{key}: {shown} {relation} {} {}; the host's state is never granted to a plugin: \
+             grant a dedicated folder outside it",
+            o.what,
+            o.path.display()
+        ));
+    }
+    Ok(host)
+}
+
+/// The canonical form of `path`, or, when it does not exist (yet), the canonical form of its
+/// longest existing ancestor with the rest appended (`..` in the rest applied lexically).
+fn canonical_or_planned(path: &Path) -> PathBuf {
+    if let Ok(c) = path.canonicalize() {
+        return c;
+    }
+    let absolute = if path.is_absolute() {
+        path.to_owned()
+    } else {
+        std::env::current_dir().unwrap_or_default().join(path)
+    };
+    let mut base = absolute.as_path();
+    let mut rest = Vec::new();
+    let mut resolved = loop {
+        if let Ok(c) = base.canonicalize() {
+            break c;
+        }
+        match (base.parent(), base.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_owned());
+                base = parent;
+            }
+            // `..` at the end or nothing exists at all: fall back to the lexical path.
+            _ => break absolute.clone(),
+        }
+    };
+    for part in rest.iter().rev() {
+        match Path::new(part).components().next() {
+            Some(Component::ParentDir) => {
+                resolved.pop();
+            }
+            Some(Component::CurDir) | None => {}
+            Some(_) => resolved.push(part),
+        }
+    }
+    resolved
 }

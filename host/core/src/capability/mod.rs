@@ -1,13 +1,15 @@
 //! Effective capabilities: what a plugin requested ∩ what the operator granted.
 //!
 //! This is the one place where the intersection is computed. It is pure (no wasm, no I/O except
-//! checking that granted host folders exist and reading secret values), so `guild plugins check`
-//! and `guild plugins show` use it directly. Each capability area lives in its own sub-module
+//! resolving granted host folders against the host's own folders and reading secret values), so
+//! `guild plugins check` and `guild plugins show` use it directly, and the rows they print are
+//! built from the same values the runtime enforces. Each capability area lives in its own sub-module
 //! with its own `resolve` and table tests; per-instance state is built from [`Effective`] by the
 //! runtime.
 
 mod decision;
 mod fs;
+mod origins;
 mod report;
 #[cfg(test)]
 mod tests;
@@ -71,7 +73,7 @@ pub fn resolve(
     let mut rows = Vec::new();
 
     // Filesystem.
-    let fs = fs::resolve(&req.fs, &grant.fs, config, &mut rows).map_err(grant_err)?;
+    let fs = fs::resolve(name, &req.fs, &grant.fs, config, &mut rows).map_err(grant_err)?;
 
     // Tools: exact names in both lists.
     let granted_tools: BTreeSet<&str> = grant.tools.iter().map(String::as_str).collect();
@@ -107,59 +109,83 @@ pub fn resolve(
         }
     }
 
-    // HTTP: a URL must match a requested AND a granted pattern.
+    // HTTP: a URL must match a requested AND a granted pattern. The policy enforces the
+    // pairwise intersections, and the rows print the same list.
     let requested = AllowList::parse(&req.http).map_err(|e| grant_err(e.to_string()))?;
     let granted =
         AllowList::parse(&grant.http).map_err(|e| grant_err(format!("key `http`: {e}")))?;
-    for pattern in &req.http {
-        let status = if grant.http.is_empty() {
+    let mut allowed = Vec::new();
+    for (pattern, both) in origins::effective(&requested, &granted) {
+        let status = if both.is_empty() {
             RowStatus::Denied("not granted".to_owned())
         } else {
-            RowStatus::Granted(format!("where also granted: {}", grant.http.join(", ")))
+            RowStatus::Granted(join(&both))
         };
-        rows.push(CapabilityRow::new("http", pattern, status));
+        rows.push(CapabilityRow::new("http", &pattern.to_string(), status));
+        allowed.extend(both);
     }
-    if req.http.is_empty() {
-        for pattern in &grant.http {
-            rows.push(CapabilityRow::unused("http", pattern));
+    for pattern in granted.patterns() {
+        if !requested
+            .patterns()
+            .iter()
+            .any(|r| origins::intersect(r, pattern).is_some())
+        {
+            rows.push(CapabilityRow::unused("http", &pattern.to_string()));
         }
     }
 
-    // Secrets: requested with hosts, valued by the operator.
+    // Secrets: requested by the manifest, valued and aimed by the operator.
     let mut secrets = Vec::new();
     for secret in &req.secrets {
-        match grant.secrets.get(&secret.name) {
-            Some(source) => {
-                let value = source
-                    .read(&config.base_dir)
-                    .map_err(|e| grant_err(format!("key `secrets.{}`: {e}", secret.name)))?;
-                let hosts =
-                    AllowList::parse(&secret.hosts).map_err(|e| grant_err(e.to_string()))?;
-                secrets.push(
-                    SecretHeader::new(
-                        &secret.name,
-                        &secret.header,
-                        &secret.format.replacen("{}", &value, 1),
-                        hosts,
-                    )
-                    .map_err(|e| grant_err(format!("key `secrets.{}`: {e}", secret.name)))?,
-                );
-                rows.push(CapabilityRow::granted(
-                    "secrets",
-                    &secret.name,
-                    &format!(
-                        "attached as {} to {}",
-                        secret.header,
-                        secret.hosts.join(", ")
-                    ),
-                ));
-            }
-            None => rows.push(CapabilityRow::denied(
+        let Some(secret_grant) = grant.secrets.get(&secret.name) else {
+            rows.push(CapabilityRow::denied(
                 "secrets",
                 &secret.name,
                 "no value granted",
-            )),
+            ));
+            continue;
+        };
+        let key = format!("`[grants.{name}.secrets.{}] hosts`", secret.name);
+        let hosts =
+            AllowList::parse(&secret_grant.hosts).map_err(|e| grant_err(format!("{key}: {e}")))?;
+        let asked = AllowList::parse(&secret.hosts).map_err(|e| grant_err(e.to_string()))?;
+        let outside: Vec<_> = asked
+            .patterns()
+            .iter()
+            .filter(|a| !hosts.patterns().iter().any(|h| origins::covers(h, a)))
+            .collect();
+        if !outside.is_empty() {
+            return Err(grant_err(format!(
+                "the manifest asks to send secret {} to {} (`capabilities.secrets` hosts), \
+                 outside {key} = [{}]; the operator's grant decides where a secret goes: \
+                 widen the grant or fix the manifest",
+                secret.name,
+                join(outside),
+                join(hosts.patterns())
+            )));
         }
+        let value = secret_grant
+            .source
+            .read(&config.base_dir)
+            .map_err(|e| grant_err(format!("key `secrets.{}`: {e}", secret.name)))?;
+        rows.push(CapabilityRow::granted(
+            "secrets",
+            &secret.name,
+            &format!(
+                "attached as {} to {}",
+                secret.header,
+                join(hosts.patterns())
+            ),
+        ));
+        secrets.push(
+            SecretHeader::new(
+                &secret.name,
+                &secret.header,
+                &secret.format.replacen("{}", &value, 1),
+                hosts,
+            )
+            .map_err(|e| grant_err(format!("key `secrets.{}`: {e}", secret.name)))?,
+        );
     }
     for name in grant.secrets.keys() {
         if !req.secrets.iter().any(|s| &s.name == name) {
@@ -213,7 +239,7 @@ pub fn resolve(
     let http = EgressPolicy {
         plugin: name.to_owned(),
         requested,
-        granted,
+        granted: AllowList::new(allowed),
         secrets,
     };
     Ok((
@@ -227,6 +253,14 @@ pub fn resolve(
         },
         rows,
     ))
+}
+
+fn join<'a>(patterns: impl IntoIterator<Item = &'a crate::http::HostPattern>) -> String {
+    patterns
+        .into_iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The manifest's limits, lowered by the operator's overrides.

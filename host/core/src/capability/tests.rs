@@ -172,7 +172,7 @@ fn secrets_need_a_granted_value() {
     assert!(none.http.secrets.is_empty());
     let cfg = config(
         r#"[grants.probe]
-secrets = { API_TOKEN = { value = "s3cret" } }"#,
+secrets = { API_TOKEN = { value = "s3cret", hosts = ["http://127.0.0.1:*"] } }"#,
         dir.path(),
     );
     let (eff, rows) = resolve(&manifest(), &cfg).expect("resolves");
@@ -190,7 +190,7 @@ fn missing_secret_source_is_an_error_naming_the_secret() {
     let dir = tempfile::tempdir().expect("tempdir");
     let cfg = config(
         r#"[grants.probe]
-secrets = { API_TOKEN = { env = "GUILD_TEST_SURELY_UNSET_VARIABLE" } }"#,
+secrets = { API_TOKEN = { env = "GUILD_TEST_SURELY_UNSET_VARIABLE", hosts = ["http://127.0.0.1:*"] } }"#,
         dir.path(),
     );
     let msg = resolve(&manifest(), &cfg)
@@ -236,5 +236,146 @@ fn report_channel_needs_request_and_grant() {
     assert!(
         rows.iter()
             .any(|r| r.capability == "report" && r.status == RowStatus::Unused)
+    );
+}
+
+#[test]
+fn http_rows_show_exactly_what_is_enforced() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cfg = config(
+        r#"[grants.probe]
+http = ["http://127.0.0.1:8080", "https://api.example.com", "https://other.org"]"#,
+        dir.path(),
+    );
+    let (eff, rows) = resolve(&manifest(), &cfg).expect("resolves");
+    let http: Vec<_> = rows.iter().filter(|r| r.capability == "http").collect();
+    // Requested `http://127.0.0.1:*` is granted on one port only, and the row says which.
+    assert!(
+        http.iter().any(|r| r.target == "http://127.0.0.1:*"
+            && r.status == RowStatus::Granted("http://127.0.0.1:8080".to_owned())),
+        "{http:#?}"
+    );
+    assert!(
+        http.iter().any(|r| r.target == "https://*.example.com"
+            && r.status == RowStatus::Granted("https://api.example.com".to_owned())),
+        "{http:#?}"
+    );
+    assert!(
+        http.iter()
+            .any(|r| r.target == "https://other.org" && r.status == RowStatus::Unused),
+        "{http:#?}"
+    );
+    // What the rows show granted is exactly what the policy lets through.
+    let shown: Vec<crate::http::HostPattern> = http
+        .iter()
+        .filter_map(|r| match &r.status {
+            RowStatus::Granted(d) => Some(d.split(", ").map(|p| p.parse().expect("pattern"))),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    for u in [
+        "http://127.0.0.1:8080/x",
+        "http://127.0.0.1:9090/x",
+        "https://api.example.com/",
+        "https://www.example.com/",
+        "https://other.org/",
+        "http://api.example.com/",
+    ] {
+        let u = url(u);
+        assert_eq!(
+            shown.iter().any(|p| p.matches(&u)),
+            eff.http.check_url(&u).is_ok(),
+            "report and enforcement disagree on {u}"
+        );
+    }
+}
+
+#[test]
+fn http_row_denied_when_the_grant_does_not_overlap() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cfg = config("[grants.probe]\nhttp = [\"https://other.org\"]", dir.path());
+    let (eff, rows) = resolve(&manifest(), &cfg).expect("resolves");
+    let granted = rows
+        .iter()
+        .filter(|r| r.capability == "http" && matches!(r.status, RowStatus::Granted(_)))
+        .count();
+    assert_eq!(granted, 0, "{rows:#?}");
+    assert!(eff.http.check_url(&url("https://other.org/")).is_err());
+}
+
+#[test]
+fn secret_hosts_are_the_operators() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // A manifest that asks for nothing in particular: the grant decides.
+    let m = Manifest::parse(
+        &FULL.replace(r#"hosts = ["http://127.0.0.1:*"], "#, ""),
+        Path::new("/plugins/probe"),
+    )
+    .expect("parses");
+    let cfg = config(
+        r#"[grants.probe.secrets.API_TOKEN]
+value = "s3cret"
+hosts = ["https://api.example.com"]"#,
+        dir.path(),
+    );
+    let (eff, _) = resolve(&m, &cfg).expect("resolves");
+    assert!(eff.http.secrets[0].applies_to(&url("https://api.example.com/")));
+    assert!(!eff.http.secrets[0].applies_to(&url("http://127.0.0.1:1234/")));
+    // The full manifest asks for 127.0.0.1:*, which that grant does not name: refused.
+    let msg = resolve(&manifest(), &cfg)
+        .expect_err("request outside the grant")
+        .to_string();
+    assert!(
+        msg.contains("http://127.0.0.1:*")
+            && msg.contains("https://api.example.com")
+            && msg.contains("[grants.probe.secrets.API_TOKEN] hosts"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn secret_grant_shape_is_checked() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (text, want) in [
+        ("[grants.probe.secrets.T]\nvalue = \"v\"\n", "hosts"),
+        (
+            "[grants.probe.secrets.T]\nvalue = \"v\"\nenv = \"V\"\nhosts = [\"https://a.org\"]\n",
+            "exactly one",
+        ),
+        (
+            "[grants.probe.secrets.T]\nvalue = \"v\"\nhosts = []\n",
+            "lists no hosts",
+        ),
+        (
+            "[grants.probe.secrets.T]\nvalue = \"v\"\nhosts = [\"https://*\"]\n",
+            "grants.probe.secrets.T.hosts",
+        ),
+        (
+            "[grants.probe.secrets.T]\nvalue = \"v\"\nhosts = [\"https://a.org\"]\nheader = \"X\"\n",
+            "header",
+        ),
+    ] {
+        let msg = Config::parse(text, &dir.path().join("guild.toml"), dir.path())
+            .expect_err(text)
+            .to_string();
+        assert!(msg.contains(want), "{text}: {msg}");
+    }
+}
+
+#[test]
+fn fs_grant_resolving_to_root_is_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cfg = config(
+        r#"[host]
+data_dir = "state"
+[grants.probe]
+fs = [{ guest = "/data", host = "/tmp/..", mode = "ro" }]"#,
+        dir.path(),
+    );
+    let msg = resolve(&manifest(), &cfg).expect_err("root").to_string();
+    assert!(
+        msg.contains("[grants.probe] fs[0].host") && msg.contains("root folder"),
+        "{msg}"
     );
 }

@@ -1,0 +1,199 @@
+//! The on-disk compile cache: entries bound to their component and authenticated.
+//!
+//! `Component::deserialize` runs whatever machine code the artifact holds, so an entry is
+//! trusted only after two checks, both made before wasmtime sees a byte of it:
+//! - its header names the sha256 of the `.wasm` it was compiled from and the engine's
+//!   compatibility key, and both must be the ones being loaded (a renamed entry of another
+//!   component fails here);
+//! - an HMAC-SHA256 over header and artifact, keyed with 32 random bytes the host keeps next to
+//!   the cache folder (`<cache>.key`, created 0600 on first use), must verify (a changed byte,
+//!   or an entry written by anyone without the key, fails here).
+//!
+//! An entry that fails is discarded with a warning and the component is compiled again. The key
+//! lives outside the cache folder so that a cache restored from elsewhere never brings its own.
+//!
+//! File layout: `GUILDCW1` | wasm sha256 (32) | engine key (16) | artifact length (u64 LE) |
+//! artifact | tag (32).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+
+const MAGIC: &[u8; 8] = b"GUILDCW1";
+const KEY_LEN: usize = 32;
+const TAG_LEN: usize = 32;
+const ENGINE_KEY_LEN: usize = 16;
+const HEADER_LEN: usize = MAGIC.len() + 32 + ENGINE_KEY_LEN + 8;
+
+/// The disk cache of one engine: its folder and its authentication key.
+pub(super) struct DiskCache {
+    dir: PathBuf,
+    key: [u8; KEY_LEN],
+    engine_key: [u8; ENGINE_KEY_LEN],
+}
+
+/// Why a cache entry was not used.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum Rejected {
+    #[error("cannot read: {0}")]
+    Io(std::io::Error),
+    #[error("not a Guild cache entry (bad header or length)")]
+    Malformed,
+    #[error("compiled from other component bytes (sha256 {0})")]
+    OtherComponent(String),
+    #[error("compiled by another engine configuration")]
+    OtherEngine,
+    #[error("authentication failed (changed, or written without this host's key)")]
+    BadTag,
+}
+
+impl DiskCache {
+    /// Opens the cache in `dir`, creating its key file `<dir>.key` on first use.
+    pub(super) fn open(dir: PathBuf, engine_key: &str) -> anyhow::Result<Self> {
+        let engine_key: [u8; ENGINE_KEY_LEN] = engine_key
+            .as_bytes()
+            .try_into()
+            .context("engine key has an unexpected length")?;
+        let key = load_or_create_key(&key_file(&dir))?;
+        Ok(Self {
+            dir,
+            key,
+            engine_key,
+        })
+    }
+
+    /// The entry file of the component whose `.wasm` has this hex sha256.
+    pub(super) fn entry(&self, sha256: &str) -> PathBuf {
+        let engine_key = String::from_utf8_lossy(&self.engine_key);
+        self.dir.join(format!("{sha256}-{engine_key}.cwasm"))
+    }
+
+    /// The artifact of `file`, if the entry is bound to `sha256` and authentic. Only an artifact
+    /// returned from here may be deserialised.
+    pub(super) fn read(&self, file: &Path, sha256: &[u8; 32]) -> Result<Option<Vec<u8>>, Rejected> {
+        let mut bytes = match std::fs::read(file) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(Rejected::Io(e)),
+        };
+        if bytes.len() < HEADER_LEN + TAG_LEN || &bytes[..MAGIC.len()] != MAGIC {
+            return Err(Rejected::Malformed);
+        }
+        let (signed, tag) = bytes.split_at(bytes.len() - TAG_LEN);
+        let mut mac = self.mac();
+        mac.update(signed);
+        mac.verify_slice(tag).map_err(|_| Rejected::BadTag)?;
+        // Authentic, so the header is ours: now check it is for this component and engine.
+        let header = &signed[..HEADER_LEN];
+        let bound = &header[MAGIC.len()..MAGIC.len() + 32];
+        if bound != sha256 {
+            return Err(Rejected::OtherComponent(hex::encode(bound)));
+        }
+        if header[MAGIC.len() + 32..MAGIC.len() + 32 + ENGINE_KEY_LEN] != self.engine_key {
+            return Err(Rejected::OtherEngine);
+        }
+        let mut len = [0u8; 8];
+        len.copy_from_slice(&header[HEADER_LEN - 8..]);
+        if u64::from_le_bytes(len) != (signed.len() - HEADER_LEN) as u64 {
+            return Err(Rejected::Malformed);
+        }
+        bytes.truncate(bytes.len() - TAG_LEN);
+        bytes.drain(..HEADER_LEN);
+        Ok(Some(bytes))
+    }
+
+    /// Writes `artifact` (compiled from the `.wasm` with this sha256) as an authenticated entry,
+    /// atomically (temporary file, then rename).
+    pub(super) fn write(
+        &self,
+        file: &Path,
+        sha256: &[u8; 32],
+        artifact: &[u8],
+    ) -> anyhow::Result<()> {
+        std::fs::create_dir_all(&self.dir)
+            .with_context(|| format!("failed to create {}", self.dir.display()))?;
+        let mut header = Vec::with_capacity(HEADER_LEN);
+        header.extend_from_slice(MAGIC);
+        header.extend_from_slice(sha256);
+        header.extend_from_slice(&self.engine_key);
+        header.extend_from_slice(&(artifact.len() as u64).to_le_bytes());
+        let mut mac = self.mac();
+        mac.update(&header);
+        mac.update(artifact);
+        let tag = mac.finalize().into_bytes();
+        let tmp = file.with_extension(format!("tmp-{}", uuid::Uuid::new_v4().simple()));
+        let mut out = std::fs::File::create(&tmp)
+            .with_context(|| format!("failed to create {}", tmp.display()))?;
+        out.write_all(&header)
+            .and_then(|()| out.write_all(artifact))
+            .and_then(|()| out.write_all(&tag))
+            .with_context(|| format!("failed to write {}", tmp.display()))?;
+        drop(out);
+        std::fs::rename(&tmp, file)
+            .with_context(|| format!("failed to rename into {}", file.display()))?;
+        Ok(())
+    }
+
+    fn mac(&self) -> Hmac<Sha256> {
+        <Hmac<Sha256> as Mac>::new_from_slice(&self.key).expect("HMAC takes keys of any length")
+    }
+}
+
+/// `DIR.key` next to the cache folder `DIR`.
+fn key_file(dir: &Path) -> PathBuf {
+    let mut name = dir.file_name().unwrap_or_default().to_owned();
+    name.push(".key");
+    dir.with_file_name(name)
+}
+
+/// Reads the key, or creates it: 32 random bytes, written to a private temporary file and then
+/// hard-linked into place, so concurrent hosts agree on one key and none reads a partial one.
+fn load_or_create_key(file: &Path) -> anyhow::Result<[u8; KEY_LEN]> {
+    if let Some(key) = read_key(file)? {
+        return Ok(key);
+    }
+    let dir = file.parent().context("key file has no folder")?;
+    std::fs::create_dir_all(dir).with_context(|| format!("failed to create {}", dir.display()))?;
+    let mut key = [0u8; KEY_LEN];
+    getrandom::fill(&mut key)
+        .map_err(|e| anyhow::anyhow!("no randomness for the cache key: {e}"))?;
+    let tmp = file.with_extension(format!("key-tmp-{}", uuid::Uuid::new_v4().simple()));
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let written = options
+        .open(&tmp)
+        .and_then(|mut f| f.write_all(&key).and_then(|()| f.sync_all()));
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e).with_context(|| format!("failed to write {}", tmp.display()));
+    }
+    let linked = if file.exists() {
+        // There but unusable (wrong length): replace it; old entries then fail and recompile.
+        tracing::warn!(file = %file.display(), "replacing an unusable compile cache key");
+        std::fs::rename(&tmp, file)
+    } else {
+        let r = std::fs::hard_link(&tmp, file);
+        let _ = std::fs::remove_file(&tmp);
+        r
+    };
+    match linked {
+        Ok(()) => {}
+        // Another host created it first: use theirs.
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(e).with_context(|| format!("failed to create {}", file.display())),
+    }
+    read_key(file)?.with_context(|| format!("{} is not a 32-byte key", file.display()))
+}
+
+fn read_key(file: &Path) -> anyhow::Result<Option<[u8; KEY_LEN]>> {
+    match std::fs::read(file) {
+        Ok(bytes) => Ok(bytes.try_into().ok()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("failed to read {}", file.display())),
+    }
+}
