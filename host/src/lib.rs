@@ -23,6 +23,7 @@ mod runtime;
 pub mod session;
 pub mod settings;
 pub mod skills;
+pub mod text;
 pub mod types;
 pub mod validate;
 

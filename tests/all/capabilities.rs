@@ -225,3 +225,36 @@ tools = ["echo.echo"]"#;
         .unwrap_or_default();
     assert_eq!(names, vec![json!("echo.echo")]);
 }
+
+/// A refused tool says which side is missing and where to add it; the SDK prints the kind once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refused_tool_tells_not_requested_from_not_granted() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // echo.create is requested by the probe's manifest; echo.unlisted is not.
+    let grants = r#"[grants.probe]
+tools = ["echo.echo", "echo.unlisted"]"#;
+    let h = host(dir.path(), PROBE, grants).await;
+    for (tool, fix) in [
+        (
+            "echo.create",
+            "requested but not granted by the operator: add it to `[grants.probe] tools` in guild.toml",
+        ),
+        (
+            "echo.unlisted",
+            "granted by the operator but not requested by the plugin: add it to `[capabilities] tools` in the plugin.toml of plugin 'probe'",
+        ),
+        (
+            "echo.nowhere",
+            "not requested by the plugin and not granted by the operator",
+        ),
+    ] {
+        let p = probe(&h, json!({"op": "tool", "name": tool, "input": {}})).await;
+        assert_denied(&p, tool);
+        assert!(p.error.contains(fix), "{tool}: {}", p.error);
+        assert!(
+            p.error.starts_with("denied: plugin 'probe'") && !p.error.contains("denied: denied:"),
+            "{tool}: {}",
+            p.error
+        );
+    }
+}

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 
-use super::{render, start_host};
+use super::{print_json, render, start_host};
 
 /// Arguments of `guild receipts`.
 #[derive(Args)]
@@ -37,9 +37,13 @@ pub(crate) async fn run(config: &Path, args: ReceiptsArgs, json: bool) -> anyhow
     if let Some(ReceiptsCommand::Confirm { id }) = &args.command {
         let check = host.verify_receipt(id).await?;
         if json {
-            println!("{}", serde_json::to_string_pretty(&check)?);
+            print_json(&check)?;
         } else {
-            println!("{}: {}", check.status, check.message);
+            outln!(
+                "{}: {}",
+                check.status,
+                guild_host::text::one_line(&check.message)
+            )?;
         }
         return Ok(
             if check.status == guild_host::validate::CheckStatus::Passed {
@@ -52,20 +56,21 @@ pub(crate) async fn run(config: &Path, args: ReceiptsArgs, json: bool) -> anyhow
     if let Some(ReceiptsCommand::Verify) = args.command {
         let report = host.verify_receipts().await?;
         if json {
-            println!("{}", serde_json::to_string_pretty(&report)?);
+            print_json(&report)?;
         } else if report.ok {
-            println!(
+            outln!(
                 "ok: {} entries, chain intact (head {})",
-                report.entries, report.head_hash
-            );
+                report.entries,
+                report.head_hash
+            )?;
         } else {
-            println!(
+            outln!(
                 "TAMPERED: first bad entry at sequence {}: {}",
                 report
                     .first_bad_sequence
                     .map_or("?".to_owned(), |s| s.to_string()),
                 report.reason.as_deref().unwrap_or("")
-            );
+            )?;
         }
         return Ok(if report.ok {
             ExitCode::SUCCESS
@@ -75,14 +80,14 @@ pub(crate) async fn run(config: &Path, args: ReceiptsArgs, json: bool) -> anyhow
     }
     let receipts = host.receipts(args.task.as_deref(), args.limit).await?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&receipts)?);
+        print_json(&receipts)?;
         return Ok(ExitCode::SUCCESS);
     }
     if receipts.is_empty() {
-        println!("no receipts");
+        outln!("no receipts")?;
     }
     for r in &receipts {
-        println!("{} {}", render::receipt_line(r), r.time);
+        outln!("{} {}", render::receipt_line(r), r.time)?;
     }
     Ok(ExitCode::SUCCESS)
 }

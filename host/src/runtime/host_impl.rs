@@ -19,7 +19,8 @@ impl types::Host for StoreState {}
 
 impl log::Host for StoreState {
     async fn log(&mut self, level: log::Level, message: String) -> wasmtime::Result<()> {
-        let message = truncate(&message, MAX_LOG_CHARS);
+        // Escaped: a guest message can neither drive a terminal nor start a log line.
+        let message = crate::text::one_line(truncate(&message, MAX_LOG_CHARS));
         let plugin = &*self.plugin;
         match level {
             log::Level::Trace => tracing::trace!(target: "guild::guest", plugin, "{message}"),
@@ -103,10 +104,10 @@ impl tools::Host for StoreState {
                 "only specialists running a task can call tools",
             ))));
         };
-        let granted = self.caps.tools.contains(&name);
-        trace_decision(&self.plugin, "tools", &name, granted);
-        if !granted {
-            let err = denied(&self.name, "tools", &name, "tool not granted");
+        let refusal = self.caps.tool_refusal(&self.name, &name);
+        trace_decision(&self.plugin, "tools", &name, refusal.is_none());
+        if let Some(why) = refusal {
+            let err = denied(&self.name, "tools", &name, &why);
             task.record_refusal(&name, &input, &err);
             return Ok(Err(HostError::Denied(err)));
         }

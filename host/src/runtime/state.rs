@@ -14,7 +14,7 @@ use wasmtime::{Store, UpdateDeadline};
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
 use super::limiter::MemoryLimiter;
-use super::stdio::GuestOutput;
+use super::stdio::{GuestOutput, StderrTail};
 use crate::capability::Effective;
 use crate::dispatch::TaskScope;
 use crate::host::Shared;
@@ -33,6 +33,8 @@ pub(crate) struct StoreState {
     pub(crate) shared: Arc<Shared>,
     /// The task this instance serves (specialists; `None` for connectors and loaders).
     pub(crate) task: Option<Arc<TaskScope>>,
+    /// The guest's last stderr lines, shown when it traps.
+    pub(crate) stderr_tail: Arc<StderrTail>,
 }
 
 impl WasiView for StoreState {
@@ -64,7 +66,8 @@ pub(crate) fn new_store(
         shared.config.host.stdio_kb as usize * 1024,
     ));
     wasi.stdout(GuestOutput::new(name.clone(), "stdout", budget.clone()));
-    wasi.stderr(GuestOutput::new(name.clone(), "stderr", budget));
+    let stderr_tail = Arc::new(StderrTail::default());
+    wasi.stderr(GuestOutput::new(name.clone(), "stderr", budget).with_tail(stderr_tail.clone()));
     for mount in &caps.fs {
         let perms = match mount.mode {
             FsMode::Ro => FsPerms::ReadOnly,
@@ -89,6 +92,7 @@ pub(crate) fn new_store(
         caps: caps.clone(),
         shared: shared.clone(),
         task,
+        stderr_tail,
     };
     let mut store = Store::new(shared.engine.engine(), state);
     store.limiter(|s| &mut s.limiter);
