@@ -20,6 +20,7 @@ pub mod manifest;
 pub mod receipts;
 mod registry;
 mod runtime;
+pub mod schema;
 pub mod session;
 pub mod settings;
 pub mod skills;

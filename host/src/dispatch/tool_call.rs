@@ -56,6 +56,10 @@ pub(crate) async fn call_tool(
             "input for '{full}' is not JSON: {e}"
         )));
     }
+    // Checked against the tool's declared schema before any connector instance exists.
+    if let Err(e) = crate::schema::check_text(&spec.input_schema, &input) {
+        return refuse(ToolError::InvalidInput(format!("input for '{full}' {e}")));
+    }
     if let Some(message) = task
         .skills
         .requires_skill_gate(spec.requires_skill.as_deref())
