@@ -11,10 +11,47 @@
 //! The first violation is reported with the JSON path of the value that broke it (`$.labels[0]`)
 //! so a model can fix its call.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
 use serde_json::{Map, Value};
 
 /// Deepest nesting followed; a deeper schema is accepted past this point rather than recursed.
 const MAX_DEPTH: usize = 64;
+
+/// Parsed schemas kept, by text: a connector declares its schemas once and they are used on
+/// every call, so each is parsed once. Past this many distinct schemas, new ones are parsed
+/// per call rather than stored.
+const MAX_CACHED_SCHEMAS: usize = 1024;
+
+/// One step of the path to the value being checked; rendered only when a check fails.
+#[derive(Clone, Copy)]
+enum Step<'v> {
+    Key(&'v str),
+    Index(usize),
+}
+
+type Path<'v> = Vec<Step<'v>>;
+
+fn render(path: &[Step<'_>]) -> String {
+    let mut out = String::from("$");
+    for step in path {
+        match step {
+            Step::Key(name)
+                if !name.is_empty()
+                    && name
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') =>
+            {
+                out.push('.');
+                out.push_str(name);
+            }
+            Step::Key(name) => out.push_str(&format!("[{name:?}]")),
+            Step::Index(i) => out.push_str(&format!("[{i}]")),
+        }
+    }
+    out
+}
 
 /// Why an input does not match its schema.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,31 +76,45 @@ impl std::fmt::Display for SchemaViolation {
 /// A schema that is not JSON checks nothing (the connector declared none worth the name); an
 /// input that is not JSON is a violation at `$`.
 pub fn check_text(schema: &str, input: &str) -> Result<(), SchemaViolation> {
-    let Ok(schema) = serde_json::from_str::<Value>(schema) else {
+    let Some(schema) = parsed(schema) else {
         return Ok(());
     };
     let input: Value =
-        serde_json::from_str(input).map_err(|e| violation("$", format!("expected JSON: {e}")))?;
+        serde_json::from_str(input).map_err(|e| violation(&[], format!("expected JSON: {e}")))?;
     check(&schema, &input)
+}
+
+/// The schema text parsed, from the cache when it was seen before; `None` if it is not JSON.
+fn parsed(text: &str) -> Option<Arc<Value>> {
+    static CACHE: OnceLock<Mutex<HashMap<String, Arc<Value>>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(hit) = cache.lock().unwrap_or_else(|p| p.into_inner()).get(text) {
+        return Some(hit.clone());
+    }
+    let schema = Arc::new(serde_json::from_str::<Value>(text).ok()?);
+    let mut cache = cache.lock().unwrap_or_else(|p| p.into_inner());
+    if cache.len() < MAX_CACHED_SCHEMAS {
+        cache.insert(text.to_owned(), schema.clone());
+    }
+    Some(schema)
 }
 
 /// Checks `input` against `schema`.
 pub fn check(schema: &Value, input: &Value) -> Result<(), SchemaViolation> {
-    let mut path = String::from("$");
-    check_at(schema, input, &mut path, 0)
+    check_at(schema, input, &mut Vec::new(), 0)
 }
 
-fn violation(path: &str, message: String) -> SchemaViolation {
+fn violation(path: &[Step<'_>], message: String) -> SchemaViolation {
     SchemaViolation {
-        path: path.to_owned(),
+        path: render(path),
         message,
     }
 }
 
-fn check_at(
+fn check_at<'v>(
     schema: &Value,
-    value: &Value,
-    path: &mut String,
+    value: &'v Value,
+    path: &mut Path<'v>,
     depth: usize,
 ) -> Result<(), SchemaViolation> {
     let rules = match schema {
@@ -105,15 +156,24 @@ fn check_at(
     check_combinators(rules, value, path, depth)
 }
 
-fn check_type(expected: &Value, value: &Value, path: &str) -> Result<(), SchemaViolation> {
+fn check_type(expected: &Value, value: &Value, path: &[Step<'_>]) -> Result<(), SchemaViolation> {
+    let holds = match expected {
+        Value::String(name) => has_type(value, name),
+        Value::Array(names) => {
+            let mut names = names.iter().filter_map(Value::as_str).peekable();
+            names.peek().is_none() || names.any(|name| has_type(value, name))
+        }
+        _ => true,
+    };
+    if holds {
+        return Ok(());
+    }
+    // Only a failure pays for the list.
     let names: Vec<&str> = match expected {
         Value::String(name) => vec![name.as_str()],
         Value::Array(names) => names.iter().filter_map(Value::as_str).collect(),
-        _ => return Ok(()),
+        _ => Vec::new(),
     };
-    if names.is_empty() || names.iter().any(|name| has_type(value, name)) {
-        return Ok(());
-    }
     Err(violation(
         path,
         format!("expected {}, got {}", names.join(" or "), type_name(value)),
@@ -149,10 +209,10 @@ fn type_name(value: &Value) -> &'static str {
     }
 }
 
-fn check_object(
+fn check_object<'v>(
     rules: &Map<String, Value>,
-    fields: &Map<String, Value>,
-    path: &mut String,
+    fields: &'v Map<String, Value>,
+    path: &mut Path<'v>,
     depth: usize,
 ) -> Result<(), SchemaViolation> {
     if let Some(required) = rules.get("required").and_then(Value::as_array) {
@@ -189,32 +249,18 @@ fn check_object(
             (None, Some(sub)) => sub,
             (None, None) => continue,
         };
-        let len = path.len();
-        push_key(path, name);
+        path.push(Step::Key(name));
         let result = check_at(sub, value, path, depth + 1);
-        path.truncate(len);
+        path.pop();
         result?;
     }
     Ok(())
 }
 
-fn push_key(path: &mut String, name: &str) {
-    let plain = !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-    if plain {
-        path.push('.');
-        path.push_str(name);
-    } else {
-        path.push_str(&format!("[{name:?}]"));
-    }
-}
-
-fn check_array(
+fn check_array<'v>(
     rules: &Map<String, Value>,
-    items: &[Value],
-    path: &mut String,
+    items: &'v [Value],
+    path: &mut Path<'v>,
     depth: usize,
 ) -> Result<(), SchemaViolation> {
     let count = items.len() as u64;
@@ -236,17 +282,23 @@ fn check_array(
     }
     if let Some(sub) = rules.get("items") {
         for (i, item) in items.iter().enumerate() {
-            let len = path.len();
-            path.push_str(&format!("[{i}]"));
+            path.push(Step::Index(i));
             let result = check_at(sub, item, path, depth + 1);
-            path.truncate(len);
+            path.pop();
             result?;
         }
     }
     Ok(())
 }
 
-fn check_string(rules: &Map<String, Value>, s: &str, path: &str) -> Result<(), SchemaViolation> {
+fn check_string(
+    rules: &Map<String, Value>,
+    s: &str,
+    path: &[Step<'_>],
+) -> Result<(), SchemaViolation> {
+    if !rules.contains_key("minLength") && !rules.contains_key("maxLength") {
+        return Ok(());
+    }
     let chars = s.chars().count() as u64;
     if let Some(min) = rules.get("minLength").and_then(Value::as_u64)
         && chars < min
@@ -267,7 +319,11 @@ fn check_string(rules: &Map<String, Value>, s: &str, path: &str) -> Result<(), S
     Ok(())
 }
 
-fn check_number(rules: &Map<String, Value>, n: f64, path: &str) -> Result<(), SchemaViolation> {
+fn check_number(
+    rules: &Map<String, Value>,
+    n: f64,
+    path: &[Step<'_>],
+) -> Result<(), SchemaViolation> {
     type Holds = fn(f64, f64) -> bool;
     let bounds: [(&str, &str, Holds); 4] = [
         ("minimum", "at least", |n, limit| n >= limit),
@@ -288,10 +344,10 @@ fn check_number(rules: &Map<String, Value>, n: f64, path: &str) -> Result<(), Sc
     Ok(())
 }
 
-fn check_combinators(
+fn check_combinators<'v>(
     rules: &Map<String, Value>,
-    value: &Value,
-    path: &mut String,
+    value: &'v Value,
+    path: &mut Path<'v>,
     depth: usize,
 ) -> Result<(), SchemaViolation> {
     let subs = |key: &str| rules.get(key).and_then(Value::as_array);
