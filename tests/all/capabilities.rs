@@ -165,6 +165,8 @@ async fn nothing_inherited_env_args_sockets() {
     let addr = listener.local_addr().expect("addr");
     let p = probe(&h, json!({"op": "tcp", "addr": addr.to_string()})).await;
     assert!(!p.ok, "raw socket reached {addr}: {p:?}");
+    // Printing works for the guest; that nothing of it reaches the host's stdout is checked
+    // on the built binary (host/tests/cli.rs, guest_stdout_never_reaches_the_hosts_stdout).
     let p = probe(
         &h,
         json!({"op": "print", "text": "to tracing, not to the host's stdout"}),
