@@ -165,6 +165,8 @@ async fn nothing_inherited_env_args_sockets() {
     let addr = listener.local_addr().expect("addr");
     let p = probe(&h, json!({"op": "tcp", "addr": addr.to_string()})).await;
     assert!(!p.ok, "raw socket reached {addr}: {p:?}");
+    // Printing works for the guest; that nothing of it reaches the host's stdout is checked
+    // on the built binary (host/tests/cli.rs, guest_stdout_never_reaches_the_hosts_stdout).
     let p = probe(
         &h,
         json!({"op": "print", "text": "to tracing, not to the host's stdout"}),
@@ -260,4 +262,37 @@ http = ["http://127.0.0.1:8080", "https://other.org"]"#;
     )
     .await;
     assert_denied(&p, "http");
+}
+
+/// A refused tool says which side is missing and where to add it; the SDK prints the kind once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refused_tool_tells_not_requested_from_not_granted() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // echo.create is requested by the probe's manifest; echo.unlisted is not.
+    let grants = r#"[grants.probe]
+tools = ["echo.echo", "echo.unlisted"]"#;
+    let h = host(dir.path(), PROBE, grants).await;
+    for (tool, fix) in [
+        (
+            "echo.create",
+            "requested but not granted by the operator: add it to `[grants.probe] tools` in guild.toml",
+        ),
+        (
+            "echo.unlisted",
+            "granted by the operator but not requested by the plugin: add it to `[capabilities] tools` in the plugin.toml of plugin 'probe'",
+        ),
+        (
+            "echo.nowhere",
+            "not requested by the plugin and not granted by the operator",
+        ),
+    ] {
+        let p = probe(&h, json!({"op": "tool", "name": tool, "input": {}})).await;
+        assert_denied(&p, tool);
+        assert!(p.error.contains(fix), "{tool}: {}", p.error);
+        assert!(
+            p.error.starts_with("denied: plugin 'probe'") && !p.error.contains("denied: denied:"),
+            "{tool}: {}",
+            p.error
+        );
+    }
 }

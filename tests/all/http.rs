@@ -260,7 +260,7 @@ async fn header_caps_refuse_with_a_limit_not_a_trap() {
     let p = probe(&h, with_headers(1_000)).await;
     assert!(!p.ok, "{p:?}");
     assert!(
-        p.error.contains("limit exceeded") && p.error.contains("1000 headers"),
+        p.error.contains("limit-exceeded") && p.error.contains("1000 headers"),
         "{}",
         p.error
     );

@@ -1,7 +1,7 @@
 //! Receipts written by the host in the one tool-call path, and validation of what the
 //! specialist claims, end to end with real components.
 
-use guild_host::receipts::ReceiptStatus;
+use guild_host::receipts::{AuditKind, ReceiptStatus};
 use guild_host::types::CallStatus;
 use guild_host::validate::CheckStatus;
 use guild_tests::{host, probe};
@@ -108,9 +108,27 @@ async fn plugin_loads_are_audited_in_the_same_chain() {
     let h = host(dir.path(), PROBE, GRANTS).await;
     let report = h.verify_receipts().await.expect("verify");
     assert!(report.ok);
+    assert_eq!(report.entries, 2, "two plugin loads: {report:?}");
+    // Which entries: one `plugin_loaded` per plugin, naming its version, in the same chain.
+    let ledger = guild_host::receipts::Ledger::open(dir.path().join(".guild").join("receipts.db"))
+        .expect("open the ledger");
+    let mut loaded: Vec<(AuditKind, String)> = ledger
+        .audit_log(10)
+        .expect("audit entries")
+        .into_iter()
+        .map(|e| (e.kind, e.plugin))
+        .collect();
+    loaded.sort_by(|a, b| a.1.cmp(&b.1));
+    let names: Vec<&str> = loaded.iter().map(|(_, p)| p.as_str()).collect();
     assert!(
-        report.entries >= 2,
-        "two plugin loads are audit entries: {report:?}"
+        loaded
+            .iter()
+            .all(|(kind, _)| *kind == AuditKind::PluginLoaded),
+        "{loaded:?}"
+    );
+    assert!(
+        names.len() == 2 && names[0].starts_with("echo@") && names[1] == "probe@0.1.0",
+        "{names:?}"
     );
 }
 

@@ -120,3 +120,64 @@ limits = { timeout_s = 1 }"#;
     .await;
     assert!(p.ok, "{p:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn trapped_guest_shows_its_last_stderr_lines_and_the_cause() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let h = host(dir.path(), PROBE, "").await;
+    // What a Python guest prints before it traps, then a Rust panic.
+    let traceback = "Traceback (most recent call last):\n  File \"app.py\", line 3, in run\nTypeError: Report.__init__() missing 1 required positional argument";
+    let p = probe(
+        &h,
+        json!({"op": "seq", "ops": [{"op": "print", "text": traceback}, {"op": "trap"}]}),
+    )
+    .await;
+    assert_eq!(p.result.status, TaskStatus::Failed);
+    let error = p.result.error.unwrap_or_default();
+    for part in [
+        "trapped: wasm trap: wasm `unreachable` instruction executed",
+        "stderr: Traceback (most recent call last):",
+        "stderr: TypeError: Report.__init__() missing 1 required positional argument",
+        "probe: trap requested",
+    ] {
+        assert!(error.contains(part), "{part:?} missing from:\n{error}");
+    }
+    assert!(
+        !error.contains("error while executing at wasm backtrace"),
+        "the backtrace belongs in the log: {error}"
+    );
+
+    // A guest that wrote nothing to stderr: the cause alone, no empty stderr section.
+    for (frame, cause) in [
+        (false, "wasm trap: call stack exhausted"),
+        (true, "wasm trap: out of bounds memory access"),
+    ] {
+        let p = probe(&h, json!({"op": "recurse", "frame": frame})).await;
+        assert_eq!(p.result.status, TaskStatus::Failed);
+        let error = p.result.error.unwrap_or_default();
+        assert!(error.contains(cause), "frame={frame}: {error}");
+        assert!(!error.contains("stderr"), "frame={frame}: {error}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostcall_data_cap_allows_below_and_stops_above() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // Appended to `[host]`: 64 KiB per host call.
+    let h = host(dir.path(), PROBE, "hostcall_kb = 64\n").await;
+    let below = probe(&h, json!({"op": "log", "text": "x", "repeat": 32 * 1024})).await;
+    assert!(below.ok, "32 KiB fits a 64 KiB cap: {below:?}");
+    assert_eq!(below.value, json!(32 * 1024));
+    let above = probe(&h, json!({"op": "log", "text": "x", "repeat": 256 * 1024})).await;
+    assert_eq!(
+        above.result.status,
+        TaskStatus::Failed,
+        "{:?}",
+        above.result
+    );
+    let error = above.result.error.unwrap_or_default();
+    assert!(
+        error.contains("passed more than 64 KiB to the host in one call"),
+        "{error}"
+    );
+}

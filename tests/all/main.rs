@@ -16,3 +16,4 @@ mod reports;
 mod server;
 mod skill_access;
 mod skills;
+mod tool_input;

@@ -19,6 +19,10 @@ pub(crate) struct Gauge {
     now: AtomicUsize,
     /// Highest number of `/slow` requests in flight at the same time.
     pub(crate) max: AtomicUsize,
+    /// When set, each `/slow` request waits until this many have been in flight at once (or
+    /// 5 s passed), so a test sees concurrency whenever the host allows it, however the
+    /// scheduler interleaves the requests.
+    pub(crate) hold_until: AtomicUsize,
 }
 
 /// Starts the server and returns its address; it runs until the test's runtime ends.
@@ -38,6 +42,12 @@ pub(crate) async fn start_with_gauge() -> (SocketAddr, Arc<Gauge>) {
                 async move {
                     let now = g.now.fetch_add(1, Ordering::SeqCst) + 1;
                     g.max.fetch_max(now, Ordering::SeqCst);
+                    let give_up = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
+                    while g.max.load(Ordering::SeqCst) < g.hold_until.load(Ordering::SeqCst)
+                        && tokio::time::Instant::now() < give_up
+                    {
+                        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                    }
                     tokio::time::sleep(std::time::Duration::from_millis(150)).await;
                     g.now.fetch_sub(1, Ordering::SeqCst);
                     "slow"

@@ -12,6 +12,7 @@ use serde::Deserialize;
 use crate::error::ConfigError;
 use crate::manifest::{FsMode, key_at};
 use crate::settings::DispatchSettings;
+use toml::de::{DeTable, DeValue};
 
 /// A parsed `guild.toml`, with relative paths resolved against its folder.
 #[derive(Debug, Clone, Default)]
@@ -250,11 +251,7 @@ impl Config {
 
     /// Parses config text; relative paths resolve against `base_dir`.
     pub fn parse(text: &str, file: &Path, base_dir: &Path) -> Result<Self, ConfigError> {
-        let raw: RawConfig = toml::from_str(text).map_err(|e| ConfigError::Syntax {
-            file: file.to_owned(),
-            key: e.span().map(|s| key_at(text, s.start)).unwrap_or_default(),
-            message: e.message().to_owned(),
-        })?;
+        let raw: RawConfig = toml::from_str(text).map_err(|e| syntax_error(&e, text, file))?;
         let config = Config {
             host: raw.host,
             grants: raw.grants,
@@ -357,5 +354,91 @@ impl Config {
     /// The host-owned data folder.
     pub fn data_dir(&self) -> PathBuf {
         self.resolve(&self.host.data_dir)
+    }
+}
+
+/// The parser's error, with the key path it is about: an unknown key (a typo) says which
+/// table it is in and which keys that table takes.
+fn syntax_error(e: &toml::de::Error, text: &str, file: &Path) -> ConfigError {
+    let message = e.message().trim_end();
+    let path = e
+        .span()
+        .map(|s| key_path_at(text, s.start))
+        .unwrap_or_default();
+    if let (Some(rest), Some((key, table))) =
+        (message.strip_prefix("unknown field `"), path.split_last())
+        && let Some((_, expected)) = rest.split_once("`, ")
+    {
+        return ConfigError::UnknownKey {
+            file: file.to_owned(),
+            table: join_path(table),
+            key: key.clone(),
+            expected: expected.to_owned(),
+        };
+    }
+    ConfigError::Syntax {
+        file: file.to_owned(),
+        key: if path.is_empty() {
+            e.span().map(|s| key_at(text, s.start)).unwrap_or_default()
+        } else {
+            join_path(&path)
+        },
+        message: message.to_owned(),
+    }
+}
+
+/// `grants.kb.fs[0].mode` from its segments.
+fn join_path(segments: &[String]) -> String {
+    let mut out = String::new();
+    for s in segments {
+        if !out.is_empty() && !s.starts_with('[') {
+            out.push('.');
+        }
+        out.push_str(s);
+    }
+    out
+}
+
+/// The segments of the key path at `offset` in `text` (array elements as `[i]`): the deepest
+/// key or value whose span holds it. Empty when the text does not parse as TOML.
+fn key_path_at(text: &str, offset: usize) -> Vec<String> {
+    let Ok(doc) = DeTable::parse(text) else {
+        return Vec::new();
+    };
+    let mut path = Vec::new();
+    find_in_table(doc.get_ref(), offset, &mut path);
+    path
+}
+
+/// Tables are searched whole: a table split over several `[a.b]` headers has no one span.
+fn find_in_table(table: &DeTable<'_>, offset: usize, path: &mut Vec<String>) -> bool {
+    for (key, value) in table {
+        path.push(key.get_ref().to_string());
+        if key.span().contains(&offset) || find_in_value(value, offset, path) {
+            return true;
+        }
+        path.pop();
+    }
+    false
+}
+
+fn find_in_value(
+    value: &toml::Spanned<DeValue<'_>>,
+    offset: usize,
+    path: &mut Vec<String>,
+) -> bool {
+    match value.get_ref() {
+        DeValue::Table(t) => find_in_table(t, offset, path) || value.span().contains(&offset),
+        DeValue::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                path.push(format!("[{i}]"));
+                if find_in_value(item, offset, path) {
+                    return true;
+                }
+                path.pop();
+            }
+            value.span().contains(&offset)
+        }
+        _ => value.span().contains(&offset),
     }
 }

@@ -61,6 +61,22 @@ pub enum ConfigError {
         /// What the parser expected.
         message: String,
     },
+    /// A key no table of that name takes (usually a typo).
+    #[error(
+        "{}: unknown key `{key}` {}; {expected}",
+        file.display(),
+        table_name(table)
+    )]
+    UnknownKey {
+        /// The config file.
+        file: PathBuf,
+        /// Dotted path of the table holding the key (empty: the top level).
+        table: String,
+        /// The unknown key.
+        key: String,
+        /// What the table takes, as the parser says it (``expected one of `tools`, `http`, ...``).
+        expected: String,
+    },
     /// A value that breaks a rule.
     #[error("{}: key `{key}`: {message}", file.display())]
     Invalid {
@@ -71,6 +87,14 @@ pub enum ConfigError {
         /// What was expected.
         message: String,
     },
+}
+
+fn table_name(table: &str) -> String {
+    if table.is_empty() {
+        "at the top level".to_owned()
+    } else {
+        format!("in [{table}]")
+    }
 }
 
 fn key_prefix(key: &str) -> String {

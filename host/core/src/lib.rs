@@ -16,6 +16,7 @@ pub mod http;
 pub mod limits;
 pub mod manifest;
 pub mod receipts;
+pub mod schema;
 pub mod settings;
 pub mod skills;
 pub mod text;

@@ -20,8 +20,8 @@ pub mod session;
 mod skills_host;
 
 pub use guild_core::{
-    capability, config, error, http, limits, manifest, receipts, settings, skills, text, types,
-    validate,
+    capability, config, error, http, limits, manifest, receipts, schema, settings, skills, text,
+    types, validate,
 };
 
 pub use config::Config;

@@ -147,16 +147,18 @@ pub(crate) async fn load_all(shared: &Arc<Shared>) -> Snapshot {
             return snapshot;
         }
     };
+    // Errors are returned to the caller (`Host::load_errors`), which shows each one once; the
+    // log repeats them only at debug level.
     for dir in folders {
         match load_one(shared, &dir).await {
             Ok(plugin) => {
                 if let Err(e) = insert(&mut snapshot, plugin) {
-                    tracing::error!("{e}");
+                    tracing::debug!("{e}");
                     snapshot.errors.push(e.to_string());
                 }
             }
             Err(e) => {
-                tracing::error!("{e}");
+                tracing::debug!("{e}");
                 snapshot.errors.push(e.to_string());
             }
         }

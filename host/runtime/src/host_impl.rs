@@ -23,7 +23,8 @@ impl types::Host for StoreState {}
 
 impl log::Host for StoreState {
     async fn log(&mut self, level: log::Level, message: String) -> wasmtime::Result<()> {
-        let message = truncate(&message, MAX_LOG_CHARS);
+        // Escaped: a guest message can neither drive a terminal nor start a log line.
+        let message = guild_core::text::one_line(truncate(&message, MAX_LOG_CHARS));
         let plugin = &*self.plugin;
         match level {
             log::Level::Trace => tracing::trace!(target: "guild::guest", plugin, "{message}"),

@@ -26,8 +26,15 @@ use crate::task::TaskHost;
 /// Why an instance ended without a usable answer. Only that instance is affected.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Failure {
-    /// The guest trapped (panic, unreachable, out-of-bounds, ...).
-    Trapped(String),
+    /// The guest trapped (panic, unreachable, out-of-bounds, stack exhausted, a host error).
+    Trapped {
+        /// What ended it: wasmtime's trap ("wasm trap: out of bounds memory access") or the
+        /// host error the guest ran into, never a backtrace.
+        cause: String,
+        /// The guest's last stderr lines (a panic message, a Python traceback), oldest first,
+        /// already escaped.
+        stderr: Vec<String>,
+    },
     /// The wall-clock or epoch deadline passed.
     TimedOut {
         /// The budget, seconds.
@@ -59,7 +66,16 @@ pub enum Failure {
 impl std::fmt::Display for Failure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Self::Trapped(m) => write!(f, "trapped: {m}"),
+            Self::Trapped { cause, stderr } => {
+                write!(f, "trapped: {cause}")?;
+                if !stderr.is_empty() {
+                    write!(f, "; its last stderr lines:")?;
+                }
+                for line in stderr {
+                    write!(f, "\n    stderr: {line}")?;
+                }
+                Ok(())
+            }
             Self::TimedOut { secs } => write!(f, "timed out after {secs} s"),
             Self::MemoryExceeded { limit_mb } => {
                 write!(f, "exceeded its memory limit of {limit_mb} MiB")
@@ -123,7 +139,12 @@ pub(crate) async fn guarded<T: Send + 'static>(
         Ok(Err(e)) => Err(classify(&e, &store, limits.timeout_s, limits.memory_mb)),
     };
     if let Err(f) = &result {
-        tracing::warn!(plugin = %plugin.ident, "instance ended: {f}");
+        // One log line: the guest's stderr lines are in the log already, as guest output.
+        let why = match f {
+            Failure::Trapped { cause, .. } => format!("trapped: {cause}"),
+            other => other.to_string(),
+        };
+        tracing::warn!(plugin = %plugin.ident, "instance ended: {why}");
     }
     // The store (and with it the instance) is dropped here: never re-entered after a trap.
     (result, stats)
@@ -144,9 +165,28 @@ fn classify(e: &wasmtime::Error, store: &Store<StoreState>, secs: u32, limit_mb:
             limit_kb: store.data().rt.io().hostcall_kb,
         };
     }
-    // The first lines carry the trap message; a full guest backtrace is for the log only.
+    // The cause is the trap code or the host error at the root; the guest backtrace that
+    // wasmtime puts on top is for the log only.
     tracing::debug!("trap detail: {text}");
-    Failure::Trapped(text.lines().take(3).collect::<Vec<_>>().join(" | "))
+    let cause = match e.downcast_ref::<Trap>() {
+        Some(trap) => trap.to_string(),
+        None => {
+            let parts: Vec<String> = e
+                .chain()
+                .map(|c| c.to_string())
+                .filter(|m| !m.starts_with("error while executing at wasm backtrace"))
+                .collect();
+            if parts.is_empty() {
+                text.lines().next().unwrap_or_default().to_owned()
+            } else {
+                parts.join(": ")
+            }
+        }
+    };
+    Failure::Trapped {
+        cause: guild_core::text::one_line(&cause).into_owned(),
+        stderr: store.data().stderr_tail.lines(),
+    }
 }
 
 pub(crate) fn wrong_kind(plugin: &Plugin, wanted: &str) -> Failure {

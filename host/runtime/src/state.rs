@@ -18,7 +18,7 @@ use guild_core::manifest::FsMode;
 
 use crate::Runtime;
 use crate::limiter::MemoryLimiter;
-use crate::stdio::GuestOutput;
+use crate::stdio::{GuestOutput, StderrTail};
 use crate::task::TaskHost;
 
 /// Everything a host function may need about the instance that called it.
@@ -35,6 +35,8 @@ pub(crate) struct StoreState {
     pub(crate) rt: Runtime,
     /// The task this instance serves (specialists; `None` for connectors and loaders).
     pub(crate) task: Option<Arc<dyn TaskHost>>,
+    /// The guest's last stderr lines, shown when it traps.
+    pub(crate) stderr_tail: Arc<StderrTail>,
 }
 
 impl WasiView for StoreState {
@@ -64,7 +66,8 @@ pub(crate) fn new_store(
         .allow_ip_name_lookup(false);
     let budget = Arc::new(AtomicUsize::new(rt.io().stdio_kb as usize * 1024));
     wasi.stdout(GuestOutput::new(name.clone(), "stdout", budget.clone()));
-    wasi.stderr(GuestOutput::new(name.clone(), "stderr", budget));
+    let stderr_tail = Arc::new(StderrTail::default());
+    wasi.stderr(GuestOutput::new(name.clone(), "stderr", budget).with_tail(stderr_tail.clone()));
     for mount in &caps.fs {
         let perms = match mount.mode {
             FsMode::Ro => FsPerms::ReadOnly,
@@ -89,6 +92,7 @@ pub(crate) fn new_store(
         caps: caps.clone(),
         rt: rt.clone(),
         task,
+        stderr_tail,
     };
     let mut store = Store::new(rt.engine().engine(), state);
     store.limiter(|s| &mut s.limiter);

@@ -3,14 +3,52 @@
 //! Nothing of the host's own stdio is ever inherited. Output is split into lines, each line is
 //! one tracing event (target `guild::guest`), and a per-instance byte budget stops a chatty or
 //! hostile guest from flooding the host's logs; what is over budget is counted and dropped.
+//! A line is escaped before it is logged ([`guild_core::text::one_line`]), so guest output can
+//! neither drive a terminal nor start a log line of its own.
+//!
+//! The last few stderr lines of each instance are also kept in a small ring ([`StderrTail`]):
+//! when the guest traps, they are the reason (a Rust panic message, a Python traceback), and
+//! the failure carries them to the caller without `-v`.
 
+use std::collections::VecDeque;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
 use tokio::io::AsyncWrite;
 use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
+
+/// Lines of guest stderr kept per instance for a failure message.
+const TAIL_LINES: usize = 12;
+/// Characters kept of each of those lines.
+const TAIL_LINE_CHARS: usize = 400;
+
+/// The last [`TAIL_LINES`] lines a guest wrote to stderr, each cut to [`TAIL_LINE_CHARS`].
+#[derive(Debug, Default)]
+pub(crate) struct StderrTail {
+    lines: Mutex<VecDeque<String>>,
+}
+
+impl StderrTail {
+    fn push(&self, line: &str) {
+        if line.trim().is_empty() {
+            return;
+        }
+        let line: String = line.chars().take(TAIL_LINE_CHARS).collect();
+        let mut lines = self.lines.lock().unwrap_or_else(|p| p.into_inner());
+        if lines.len() == TAIL_LINES {
+            lines.pop_front();
+        }
+        lines.push_back(line);
+    }
+
+    /// The kept lines, oldest first.
+    pub(crate) fn lines(&self) -> Vec<String> {
+        let lines = self.lines.lock().unwrap_or_else(|p| p.into_inner());
+        lines.iter().cloned().collect()
+    }
+}
 
 /// One of the guest's output streams.
 #[derive(Clone)]
@@ -18,6 +56,7 @@ pub(crate) struct GuestOutput {
     plugin: Arc<str>,
     stream: &'static str,
     budget: Arc<AtomicUsize>,
+    tail: Option<Arc<StderrTail>>,
 }
 
 impl GuestOutput {
@@ -27,7 +66,14 @@ impl GuestOutput {
             plugin,
             stream,
             budget,
+            tail: None,
         }
+    }
+
+    /// Also keeps the last lines of this stream in `tail`.
+    pub(crate) fn with_tail(mut self, tail: Arc<StderrTail>) -> Self {
+        self.tail = Some(tail);
+        self
     }
 }
 
@@ -42,6 +88,7 @@ impl StdoutStream for GuestOutput {
         Box::new(LineWriter {
             out: self.clone(),
             line: Vec::new(),
+            logging: true,
         })
     }
 }
@@ -49,6 +96,8 @@ impl StdoutStream for GuestOutput {
 struct LineWriter {
     out: GuestOutput,
     line: Vec<u8>,
+    /// False once the budget is spent: lines then only feed the tail (if any).
+    logging: bool,
 }
 
 impl LineWriter {
@@ -57,13 +106,18 @@ impl LineWriter {
             return;
         }
         let text = String::from_utf8_lossy(&self.line);
-        tracing::info!(
-            target: "guild::guest",
-            plugin = %self.out.plugin,
-            stream = self.out.stream,
-            "{}",
-            text.trim_end_matches(['\r', '\n'])
-        );
+        let text = guild_core::text::one_line(text.trim_end_matches(['\r', '\n']));
+        if self.logging {
+            tracing::info!(
+                target: "guild::guest",
+                plugin = %self.out.plugin,
+                stream = self.out.stream,
+                "{text}"
+            );
+        }
+        if let Some(tail) = &self.out.tail {
+            tail.push(&text);
+        }
         self.line.clear();
     }
 }
@@ -75,7 +129,9 @@ impl AsyncWrite for LineWriter {
         buf: &[u8],
     ) -> Poll<std::io::Result<usize>> {
         let this = &mut *self;
-        // Take what the budget allows; the rest is accepted and dropped so the guest never blocks.
+        // Log what the budget allows; the rest is accepted and dropped so the guest never
+        // blocks, except that stderr keeps feeding its small tail: the last lines before a
+        // trap are the ones worth showing.
         let allowed = this
             .out
             .budget
@@ -84,20 +140,26 @@ impl AsyncWrite for LineWriter {
             })
             .unwrap_or(0)
             .min(buf.len());
-        for &b in &buf[..allowed] {
+        for (i, &b) in buf.iter().enumerate() {
+            if i == allowed && this.logging {
+                this.emit();
+                this.logging = false;
+                if allowed > 0 {
+                    tracing::warn!(
+                        target: "guild::guest",
+                        plugin = %this.out.plugin,
+                        stream = this.out.stream,
+                        "output budget exhausted; further guest output is dropped"
+                    );
+                }
+            }
+            if i >= allowed && this.out.tail.is_none() {
+                break;
+            }
             this.line.push(b);
             if b == b'\n' || this.line.len() >= 4096 {
                 this.emit();
             }
-        }
-        if allowed < buf.len() && allowed > 0 {
-            this.emit();
-            tracing::warn!(
-                target: "guild::guest",
-                plugin = %this.out.plugin,
-                stream = this.out.stream,
-                "output budget exhausted; further guest output is dropped"
-            );
         }
         Poll::Ready(Ok(buf.len()))
     }
@@ -116,5 +178,34 @@ impl AsyncWrite for LineWriter {
 impl Drop for LineWriter {
     fn drop(&mut self) {
         self.emit();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::AsyncWriteExt;
+
+    #[tokio::test]
+    async fn stderr_tail_keeps_the_last_lines_escaped_even_past_the_budget() {
+        let tail = Arc::new(StderrTail::default());
+        // A budget of 8 bytes: almost nothing is logged, the tail still follows.
+        let out = GuestOutput::new("probe".into(), "stderr", Arc::new(AtomicUsize::new(8)))
+            .with_tail(tail.clone());
+        let mut writer = Pin::from(out.async_stream());
+        for i in 0..30 {
+            let line = format!("line {i}\n");
+            writer.write_all(line.as_bytes()).await.expect("write");
+        }
+        let long = format!("\u{1b}[31m{}\n", "x".repeat(1000));
+        writer.write_all(long.as_bytes()).await.expect("write");
+        drop(writer);
+        let lines = tail.lines();
+        assert_eq!(lines.len(), TAIL_LINES);
+        assert_eq!(lines[0], "line 19");
+        assert_eq!(lines[TAIL_LINES - 2], "line 29");
+        let last = &lines[TAIL_LINES - 1];
+        assert!(last.starts_with("\\x1b[31mxxx"), "{last}");
+        assert_eq!(last.chars().count(), TAIL_LINE_CHARS);
     }
 }

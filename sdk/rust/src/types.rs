@@ -110,11 +110,22 @@ pub enum HostError {
 }
 
 impl HostError {
-    /// The host's text without the kind prefix.
+    /// The host's text without the kind prefix (the host may start its text with the kind,
+    /// `denied: plugin 'p' ...`; that prefix is left out here so it is never printed twice).
     pub fn message(&self) -> &str {
-        match self {
+        let text = match self {
             Self::Denied(m) | Self::InvalidInput(m) | Self::LimitExceeded(m) | Self::Failed(m) => m,
-        }
+        };
+        let kind = self.kind();
+        let spaced = kind.replace('-', " ");
+        [kind, spaced.as_str()]
+            .iter()
+            .find_map(|k| {
+                text.strip_prefix(k)
+                    .and_then(|rest| rest.strip_prefix(':'))
+                    .map(str::trim_start)
+            })
+            .unwrap_or(text)
     }
 
     /// The kind as a stable lowercase word: `denied`, `invalid-input`, `limit-exceeded`, `failed`.
@@ -146,6 +157,16 @@ impl HostError {
     }
 }
 
+/// `kind: message`, with the kind once however the host worded it:
+///
+/// ```
+/// use guild_sdk::HostError;
+///
+/// let e = HostError::Denied("denied: plugin 'kb' capability config target 'x': not granted".into());
+/// assert_eq!(e.to_string(), "denied: plugin 'kb' capability config target 'x': not granted");
+/// let e = HostError::InvalidInput("bad JSON".into());
+/// assert_eq!(e.to_string(), "invalid-input: bad JSON");
+/// ```
 impl fmt::Display for HostError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}: {}", self.kind(), self.message())

@@ -9,9 +9,8 @@ use anyhow::Context;
 use clap::Args;
 use guild_host::TaskRequest;
 use guild_host::session::render_batch;
-use guild_host::types::TaskStatus;
 
-use super::{render, start_host};
+use super::{print_json, render, start_host, task};
 
 /// Arguments of `guild batch`.
 #[derive(Args)]
@@ -51,19 +50,26 @@ pub(crate) async fn run(config: &Path, args: BatchArgs, json: bool) -> anyhow::R
     let items = host.session().batch(&tasks).await;
     spinner.finish_and_clear();
     let items = items?;
-    if json {
-        println!("{}", serde_json::to_string_pretty(&items)?);
+    let printed = if json {
+        print_json(&items)
     } else {
-        print!("{}", render_batch(&items, render::task_result));
+        out!(
+            "{}",
+            guild_host::text::for_terminal(&render_batch(&items, render::task_result))
+        )
+        .map_err(Into::into)
+    };
+    if let Err(e) = printed
+        && !super::is_broken_pipe(&e)
+    {
+        return Err(e);
     }
-    let all_ok = items.iter().all(|i| {
-        i.result
-            .as_ref()
-            .is_ok_and(|r| r.status == TaskStatus::Succeeded)
-    });
-    Ok(if all_ok {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(2)
-    })
+    // The worst task decides, with the codes of `guild task`; a child that could not start
+    // counts as a failed task.
+    let code = items
+        .iter()
+        .map(|i| i.result.as_ref().map_or(4, task::exit_code))
+        .max()
+        .unwrap_or(0);
+    Ok(ExitCode::from(code))
 }

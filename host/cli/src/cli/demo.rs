@@ -221,10 +221,7 @@ pub(crate) async fn run(args: DemoArgs, json: bool) -> anyhow::Result<ExitCode> 
         );
     }
     if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&Transcript { tasks: &transcript })?
-        );
+        super::print_json(&Transcript { tasks: &transcript })?;
     }
     Ok(if failed {
         ExitCode::FAILURE
@@ -242,8 +239,8 @@ fn say(json: bool, text: &str) {
     // With --json, stdout carries only the JSON document; the narration goes to stderr.
     if json {
         eprintln!("{text}");
-    } else {
-        println!("{text}");
+    } else if outln!("{text}").is_err() {
+        // The reader stopped (`guild demo | head`): the walk-through goes on, unprinted.
     }
 }
 

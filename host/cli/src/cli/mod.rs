@@ -1,5 +1,26 @@
 //! Command-line adapter. Parses arguments, sets up logging, and calls the library; it holds no
 //! logic of its own beyond presentation.
+//!
+//! Output rules every command follows: stdout carries the result only (use [`outln!`] and
+//! [`print_json`], never `println!`, so a closed stdout is an error, not a panic); guest text
+//! is escaped before it reaches the terminal (`guild_host::text`); diagnostics go to stderr.
+
+/// `println!` that returns the write error instead of panicking: `guild receipts | head -1`
+/// closes stdout early, and [`main`] ends quietly on that.
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout().lock(), $($arg)*)
+    }};
+}
+
+/// `print!` that returns the write error instead of panicking (see [`outln!`]).
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        write!(std::io::stdout().lock(), $($arg)*)
+    }};
+}
 
 mod batch;
 mod demo;
@@ -45,8 +66,10 @@ enum Command {
     /// Run the end-to-end demo against a local tracker stand-in.
     Demo(demo::DemoArgs),
     /// Run one task on a specialist.
+    #[command(after_help = task::EXIT_CODES)]
     Task(task::TaskArgs),
-    /// Run a batch of tasks from a JSON file.
+    /// Run a batch of tasks from a JSON file; the exit code is the worst task's.
+    #[command(after_help = task::EXIT_CODES)]
     Batch(batch::BatchArgs),
     /// Background tasks.
     #[command(subcommand)]
@@ -76,11 +99,29 @@ pub(crate) fn main() -> ExitCode {
     };
     match runtime.block_on(run(cli)) {
         Ok(code) => code,
+        // Whoever reads stdout has seen enough (`| head`): nothing left to say.
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            let message = format!("{e:#}");
+            eprintln!("error: {}", guild_host::text::for_terminal(&message));
             ExitCode::FAILURE
         }
     }
+}
+
+/// Whether `e` is a write to a stdout whose reader has gone.
+pub(crate) fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// Writes `value` as pretty JSON on stdout, with characters a terminal would act on escaped.
+pub(crate) fn print_json<T: serde::Serialize + ?Sized>(value: &T) -> anyhow::Result<()> {
+    let text = serde_json::to_string_pretty(value)?;
+    outln!("{}", guild_host::text::json_safe(&text))?;
+    Ok(())
 }
 
 async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -103,8 +144,11 @@ fn init_logging(verbose: u8) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_env("GUILD_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    // Colours only for a person: a script reading stderr gets plain lines.
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
     tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(ansi)
         .with_writer(std::io::stderr)
         .with_target(false)
         .init();
@@ -128,7 +172,7 @@ pub(crate) async fn start_host_with(config: Config) -> anyhow::Result<Host> {
     let host = Host::new(config).await?;
     spinner.finish_and_clear();
     for error in host.load_errors() {
-        eprintln!("warning: {error}");
+        eprintln!("warning: {}", guild_host::text::for_terminal(&error));
     }
     Ok(host)
 }

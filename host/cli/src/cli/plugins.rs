@@ -7,7 +7,7 @@ use anyhow::Context;
 use clap::Subcommand;
 use guild_host::{Config, Host};
 
-use super::{render, start_host};
+use super::{print_json, render, start_host};
 
 /// Plugin subcommands.
 #[derive(Subcommand)]
@@ -37,9 +37,9 @@ pub(crate) async fn run(
             let plugins = host.plugins();
             if json {
                 let out = serde_json::json!({ "plugins": plugins, "errors": host.load_errors() });
-                println!("{}", serde_json::to_string_pretty(&out)?);
+                print_json(&out)?;
             } else {
-                print!("{}", render::plugin_table(&plugins));
+                out!("{}", render::plugin_table(&plugins))?;
             }
             Ok(if host.load_errors().is_empty() {
                 ExitCode::SUCCESS
@@ -54,9 +54,9 @@ pub(crate) async fn run(
                 anyhow::bail!("no plugin named '{name}'; loaded: {}", names.join(", "));
             };
             if json {
-                println!("{}", serde_json::to_string_pretty(&info)?);
+                print_json(&info)?;
             } else {
-                print!("{}", render::plugin_detail(&info));
+                out!("{}", render::plugin_detail(&info))?;
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -82,14 +82,14 @@ async fn check(config_path: &Path, dir: &Path, json: bool) -> anyhow::Result<Exi
     let errors = host.load_errors();
     if json {
         let out = serde_json::json!({ "ok": errors.is_empty(), "errors": errors, "plugins": host.plugins() });
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        print_json(&out)?;
     } else if errors.is_empty() {
         for p in host.plugins() {
-            println!("ok: {}", render::plugin_detail(&p));
+            outln!("ok: {}", render::plugin_detail(&p))?;
         }
     } else {
         for e in &errors {
-            println!("error: {e}");
+            outln!("error: {}", guild_host::text::for_terminal(e))?;
         }
     }
     Ok(if errors.is_empty() {

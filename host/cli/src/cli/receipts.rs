@@ -9,7 +9,7 @@ use clap::{Args, Subcommand};
 use guild_host::Config;
 use guild_host::receipts::{self, DbFileError, Ledger, LedgerError};
 
-use super::{render, start_host};
+use super::{print_json, render, start_host};
 
 /// Arguments of `guild receipts`.
 #[derive(Args)]
@@ -41,9 +41,13 @@ pub(crate) async fn run(config: &Path, args: ReceiptsArgs, json: bool) -> anyhow
         let host = start_host(config).await?;
         let check = host.verify_receipt(id).await?;
         if json {
-            println!("{}", serde_json::to_string_pretty(&check)?);
+            print_json(&check)?;
         } else {
-            println!("{}: {}", check.status, check.message);
+            outln!(
+                "{}: {}",
+                check.status,
+                guild_host::text::one_line(&check.message)
+            )?;
         }
         return Ok(
             if check.status == guild_host::validate::CheckStatus::Passed {
@@ -59,9 +63,9 @@ pub(crate) async fn run(config: &Path, args: ReceiptsArgs, json: bool) -> anyhow
     if let Some(ReceiptsCommand::Verify) = args.command {
         let report = tokio::task::spawn_blocking(move || receipts::verify_file(&path)).await??;
         if json {
-            println!("{}", serde_json::to_string_pretty(&report)?);
+            print_json(&report)?;
         } else if report.ok {
-            println!(
+            outln!(
                 "ok: {} entries, chain intact (head {}){}",
                 report.entries,
                 report.head_hash,
@@ -69,15 +73,15 @@ pub(crate) async fn run(config: &Path, args: ReceiptsArgs, json: bool) -> anyhow
                     Some(seq) => format!(", head anchor at entry {seq}"),
                     None => ", no head anchor (a truncated tail cannot be detected)".to_owned(),
                 }
-            );
+            )?;
         } else {
-            println!(
+            outln!(
                 "TAMPERED: first bad entry at sequence {}: {}",
                 report
                     .first_bad_sequence
                     .map_or("?".to_owned(), |s| s.to_string()),
                 report.reason.as_deref().unwrap_or("")
-            );
+            )?;
         }
         return Ok(if report.ok {
             ExitCode::SUCCESS
@@ -99,14 +103,14 @@ pub(crate) async fn run(config: &Path, args: ReceiptsArgs, json: bool) -> anyhow
     })
     .await??;
     if json {
-        println!("{}", serde_json::to_string_pretty(&receipts)?);
+        print_json(&receipts)?;
         return Ok(ExitCode::SUCCESS);
     }
     if receipts.is_empty() {
-        println!("no receipts");
+        outln!("no receipts")?;
     }
     for r in &receipts {
-        println!("{} {}", render::receipt_line(r), r.time);
+        outln!("{} {}", render::receipt_line(r), r.time)?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,9 +1,14 @@
 //! Human-readable rendering of library results, and the progress spinner.
+//!
+//! Every value a plugin supplied (reports, tool outcomes, receipts, descriptions, manifests'
+//! strings) is escaped here: [`one_line`] for a value inside a line, [`block`] for multi-line
+//! text, so guest text can neither drive the terminal nor forge a line of the output.
 
 use std::time::Duration;
 
 use guild_host::PluginInfo;
 use guild_host::capability::RowStatus;
+use guild_host::text::{for_terminal, one_line};
 use guild_host::types::{CallStatus, TaskResult, TaskStatus};
 use guild_host::validate::CheckStatus;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -36,7 +41,7 @@ pub(crate) fn task_result(r: &TaskResult) -> String {
         if r.usage.tool_calls == 1 { "" } else { "s" }
     ));
     if let Some(e) = &r.error {
-        out.push_str(&format!("  error: {e}\n"));
+        out.push_str(&format!("  error: {}\n", block(e, "    ")));
     }
     if let Some(rep) = &r.report {
         out.push_str(&format!(
@@ -47,32 +52,32 @@ pub(crate) fn task_result(r: &TaskResult) -> String {
             } else {
                 ""
             },
-            rep.summary
+            one_line(&rep.summary)
         ));
         if !rep.details.trim().is_empty() {
             out.push_str("  details:\n");
             for line in rep.details.lines() {
-                out.push_str(&format!("    {line}\n"));
+                out.push_str(&format!("    {}\n", for_terminal(line)));
             }
         }
         for a in &rep.artifacts {
             out.push_str(&format!(
                 "  artifact: {} ({}, sha256 {})\n",
-                a.id,
-                a.mime_type,
-                a.sha256.get(..12).unwrap_or(&a.sha256)
+                one_line(&a.id),
+                one_line(&a.mime_type),
+                one_line(a.sha256.get(..12).unwrap_or(&a.sha256))
             ));
         }
         for c in &rep.claims {
             out.push_str(&format!(
                 "  claim: {} {} — {}\n",
-                c.tool,
-                c.external_id.as_deref().unwrap_or("-"),
-                c.text
+                one_line(&c.tool),
+                one_line(c.external_id.as_deref().unwrap_or("-")),
+                one_line(&c.text)
             ));
         }
         for i in &rep.open_issues {
-            out.push_str(&format!("  open issue: {i}\n"));
+            out.push_str(&format!("  open issue: {}\n", one_line(i)));
         }
     }
     if let Some(v) = &r.validation {
@@ -81,7 +86,12 @@ pub(crate) fn task_result(r: &TaskResult) -> String {
             v.verdict.as_str().to_uppercase()
         ));
         for c in v.checks.iter().filter(|c| c.status != CheckStatus::Passed) {
-            out.push_str(&format!("    {} {}: {}\n", c.status, c.name, c.message));
+            out.push_str(&format!(
+                "    {} {}: {}\n",
+                c.status,
+                c.name,
+                one_line(&c.message)
+            ));
         }
     }
     for rec in &r.receipts {
@@ -89,16 +99,16 @@ pub(crate) fn task_result(r: &TaskResult) -> String {
             "  receipt #{} {} {} {}{}\n",
             rec.sequence,
             rec.status.as_str(),
-            rec.operation,
-            rec.receipt_type,
+            one_line(&rec.operation),
+            one_line(&rec.receipt_type),
             rec.external_id
                 .as_deref()
-                .map(|i| format!(" id={i}"))
+                .map(|i| format!(" id={}", one_line(i)))
                 .unwrap_or_default()
         ));
     }
     if let Some(w) = &r.warning {
-        out.push_str(&format!("  warning: {w}\n"));
+        out.push_str(&format!("  warning: {}\n", one_line(w)));
     }
     for (i, c) in r.tool_calls.iter().enumerate() {
         let status = match c.outcome.status {
@@ -109,7 +119,7 @@ pub(crate) fn task_result(r: &TaskResult) -> String {
         out.push_str(&format!(
             "  tool call {}: {} [{}{}] {status}",
             i + 1,
-            c.tool,
+            one_line(&c.tool),
             if c.plugin.is_empty() {
                 "refused"
             } else {
@@ -118,13 +128,13 @@ pub(crate) fn task_result(r: &TaskResult) -> String {
             if c.mutating { ", mutating" } else { "" },
         ));
         if let Some(id) = &c.outcome.external_id {
-            out.push_str(&format!(" id={id}"));
+            out.push_str(&format!(" id={}", one_line(id)));
         }
         if let Some(url) = &c.outcome.verifiable_url {
-            out.push_str(&format!(" {url}"));
+            out.push_str(&format!(" {}", one_line(url)));
         }
         if let Some(e) = &c.outcome.error {
-            out.push_str(&format!(" error: {e}"));
+            out.push_str(&format!(" error: {}", one_line(e)));
         }
         out.push('\n');
     }
@@ -149,7 +159,7 @@ pub(crate) fn plugin_table(plugins: &[PluginInfo]) -> String {
             p.version,
             p.kind.to_string(),
             status,
-            p.description
+            one_line(&p.description)
         ));
     }
     out
@@ -162,7 +172,7 @@ pub(crate) fn plugin_detail(p: &PluginInfo) -> String {
         p.name,
         p.version,
         p.kind,
-        p.description,
+        one_line(&p.description),
         p.dir.display(),
         p.sha256
     );
@@ -170,7 +180,7 @@ pub(crate) fn plugin_detail(p: &PluginInfo) -> String {
         out.push_str(&format!("  aliases: {}\n", p.aliases.join(", ")));
     }
     if let Some(why) = &p.unavailable {
-        out.push_str(&format!("  NOT ON THE ROSTER: {why}\n"));
+        out.push_str(&format!("  NOT ON THE ROSTER: {}\n", one_line(why)));
     }
     out.push_str("  capabilities:\n");
     out.push_str(&format!(
@@ -185,7 +195,10 @@ pub(crate) fn plugin_detail(p: &PluginInfo) -> String {
         };
         out.push_str(&format!(
             "    {:<9} {:<8} {:<36} {}\n",
-            row.capability, status, row.target, detail
+            row.capability,
+            status,
+            one_line(&row.target),
+            one_line(detail)
         ));
     }
     if !p.tools.is_empty() {
@@ -194,17 +207,17 @@ pub(crate) fn plugin_detail(p: &PluginInfo) -> String {
             out.push_str(&format!(
                 "    {}.{}{} — {}\n",
                 p.name,
-                t.name,
+                one_line(&t.name),
                 if t.mutating {
                     format!(
                         " (mutating: {} {})",
-                        t.operation.as_deref().unwrap_or("?"),
-                        t.receipt_type.as_deref().unwrap_or("?")
+                        one_line(t.operation.as_deref().unwrap_or("?")),
+                        one_line(t.receipt_type.as_deref().unwrap_or("?"))
                     )
                 } else {
                     String::new()
                 },
-                t.description
+                one_line(&t.description)
             ));
         }
     }
@@ -217,18 +230,24 @@ pub(crate) fn receipt_line(r: &guild_host::receipts::Receipt) -> String {
         "#{:<4} {:<8} {} {} via {} ({}) task {}{}{}",
         r.sequence,
         r.status.as_str(),
-        r.operation,
-        r.receipt_type,
-        r.tool,
-        r.plugin,
+        one_line(&r.operation),
+        one_line(&r.receipt_type),
+        one_line(&r.tool),
+        one_line(&r.plugin),
         r.task_id,
         r.external_id
             .as_deref()
-            .map(|i| format!(" id={i}"))
+            .map(|i| format!(" id={}", one_line(i)))
             .unwrap_or_default(),
         r.error
             .as_deref()
-            .map(|e| format!(" error: {e}"))
+            .map(|e| format!(" error: {}", one_line(e)))
             .unwrap_or_default(),
     )
+}
+
+/// Multi-line text escaped for the terminal, every line after the first indented by
+/// `indent` so that no line of it can pass for a line of the surrounding output.
+pub(crate) fn block(text: &str, indent: &str) -> String {
+    for_terminal(text).replace('\n', &format!("\n{indent}"))
 }

@@ -4,15 +4,16 @@
 //! come from it) and asks the skills library for the caller's catalog: the supervisor's from
 //! `[skills]` in `guild.toml`, or one specialist's own with `--for`.
 
-use std::io::Write as _;
+use std::io::{IsTerminal as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Subcommand;
 use guild_host::HostSkills;
 use guild_host::skills::{Catalog, Severity, TaskSkills, approx_tokens, check_dir};
+use guild_host::text::{for_terminal, one_line};
 
-use super::start_host;
+use super::{print_json, start_host};
 
 /// Skills subcommands.
 #[derive(Subcommand)]
@@ -58,7 +59,7 @@ pub(crate) enum SkillsCommand {
 
 pub(crate) async fn run(config: &Path, cmd: SkillsCommand, json: bool) -> anyhow::Result<ExitCode> {
     match cmd {
-        SkillsCommand::Check { dir } => Ok(check(&dir, json)),
+        SkillsCommand::Check { dir } => check(&dir, json),
         SkillsCommand::List { for_ } => {
             let (_, catalog) = open(config, for_.as_deref()).await?;
             if json {
@@ -66,9 +67,9 @@ pub(crate) async fn run(config: &Path, cmd: SkillsCommand, json: bool) -> anyhow
                     "skills": catalog.items(),
                     "problems": catalog.problems,
                 });
-                println!("{}", serde_json::to_string_pretty(&out)?);
+                print_json(&out)?;
             } else {
-                print!("{}", catalog.render());
+                out!("{}", for_terminal(&catalog.render()))?;
                 print_problems(&catalog);
             }
             Ok(ExitCode::SUCCESS)
@@ -79,30 +80,32 @@ pub(crate) async fn run(config: &Path, cmd: SkillsCommand, json: bool) -> anyhow
             let entry = catalog.get(&name).cloned();
             if json {
                 let out = serde_json::json!({ "skill": entry.as_deref(), "body": body });
-                println!("{}", serde_json::to_string_pretty(&out)?);
+                print_json(&out)?;
             } else {
                 if let Some(e) = entry {
-                    println!("name:        {}", e.name);
-                    println!("description: {}", e.description);
-                    println!("source:      {}", e.source);
+                    outln!("name:        {}", one_line(&e.name))?;
+                    outln!("description: {}", one_line(&e.description))?;
+                    outln!("source:      {}", one_line(&e.source))?;
                     if let Some(l) = &e.meta.license {
-                        println!("license:     {l}");
+                        outln!("license:     {}", one_line(l))?;
                     }
                     if let Some(t) = &e.meta.allowed_tools {
-                        println!("allowed-tools: {}", t.join(" "));
+                        outln!("allowed-tools: {}", one_line(&t.join(" ")))?;
                     }
                     if e.full_bytes > 0 {
-                        println!(
+                        outln!(
                             "size:        {} bytes full ({} SKILL.md)",
-                            e.full_bytes, e.skill_md_bytes
-                        );
+                            e.full_bytes,
+                            e.skill_md_bytes
+                        )?;
                     }
                 }
-                println!(
+                outln!(
                     "body:        {} bytes, ~{} tokens\n",
-                    body.bytes, body.approx_tokens
-                );
-                print!("{}", body.content);
+                    body.bytes,
+                    body.approx_tokens
+                )?;
+                out!("{}", for_terminal(&body.content))?;
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -119,7 +122,11 @@ pub(crate) async fn run(config: &Path, cmd: SkillsCommand, json: bool) -> anyhow
                     "approx_tokens": res.approx_tokens,
                     "text": String::from_utf8_lossy(&res.content),
                 });
-                println!("{}", serde_json::to_string_pretty(&out)?);
+                print_json(&out)?;
+            } else if std::io::stdout().is_terminal() {
+                // A person reads it: escaped. A pipe or a file gets the exact bytes.
+                let text = String::from_utf8_lossy(&res.content);
+                out!("{}", for_terminal(&text))?;
             } else {
                 std::io::stdout().write_all(&res.content)?;
             }
@@ -154,23 +161,25 @@ pub(crate) async fn run(config: &Path, cmd: SkillsCommand, json: bool) -> anyhow
                     "full_tokens": approx_tokens(full),
                     "full_to_catalog_ratio": ratio,
                 });
-                println!("{}", serde_json::to_string_pretty(&out)?);
+                print_json(&out)?;
             } else {
-                println!("{:<40} {:>12} {:>12}", "skill", "SKILL.md", "full");
+                outln!("{:<40} {:>12} {:>12}", "skill", "SKILL.md", "full")?;
                 for e in catalog.iter() {
-                    println!(
+                    outln!(
                         "{:<40} {:>12} {:>12}",
-                        e.name, e.skill_md_bytes, e.full_bytes
-                    );
+                        one_line(&e.name),
+                        e.skill_md_bytes,
+                        e.full_bytes
+                    )?;
                 }
-                println!(
+                outln!(
                     "\n{} skills: catalog {} bytes (~{} tokens) vs full {} bytes (~{} tokens): {ratio:.1}x less up front",
                     catalog.len(),
                     listing.bytes,
                     listing.approx_tokens,
                     full,
                     approx_tokens(full)
-                );
+                )?;
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -186,39 +195,36 @@ async fn open(config: &Path, specialist: Option<&str>) -> anyhow::Result<(HostSk
 
 fn print_problems(catalog: &Catalog) {
     for p in &catalog.problems {
-        eprintln!("{p}");
+        eprintln!("{}", one_line(&p.to_string()));
     }
 }
 
-fn check(dir: &Path, json: bool) -> ExitCode {
+fn check(dir: &Path, json: bool) -> anyhow::Result<ExitCode> {
     let report = check_dir(dir);
     if json {
-        match serde_json::to_string_pretty(&serde_json::json!({
+        print_json(&serde_json::json!({
             "ok": report.ok(),
             "valid": report.valid,
             "problems": report.problems,
-        })) {
-            Ok(text) => println!("{text}"),
-            Err(e) => eprintln!("error: failed to encode the report: {e}"),
-        }
+        }))?;
     } else {
         for p in &report.problems {
-            println!("{p}");
+            outln!("{}", one_line(&p.to_string()))?;
         }
         let errors = report
             .problems
             .iter()
             .filter(|p| p.severity == Severity::Error)
             .count();
-        println!(
+        outln!(
             "{}: {} valid skill(s), {errors} violation(s)",
             if report.ok() { "ok" } else { "failed" },
             report.valid.len()
-        );
+        )?;
     }
-    if report.ok() {
+    Ok(if report.ok() {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
-    }
+    })
 }

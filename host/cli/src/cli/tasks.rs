@@ -21,7 +21,9 @@ use guild_host::receipts::DbFileError;
 use guild_host::{Config, Host};
 use tokio::io::AsyncBufReadExt;
 
-use super::{render, start_host};
+use guild_host::text::one_line;
+
+use super::{print_json, render, start_host};
 
 /// Background task subcommands.
 #[derive(Subcommand)]
@@ -70,11 +72,11 @@ pub(crate) async fn run(config: &Path, cmd: TasksCommand, json: bool) -> anyhow:
             })
             .await??;
             if json {
-                println!("{}", serde_json::to_string_pretty(&check)?);
+                print_json(&check)?;
             } else {
-                print_record(&check.task);
+                print_record(&check.task)?;
                 for r in &check.new_reports {
-                    println!("  report {}: {}", r.sequence, r.output);
+                    outln!("  report {}: {}", r.sequence, one_line(&r.output))?;
                 }
             }
             Ok(ExitCode::SUCCESS)
@@ -88,16 +90,16 @@ pub(crate) async fn run(config: &Path, cmd: TasksCommand, json: bool) -> anyhow:
             })
             .await??;
             if json {
-                println!("{}", serde_json::to_string_pretty(&tasks)?);
+                print_json(&tasks)?;
             } else {
                 for t in &tasks {
-                    println!(
+                    outln!(
                         "{}  {:<11} {:<10} attempt {}",
                         t.id,
                         status_name(t.status),
                         t.specialist,
                         t.attempt
-                    );
+                    )?;
                 }
             }
             Ok(ExitCode::SUCCESS)
@@ -122,7 +124,7 @@ pub(crate) async fn run(config: &Path, cmd: TasksCommand, json: bool) -> anyhow:
         TasksCommand::Cancel { id } => {
             let host = start_host(config).await?;
             host.cancel_task(&id)?;
-            println!("task {id} cancelled");
+            outln!("task {id} cancelled")?;
             Ok(ExitCode::SUCCESS)
         }
     }
@@ -171,13 +173,16 @@ async fn follow(host: &Host, id: &str, json: bool) -> anyhow::Result<ExitCode> {
             _ = tick.tick() => {
                 let check = host.check_task(id)?;
                 for r in &check.new_reports {
-                    eprintln!("  report {}: {}", r.sequence, r.output);
+                    eprintln!("  report {}: {}", r.sequence, one_line(&r.output));
                 }
                 if let Some(req) = &check.pending_approval {
                     if announced.as_deref() != Some(req.tool.as_str()) {
                         eprintln!(
                             "  {} wants to call {} ({}) with {}: type `approve` or `deny`",
-                            req.specialist, req.tool, req.description, req.input
+                            req.specialist,
+                            one_line(&req.tool),
+                            one_line(&req.description),
+                            one_line(&req.input)
                         );
                         announced = Some(req.tool.clone());
                     }
@@ -186,9 +191,9 @@ async fn follow(host: &Host, id: &str, json: bool) -> anyhow::Result<ExitCode> {
                 }
                 if !check.task.status.is_live() {
                     if json {
-                        println!("{}", serde_json::to_string_pretty(&check.task)?);
+                        print_json(&check.task)?;
                     } else {
-                        print_record(&check.task);
+                        print_record(&check.task)?;
                     }
                     return Ok(if check.task.status == BackgroundStatus::Succeeded {
                         ExitCode::SUCCESS
@@ -213,8 +218,8 @@ fn status_name(s: BackgroundStatus) -> &'static str {
     }
 }
 
-fn print_record(t: &TaskRecord) {
-    println!(
+fn print_record(t: &TaskRecord) -> std::io::Result<()> {
+    outln!(
         "task {} on {}: {} (attempt {}{})",
         t.id,
         t.specialist,
@@ -225,10 +230,11 @@ fn print_record(t: &TaskRecord) {
         } else {
             format!(", {} update(s)", t.updates.len())
         }
-    );
+    )?;
     if let Some(r) = &t.result {
-        print!("{}", render::task_result(r));
+        out!("{}", render::task_result(r))?;
     }
+    Ok(())
 }
 
 #[cfg(test)]

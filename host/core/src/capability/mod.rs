@@ -36,6 +36,10 @@ pub struct Effective {
     pub config: BTreeMap<String, String>,
     /// Granted connector tools, `connector.tool`.
     pub tools: BTreeSet<String>,
+    /// Tools the manifest requests that the operator did not grant (explains a refusal).
+    pub tools_not_granted: BTreeSet<String>,
+    /// Tools the operator grants that the manifest does not request (explains a refusal).
+    pub tools_not_requested: BTreeSet<String>,
     /// Progress reports through the report channel.
     pub report: bool,
     /// Effective limits.
@@ -50,9 +54,33 @@ impl Effective {
             http: EgressPolicy::deny_all(plugin),
             config: BTreeMap::new(),
             tools: BTreeSet::new(),
+            tools_not_granted: BTreeSet::new(),
+            tools_not_requested: BTreeSet::new(),
             report: false,
             limits,
         }
+    }
+
+    /// Why `plugin` may not call `tool`, naming the file and key that would allow it; `None`
+    /// when the tool is granted. The manifest requests (`[capabilities] tools` in the plugin's
+    /// `plugin.toml`) and the operator grants (`[grants.PLUGIN] tools` in `guild.toml`): a
+    /// plugin author and an operator each need to know which of the two is missing.
+    pub fn tool_refusal(&self, plugin: &str, tool: &str) -> Option<String> {
+        if self.tools.contains(tool) {
+            return None;
+        }
+        let request =
+            format!("add it to `[capabilities] tools` in the plugin.toml of plugin '{plugin}'");
+        let grant = format!("add it to `[grants.{plugin}] tools` in guild.toml");
+        Some(if self.tools_not_granted.contains(tool) {
+            format!("requested but not granted by the operator: {grant}")
+        } else if self.tools_not_requested.contains(tool) {
+            format!("granted by the operator but not requested by the plugin: {request}")
+        } else {
+            format!(
+                "not requested by the plugin and not granted by the operator: {request}, then {grant}"
+            )
+        })
     }
 }
 
@@ -78,16 +106,20 @@ pub fn resolve(
     // Tools: exact names in both lists.
     let granted_tools: BTreeSet<&str> = grant.tools.iter().map(String::as_str).collect();
     let mut tools = BTreeSet::new();
+    let mut tools_not_granted = BTreeSet::new();
+    let mut tools_not_requested = BTreeSet::new();
     for tool in &req.tools {
         if granted_tools.contains(tool.as_str()) {
             tools.insert(tool.clone());
             rows.push(CapabilityRow::granted("tools", tool, "granted"));
         } else {
+            tools_not_granted.insert(tool.clone());
             rows.push(CapabilityRow::denied("tools", tool, "not granted"));
         }
     }
     for tool in &grant.tools {
         if !req.tools.contains(tool) {
+            tools_not_requested.insert(tool.clone());
             rows.push(CapabilityRow::unused("tools", tool));
         }
     }
@@ -248,6 +280,8 @@ pub fn resolve(
             http,
             config: values,
             tools,
+            tools_not_granted,
+            tools_not_requested,
             report,
             limits,
         },

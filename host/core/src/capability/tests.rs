@@ -379,3 +379,54 @@ fs = [{ guest = "/data", host = "/tmp/..", mode = "ro" }]"#,
         "{msg}"
     );
 }
+
+/// A refused tool says which side is missing and which file and key would allow it.
+#[test]
+fn tool_refusal_names_the_missing_side_and_the_fix() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cfg = config(
+        r#"[grants.probe]
+tools = ["echo.echo", "echo.delete"]"#,
+        dir.path(),
+    );
+    let (eff, _) = resolve(&manifest(), &cfg).expect("resolves");
+    let cases: &[(&str, Option<&[&str]>)] = &[
+        ("echo.echo", None),
+        (
+            "echo.create",
+            Some(&[
+                "requested but not granted",
+                "`[grants.probe] tools` in guild.toml",
+            ]),
+        ),
+        (
+            "echo.delete",
+            Some(&[
+                "granted by the operator but not requested",
+                "`[capabilities] tools` in the plugin.toml of plugin 'probe'",
+            ]),
+        ),
+        (
+            "echo.other",
+            Some(&[
+                "not requested by the plugin and not granted",
+                "`[capabilities] tools`",
+                "`[grants.probe] tools`",
+            ]),
+        ),
+    ];
+    for (tool, expected) in cases {
+        let refusal = eff.tool_refusal("probe", tool);
+        match expected {
+            None => assert_eq!(refusal, None, "{tool} is granted"),
+            Some(parts) => {
+                let text = refusal.unwrap_or_else(|| panic!("{tool} must be refused"));
+                for part in *parts {
+                    assert!(text.contains(part), "{tool}: {text:?} lacks {part:?}");
+                }
+            }
+        }
+    }
+    let none = Effective::none("probe", eff.limits);
+    assert!(none.tool_refusal("probe", "echo.echo").is_some());
+}

@@ -32,15 +32,10 @@ pub(crate) async fn call_tool(
         Err(e)
     };
     let caller = &task.plugin;
-    let granted = caller.runtime.effective().tools.contains(full);
-    trace_decision(&caller.ident, "tools", full, granted);
-    if !granted {
-        return refuse(ToolError::Denied(denied(
-            &caller.name,
-            "tools",
-            full,
-            "tool not granted",
-        )));
+    let refusal = caller.runtime.effective().tool_refusal(&caller.name, full);
+    trace_decision(&caller.ident, "tools", full, refusal.is_none());
+    if let Some(why) = refusal {
+        return refuse(ToolError::Denied(denied(&caller.name, "tools", full, &why)));
     }
     let Ok((connector, tool)) = parse_tool_name(full) else {
         return refuse(ToolError::InvalidInput(format!(
@@ -66,6 +61,10 @@ pub(crate) async fn call_tool(
         return refuse(ToolError::InvalidInput(format!(
             "input for '{full}' is not JSON: {e}"
         )));
+    }
+    // Checked against the tool's declared schema before any connector instance exists.
+    if let Err(e) = crate::schema::check_text(&spec.input_schema, &input) {
+        return refuse(ToolError::InvalidInput(format!("input for '{full}' {e}")));
     }
     if let Some(message) = task
         .skills

@@ -1,5 +1,6 @@
 //! Test connector `echo`: tools that succeed (`echo`, `create`), fail (`fail`), trap (`trap`),
-//! spin (`loop`), return ~10 MiB (`big`) or need approval (`guarded`), so host tests can exercise every outcome.
+//! spin (`loop`), return ~10 MiB (`big`), declare a strict input schema (`typed`) or need
+//! approval (`guarded`), so host tests can exercise every outcome.
 
 use std::hint::black_box;
 
@@ -47,6 +48,19 @@ impl Connector for Echo {
             .schema(any.clone())
             .requires_skill("echo-guide"),
             ToolSpec::new(
+                "typed",
+                "Echoes its input; the input schema is strict (title required, labels strings).",
+            )
+            .schema(json!({
+                "type": "object",
+                "required": ["title"],
+                "additionalProperties": false,
+                "properties": {
+                    "title": {"type": "string", "minLength": 1},
+                    "labels": {"type": "array", "items": {"type": "string"}}
+                }
+            })),
+            ToolSpec::new(
                 "guarded",
                 "Sends an item; every call needs the caller's approval.",
             )
@@ -58,7 +72,7 @@ impl Connector for Echo {
 
     fn call(tool: String, input: String) -> ToolOutcome {
         match tool.as_str() {
-            "echo" | "documented" => match parse(&input) {
+            "echo" | "documented" | "typed" => match parse(&input) {
                 Ok(parsed) => ToolOutcome::success(parsed),
                 Err(failed) => failed,
             },
@@ -85,7 +99,7 @@ impl Connector for Echo {
             "big" => ToolOutcome::success(json!({ "data": "x".repeat(BIG_BYTES) })),
             "guarded" => ToolOutcome::success(json!({ "sent": true })).external_id("sent-1"),
             other => ToolOutcome::failed(format!(
-                "unknown tool `{other}`; tools: echo, create, fail, trap, loop, big, crash, stall, documented, guarded"
+                "unknown tool `{other}`; tools: echo, create, fail, trap, loop, big, crash, stall, documented, typed, guarded"
             )),
         }
     }

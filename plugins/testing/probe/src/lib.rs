@@ -1,6 +1,7 @@
 //! Test specialist `probe`: performs the one operation its brief describes as JSON
 //! on its first line (`{"op": "read", "path": "/data/x"}`, ...) and reports `{"ok", "value", "error"}` in `details`,
-//! with outcome satisfied when the operation succeeded and failed otherwise.
+//! with outcome satisfied when the operation succeeded and failed otherwise. The op
+//! `report_as` returns the report its brief spells out instead.
 
 mod ops;
 
@@ -32,6 +33,9 @@ impl Specialist for Probe {
         if let Some(ms) = request.get("delay_ms").and_then(Value::as_u64) {
             std::thread::sleep(std::time::Duration::from_millis(ms));
         }
+        if op == "report_as" {
+            return Ok(report_as(&request));
+        }
         let result = ops::perform(op, &request).map_err(RunError::InvalidBrief)?;
         let (report, doc) = match result {
             Ok(value) => (
@@ -45,6 +49,24 @@ impl Specialist for Probe {
         };
         Ok(report.details(doc.to_string()))
     }
+}
+
+/// `{"op": "report_as", "summary", "details"?, "claim"?: {"tool", "text"}}`: a report whose
+/// text is exactly what the brief says (hostile output tests), optionally claiming an
+/// external effect through `tool` that no receipt backs.
+fn report_as(request: &Value) -> Report {
+    let text = |field: &str| {
+        request
+            .get(field)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    };
+    let mut report = Report::satisfied(text("summary")).details(text("details"));
+    if let Some(claim) = request.get("claim") {
+        let field = |f: &str| claim.get(f).and_then(Value::as_str).unwrap_or_default();
+        report = report.claim_without_id(field("tool"), field("text"));
+    }
+    report
 }
 
 guild_sdk::export_specialist!(Probe);

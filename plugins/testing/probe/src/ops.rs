@@ -11,7 +11,8 @@ use serde_json::{Value, json};
 
 /// The op names, for error messages.
 pub(crate) const NAMES: &str = "read, write, list, env, http, config, tool, tools, loop, alloc, \
-     output, trap, sleep, print, tcp, log, seq, brief, report, reports, skills, skill_load, skill_read";
+     output, trap, recurse, sleep, print, tcp, log, seq, brief, report, reports, skills, skill_load, \
+     skill_read, report_as";
 
 /// The result of an op: the value, or the error as text.
 type OpResult = Result<Value, String>;
@@ -44,6 +45,10 @@ pub(crate) fn perform(op: &str, req: &Value) -> Result<OpResult, String> {
             Ok(Value::String("x".repeat(len)))
         }
         "trap" => panic!("probe: trap requested"),
+        "recurse" => Ok(json!(recurse(
+            0,
+            req.get("frame").and_then(Value::as_bool).unwrap_or(false)
+        ))),
         "sleep" => {
             let ms = u64_arg(req, "ms")?;
             std::thread::sleep(Duration::from_millis(ms));
@@ -108,15 +113,23 @@ pub(crate) fn perform(op: &str, req: &Value) -> Result<OpResult, String> {
             .map(|b| Value::String(String::from_utf8_lossy(&b).into_owned()))
             .map_err(|e| e.to_string()),
         "log" => {
-            let text = str_arg(req, "text")?;
+            // `repeat` builds a large message inside the guest (hostcall data tests).
+            let repeat = req.get("repeat").and_then(Value::as_u64).unwrap_or(1);
+            let repeat = usize::try_from(repeat).map_err(|e| e.to_string())?;
+            let text = str_arg(req, "text")?.repeat(repeat);
             match req.get("level").and_then(Value::as_str).unwrap_or("info") {
-                "trace" => log::trace(text),
-                "debug" => log::debug(text),
-                "warn" => log::warn(text),
-                "error" => log::error(text),
-                _ => log::info(text),
+                "trace" => log::trace(&text),
+                "debug" => log::debug(&text),
+                "warn" => log::warn(&text),
+                "error" => log::error(&text),
+                _ => log::info(&text),
             }
-            Ok(json!(text))
+            // A repeated message is answered with its length, not echoed into the report.
+            Ok(if repeat == 1 {
+                json!(text)
+            } else {
+                json!(text.len())
+            })
         }
         other => return Err(format!("unknown op `{other}`; ops: {NAMES}")),
     })
@@ -261,4 +274,32 @@ fn alloc(mb: u64) -> OpResult {
         .map(|c| c.iter().step_by(4096).map(|&b| u64::from(b)).sum::<u64>())
         .sum();
     Ok(json!({ "mb": mb, "pages": touched }))
+}
+
+/// Recurses until a stack runs out: wasm's own call stack, or with `frame` (4 KiB of locals
+/// per call) the shadow stack in linear memory, which ends in an out-of-bounds access.
+fn recurse(depth: u64, frame: bool) -> u64 {
+    if frame {
+        deep_frames(black_box(depth))
+    } else {
+        deep_calls(black_box(depth))
+    }
+}
+
+/// No locals in linear memory: only wasm's call stack grows. The arithmetic after the call
+/// keeps the optimiser from turning the recursion into a loop; `n` never reaches `u64::MAX`.
+fn deep_calls(n: u64) -> u64 {
+    if n == u64::MAX {
+        return n;
+    }
+    deep_calls(n + 1).wrapping_mul(3).wrapping_add(n)
+}
+
+/// 4 KiB of locals per call, kept in linear memory by `black_box`.
+fn deep_frames(n: u64) -> u64 {
+    if n == u64::MAX {
+        return n;
+    }
+    let locals = black_box([n as u8; 4096]);
+    deep_frames(n + 1).wrapping_add(u64::from(locals[usize::from(locals[0])]))
 }
