@@ -14,3 +14,4 @@ mod reports;
 mod server;
 mod skill_access;
 mod skills;
+mod skills_wild;

@@ -41,7 +41,8 @@ pub(crate) enum SkillsCommand {
         for_: Option<String>,
     },
     /// Check a skill folder (or a folder of them) against the specification, strictly. Exits
-    /// non-zero on any violation; one line per problem.
+    /// non-zero on any violation, and when the folder holds no skill at all; one line per
+    /// problem.
     Check {
         /// The folder.
         dir: PathBuf,
@@ -68,6 +69,17 @@ pub(crate) async fn run(config: &Path, cmd: SkillsCommand, json: bool) -> anyhow
                 println!("{}", serde_json::to_string_pretty(&out)?);
             } else {
                 print!("{}", catalog.render());
+                let hidden: Vec<String> = catalog
+                    .iter()
+                    .filter(|e| e.meta.disable_model_invocation)
+                    .map(|e| e.name.clone())
+                    .collect();
+                if !hidden.is_empty() {
+                    eprintln!(
+                        "not listed for the model (disable-model-invocation), loadable by name: {}",
+                        hidden.join(", ")
+                    );
+                }
                 print_problems(&catalog);
             }
             Ok(ExitCode::SUCCESS)
@@ -86,6 +98,9 @@ pub(crate) async fn run(config: &Path, cmd: SkillsCommand, json: bool) -> anyhow
                     println!("source:      {}", e.source);
                     if let Some(l) = &e.meta.license {
                         println!("license:     {l}");
+                    }
+                    if e.meta.disable_model_invocation {
+                        println!("disable-model-invocation: true (not in the model's catalog)");
                     }
                     if let Some(t) = &e.meta.allowed_tools {
                         println!("allowed-tools: {}", t.join(" "));
