@@ -187,7 +187,11 @@ impl Catalog {
         for (name, entry) in &new.entries {
             match old.entries.get(name) {
                 None => diff.added.push(name.clone()),
-                Some(prev) if prev.fingerprint != entry.fingerprint || prev != entry => {
+                // The same `Arc` (a skill the re-scan reused) is unchanged without a look inside.
+                Some(prev)
+                    if !Arc::ptr_eq(prev, entry)
+                        && (prev.fingerprint != entry.fingerprint || prev != entry) =>
+                {
                     diff.changed.push(name.clone())
                 }
                 Some(_) => {}
@@ -232,6 +236,10 @@ impl Catalog {
         let mut lines = Vec::new();
         let mut omitted = 0;
         for e in self.listable() {
+            if omitted > 0 {
+                omitted += 1;
+                continue;
+            }
             let line = format!(
                 "- {}: {} [{}]\n",
                 e.name,

@@ -130,18 +130,16 @@ pub fn rescan_folder(
     scan.catalog.problems.extend(scan.listing.problems.clone());
 
     // Which children can be reused as they were; the others are (re)loaded in parallel.
-    let mut slots: Vec<Option<Arc<Seen>>> = Vec::with_capacity(scan.listing.children.len());
-    let mut todo = Vec::new();
-    for (i, name) in scan.listing.children.iter().enumerate() {
-        let child = dir.join(name);
-        let reused = previous
+    // Two stats per skill, spread over threads like the loads.
+    let children: Vec<usize> = (0..scan.listing.children.len()).collect();
+    let mut slots: Vec<Option<Arc<Seen>>> = layout::parallel(&children, PER_THREAD * 4, |&i| {
+        let name = &scan.listing.children[i];
+        previous
             .and_then(|p| p.seen.get(name))
-            .filter(|old| unchanged(&child, old));
-        if reused.is_none() {
-            todo.push(i);
-        }
-        slots.push(reused.cloned());
-    }
+            .filter(|old| unchanged(&dir.join(name), old))
+            .cloned()
+    });
+    let todo: Vec<usize> = (0..slots.len()).filter(|&i| slots[i].is_none()).collect();
     let handle = if todo.is_empty() {
         None
     } else {
