@@ -16,4 +16,5 @@ mod reports;
 mod server;
 mod skill_access;
 mod skills;
+mod skills_wild;
 mod tool_input;

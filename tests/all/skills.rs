@@ -475,7 +475,7 @@ strict_allowed_tools = ["probe"]
     );
     assert_eq!(
         catalog.get("incident-triage").expect("entry").source,
-        "own",
+        "supervisor:own",
         "a folder wins over a loader"
     );
     assert_eq!(

@@ -23,24 +23,36 @@ fn time<F: FnMut()>(iters: usize, f: F) -> Duration {
     guild_tests::time_median(iters, 1, f)
 }
 
+/// Real-shaped skills, like the public ones: a SKILL.md with a few kilobytes of body and the
+/// usual optional keys, a top-level reference file, and `references/`, `scripts/` and
+/// `assets/` folders (7 files in 4 folders per skill).
 fn generate(root: &Path) {
-    let body = "Follow these steps carefully.\n".repeat(40);
+    let body = "Follow these steps carefully, checking each result before the next.\n".repeat(40);
+    let reference = "Reference material with examples and edge cases.\n".repeat(60);
+    let files: [(&str, &str); 6] = [
+        ("reference.md", &reference),
+        ("references/api.md", &reference),
+        ("references/examples.md", &reference),
+        ("scripts/run.py", "import sys\nprint(sys.argv)\n"),
+        ("scripts/check.sh", "#!/bin/sh\nset -eu\necho ok\n"),
+        ("assets/template.md", "# Template\n\n- item\n"),
+    ];
     for i in 0..SKILLS {
         let name = format!("skill-{i:05}");
         let dir = root.join(&name);
-        std::fs::create_dir_all(&dir).expect("mkdir");
+        for sub in ["references", "scripts", "assets"] {
+            std::fs::create_dir_all(dir.join(sub)).expect("mkdir");
+        }
         std::fs::write(
             dir.join("SKILL.md"),
             format!(
-                "---\nname: {name}\ndescription: Use when the task involves topic number {i}; explains how to handle it step by step.\nlicense: MIT\n---\n# {name}\n{body}"
+                "---\nname: {name}\ndescription: Use when the task involves topic number {i}; explains how to handle it step by step.\nlicense: MIT\nallowed-tools: tracker.search_issues tracker.get_issue\nmetadata:\n  author: bench\n  version: \"1.0\"\n---\n# {name}\n\nSee [the reference](reference.md) and `references/api.md`.\n\n{body}"
             ),
         )
         .expect("write SKILL.md");
-        std::fs::write(
-            dir.join("reference.md"),
-            "Reference material.\n".repeat(100),
-        )
-        .expect("write resource");
+        for (path, text) in files {
+            std::fs::write(dir.join(path), text).expect("write resource");
+        }
     }
 }
 

@@ -43,7 +43,8 @@ pub(crate) enum SkillsCommand {
         for_: Option<String>,
     },
     /// Check a skill folder (or a folder of them) against the specification, strictly. Exits
-    /// non-zero on any violation; one line per problem.
+    /// non-zero on any violation, and when the folder holds no skill at all; one line per
+    /// problem.
     Check {
         /// The folder.
         dir: PathBuf,
@@ -70,6 +71,17 @@ pub(crate) async fn run(config: &Path, cmd: SkillsCommand, json: bool) -> anyhow
                 print_json(&out)?;
             } else {
                 out!("{}", for_terminal(&catalog.render()))?;
+                let hidden: Vec<String> = catalog
+                    .iter()
+                    .filter(|e| e.meta.disable_model_invocation)
+                    .map(|e| e.name.clone())
+                    .collect();
+                if !hidden.is_empty() {
+                    eprintln!(
+                        "not listed for the model (disable-model-invocation), loadable by name: {}",
+                        one_line(&hidden.join(", "))
+                    );
+                }
                 print_problems(&catalog);
             }
             Ok(ExitCode::SUCCESS)
@@ -88,6 +100,9 @@ pub(crate) async fn run(config: &Path, cmd: SkillsCommand, json: bool) -> anyhow
                     outln!("source:      {}", one_line(&e.source))?;
                     if let Some(l) = &e.meta.license {
                         outln!("license:     {}", one_line(l))?;
+                    }
+                    if e.meta.disable_model_invocation {
+                        println!("disable-model-invocation: true (not in the model's catalog)");
                     }
                     if let Some(t) = &e.meta.allowed_tools {
                         outln!("allowed-tools: {}", one_line(&t.join(" ")))?;

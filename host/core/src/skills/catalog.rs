@@ -68,11 +68,17 @@ pub struct CatalogItem {
 }
 
 /// A set of skills by name, plus the problems found while building it.
+///
+/// What a model is shown ([`Catalog::render`], [`Catalog::items`]) leaves out skills marked
+/// `disable-model-invocation: true` (they stay loadable by name) and stops at the byte budget
+/// (`[skills] catalog_max_bytes`), saying so in a last line.
 #[derive(Debug, Clone, Default)]
 pub struct Catalog {
     entries: BTreeMap<String, Arc<SkillEntry>>,
     /// Warnings and skipped skills, in the order found.
     pub problems: Vec<Problem>,
+    /// Most bytes of the rendered catalog; `None`: no limit.
+    budget: Option<usize>,
 }
 
 /// What changed between two catalogs, by skill name.
@@ -181,7 +187,11 @@ impl Catalog {
         for (name, entry) in &new.entries {
             match old.entries.get(name) {
                 None => diff.added.push(name.clone()),
-                Some(prev) if prev.fingerprint != entry.fingerprint || prev != entry => {
+                // The same `Arc` (a skill the re-scan reused) is unchanged without a look inside.
+                Some(prev)
+                    if !Arc::ptr_eq(prev, entry)
+                        && (prev.fingerprint != entry.fingerprint || prev != entry) =>
+                {
                     diff.changed.push(name.clone())
                 }
                 Some(_) => {}
@@ -196,11 +206,63 @@ impl Catalog {
         diff
     }
 
-    /// Level 1 as data: name, description and source of every skill.
-    pub fn items(&self) -> Vec<CatalogItem> {
+    /// The same catalog, rendered within `bytes` at most.
+    pub fn with_budget(mut self, bytes: usize) -> Self {
+        self.budget = Some(bytes);
+        self
+    }
+
+    /// The byte budget of [`Catalog::render`], if any.
+    pub fn budget(&self) -> Option<usize> {
+        self.budget
+    }
+
+    /// Names a model may see listed (not `disable-model-invocation`), sorted.
+    pub fn listed_names(&self) -> Vec<String> {
+        self.listable().map(|e| e.name.clone()).collect()
+    }
+
+    fn listable(&self) -> impl Iterator<Item = &Arc<SkillEntry>> {
         self.entries
             .values()
-            .map(|e| CatalogItem {
+            .filter(|e| !e.meta.disable_model_invocation)
+    }
+
+    /// The lines a model is shown, within the budget, and how many listable skills were left
+    /// out for lack of room.
+    fn lines(&self) -> (Vec<(&Arc<SkillEntry>, String)>, usize) {
+        let budget = self.budget.unwrap_or(usize::MAX);
+        let mut used = HEADER.len() + TRUNCATION_RESERVE;
+        let mut lines = Vec::new();
+        let mut omitted = 0;
+        for e in self.listable() {
+            if omitted > 0 {
+                omitted += 1;
+                continue;
+            }
+            let line = format!(
+                "- {}: {} [{}]\n",
+                e.name,
+                one_line(&e.description),
+                e.source
+            );
+            if omitted == 0 && used + line.len() <= budget {
+                used += line.len();
+                lines.push((e, line));
+            } else {
+                omitted += 1;
+            }
+        }
+        (lines, omitted)
+    }
+
+    /// Level 1 as data: name, description and source of every skill a model may see, the
+    /// same ones [`Catalog::render`] lists.
+    pub fn items(&self) -> Vec<CatalogItem> {
+        self.lines()
+            .0
+            .into_iter()
+            .map(|(e, _)| CatalogItem {
                 name: e.name.clone(),
                 description: one_line(&e.description),
                 location: e.source.clone(),
@@ -208,27 +270,33 @@ impl Catalog {
             .collect()
     }
 
-    /// Level 1 as text for a model: one line per skill.
+    /// Level 1 as text for a model: one line per skill, within the budget; when skills are
+    /// left out, a last line says how many and why.
     pub fn render(&self) -> String {
-        if self.entries.is_empty() {
+        let (lines, omitted) = self.lines();
+        if lines.is_empty() && omitted == 0 {
             return "No skills are available.\n".to_owned();
         }
-        let mut out = String::from(
-            "Skills you can load (load one by name when the task matches its description):\n",
-        );
-        for e in self.entries.values() {
+        let mut out = String::from(HEADER);
+        for (_, line) in lines {
+            out.push_str(&line);
+        }
+        if omitted > 0 {
             // Writing to a String cannot fail.
             let _ = writeln!(
                 out,
-                "- {}: {} [{}]",
-                e.name,
-                one_line(&e.description),
-                e.source
+                "({omitted} more skill(s) not listed: the catalog is limited to {} bytes by [skills] catalog_max_bytes)",
+                self.budget.unwrap_or_default()
             );
         }
         out
     }
 }
+
+const HEADER: &str =
+    "Skills you can load (load one by name when the task matches its description):\n";
+/// Room kept for the truncation line (its longest form is about 110 bytes).
+const TRUNCATION_RESERVE: usize = 128;
 
 fn describe(e: &SkillEntry) -> String {
     match &e.location {

@@ -42,6 +42,10 @@ pub struct SkillsSettings {
     /// How often the watcher re-scans skill folders, milliseconds (default 1000).
     #[serde(default = "default_watch_ms")]
     pub watch_interval_ms: u64,
+    /// Most bytes of the catalog shown to a model (default 16384, at least 1024); skills past
+    /// it are left out, and a last line says how many.
+    #[serde(default = "default_catalog_max_bytes")]
+    pub catalog_max_bytes: usize,
 }
 
 fn default_max_resource_kb() -> u32 {
@@ -50,10 +54,13 @@ fn default_max_resource_kb() -> u32 {
 fn default_watch_ms() -> u64 {
     1000
 }
+fn default_catalog_max_bytes() -> usize {
+    16 * 1024
+}
 
 impl Default for SkillsSettings {
     /// No skills for the supervisor, no shared folders, strict allowed-tools off, 1 MiB
-    /// resource cap, 1 s watch interval.
+    /// resource cap, 1 s watch interval, 16 KiB catalog.
     fn default() -> Self {
         Self {
             supervisor: Vec::new(),
@@ -61,6 +68,7 @@ impl Default for SkillsSettings {
             strict_allowed_tools: Vec::new(),
             max_resource_kb: default_max_resource_kb(),
             watch_interval_ms: default_watch_ms(),
+            catalog_max_bytes: default_catalog_max_bytes(),
         }
     }
 }
@@ -98,6 +106,12 @@ impl SkillsSettings {
             return Err((
                 "skills.max_resource_kb".into(),
                 "expected at least 1".into(),
+            ));
+        }
+        if self.catalog_max_bytes < 1024 {
+            return Err((
+                "skills.catalog_max_bytes".into(),
+                "expected at least 1024".into(),
             ));
         }
         if self.watch_interval_ms < 50 {
@@ -206,13 +220,22 @@ impl SkillSource {
             });
         }
         let path = Path::new(entry);
+        // The label is what models see: the folder's name, never its host path.
+        let name = path
+            .components()
+            .rev()
+            .find_map(|c| match c {
+                Component::Normal(name) => Some(name.to_string_lossy().into_owned()),
+                _ => None,
+            })
+            .unwrap_or_else(|| "folder".to_owned());
         Ok(Self::Folder {
             path: if path.is_absolute() {
                 path.to_owned()
             } else {
                 base_dir.join(path)
             },
-            label: entry.to_owned(),
+            label: format!("supervisor:{name}"),
             kind: SourceKind::Own,
         })
     }

@@ -3,20 +3,21 @@
 //! to the skill folder with cap-std.
 //!
 //! Confinement is layered: a path is first checked lexically (no absolute path, no `..`, no
-//! empty or NUL path), then opened through a cap-std [`Dir`] rooted at the skill folder, which
+//! empty or NUL path), then opened through a cap-std `Dir` on the skill folder (itself opened through the skills
+//! folder, so a symlinked skill folder leading outside is refused), which
 //! refuses any symlink that leads outside it. Size is checked before reading and enforced while
 //! reading (a file that grows in between is still cut at the cap).
 
 use std::io::Read;
 use std::path::{Component, Path};
 
-use cap_std::fs::Dir;
 use serde::Serialize;
 
 use super::SkillError;
 use super::catalog::SkillEntry;
-use super::folder::ResourceFile;
+use super::folder::{ResourceFile, read_skill_md, walk_skill};
 use super::format::{Mode, SKILL_FILE, parse_skill_md, strip_frontmatter};
+use super::layout::open_skill_dir;
 
 /// Which level of disclosure a call served.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -74,8 +75,17 @@ pub fn already_loaded_note(name: &str) -> String {
 }
 
 /// Wraps a body with the skill's name and a listing of its resources (names and sizes only).
+///
+/// Nothing a skill's author controls can end the wrapper early: the name and resource paths
+/// are escaped, and in the body every tag that could close or open the wrapper's elements
+/// (`</skill>`, `<resources>`, in any case or spacing) has its `<` written as `&lt;`. Bodies
+/// without such tags come back byte for byte.
 pub fn wrap_body(name: &str, body: &str, resources: Option<&[ResourceFile]>) -> String {
-    let mut out = format!("<skill name=\"{name}\">\n{}\n", body.trim());
+    let name = escape_text(name);
+    let mut out = format!(
+        "<skill name=\"{name}\">\n{}\n",
+        escape_wrapper_tags(body.trim())
+    );
     match resources {
         Some([]) => out.push_str("<resources>none</resources>\n"),
         Some(list) => {
@@ -83,7 +93,7 @@ pub fn wrap_body(name: &str, body: &str, resources: Option<&[ResourceFile]>) -> 
                 "<resources note=\"read one by its path relative to skill '{name}'\">\n"
             ));
             for r in list {
-                out.push_str(&format!("{} ({} bytes)\n", r.path, r.size));
+                out.push_str(&format!("{} ({} bytes)\n", escape_text(&r.path), r.size));
             }
             out.push_str("</resources>\n");
         }
@@ -95,13 +105,72 @@ pub fn wrap_body(name: &str, body: &str, resources: Option<&[ResourceFile]>) -> 
     out
 }
 
-/// Reads and wraps the body of a skill on disk. `SKILL.md` is read again (not cached), so the
-/// body is always the current file; it is parsed leniently to strip the frontmatter.
-pub(super) fn folder_body(entry: &SkillEntry, dir: &Path) -> Result<String, SkillError> {
+/// The wrapper's own element names: a tag of one of these inside a body is escaped.
+const WRAPPER_TAGS: &[&str] = &["skill", "resources"];
+
+/// Escapes `<` where it starts a tag (opening or closing, any case, optional spaces after
+/// `<` or `</`) of one of the [`WRAPPER_TAGS`].
+fn escape_wrapper_tags(body: &str) -> std::borrow::Cow<'_, str> {
+    let opens_wrapper_tag = |rest: &str| {
+        let rest = rest.trim_start_matches(|c: char| c.is_whitespace() || c == '/');
+        WRAPPER_TAGS.iter().any(|tag| {
+            rest.get(..tag.len())
+                .is_some_and(|head| head.eq_ignore_ascii_case(tag))
+                && !rest[tag.len()..]
+                    .chars()
+                    .next()
+                    .is_some_and(|c| c.is_alphanumeric() || c == '-' || c == '_')
+        })
+    };
+    if !body
+        .match_indices('<')
+        .any(|(i, _)| opens_wrapper_tag(&body[i + 1..]))
+    {
+        return std::borrow::Cow::Borrowed(body);
+    }
+    let mut out = String::with_capacity(body.len() + 16);
+    for (i, c) in body.char_indices() {
+        if c == '<' && opens_wrapper_tag(&body[i + 1..]) {
+            out.push_str("&lt;");
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// Escapes a name or path for the wrapper: `&`, `<`, `>` and `"` as entities, control
+/// characters (a newline in a file name) as `\u{..}`.
+fn escape_text(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s
+        .chars()
+        .any(|c| matches!(c, '&' | '<' | '>' | '"') || c.is_control())
+    {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            c if c.is_control() => out.push_str(&c.escape_unicode().to_string()),
+            c => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// Reads and wraps the body of a skill on disk. `SKILL.md` is read again (not cached), confined
+/// and capped like at scan time, so the body is always the current file; it is parsed leniently
+/// to strip the frontmatter. The resource listing is taken now too: the watcher's cheap
+/// re-scan does not see edits inside resource sub-folders.
+pub(super) fn folder_body(entry: &SkillEntry, dir: &Path) -> Result<(String, u64), SkillError> {
     let file = dir.join(SKILL_FILE);
-    let text = std::fs::read_to_string(&file).map_err(|e| SkillError::Io {
+    let text = read_skill_md(None, dir).map_err(|reason| SkillError::Io {
         file: file.clone(),
-        reason: e.to_string(),
+        reason,
     })?;
     let folder = dir.file_name().map(|n| n.to_string_lossy().into_owned());
     let body = match parse_skill_md(&text, &file, folder.as_deref(), Mode::Lenient) {
@@ -115,12 +184,32 @@ pub(super) fn folder_body(entry: &SkillEntry, dir: &Path) -> Result<String, Skil
             });
         }
     };
-    Ok(wrap_body(&entry.name, &body, Some(&entry.resources)))
+    let walked = walk_skill(dir);
+    Ok((
+        wrap_body(&entry.name, &body, Some(&walked.resources)),
+        walked.full_bytes,
+    ))
 }
 
 /// Wraps a body a loader returned (its frontmatter, if any, stripped).
 pub(super) fn loader_body(name: &str, text: &str) -> String {
     wrap_body(name, strip_frontmatter(text), None)
+}
+
+/// The placeholder skills written for other clients use for their own folder
+/// (`{baseDir}/reference/x.md`).
+pub const BASE_DIR: &str = "{baseDir}";
+
+/// A resource path with a leading `{baseDir}/` (or `${baseDir}/`) removed: the placeholder
+/// stands for the skill's own root, which is what resource paths are relative to anyway.
+pub fn resolve_base_dir(path: &str) -> &str {
+    let rest = path.strip_prefix('$').unwrap_or(path);
+    match rest.strip_prefix(BASE_DIR) {
+        Some(tail) if tail.starts_with('/') || tail.starts_with('\\') => {
+            tail.trim_start_matches(['/', '\\'])
+        }
+        _ => path,
+    }
 }
 
 /// Checks a resource path lexically: relative, no `..`, not empty, no NUL.
@@ -160,11 +249,18 @@ pub fn check_relative(skill: &str, path: &str) -> Result<(), SkillError> {
 /// Reads one resource of a skill on disk, confined to `dir` and capped at `max` bytes.
 pub fn read_resource(skill: &str, dir: &Path, path: &str, max: u64) -> Result<Vec<u8>, SkillError> {
     check_relative(skill, path)?;
-    let root =
-        Dir::open_ambient_dir(dir, cap_std::ambient_authority()).map_err(|e| SkillError::Io {
+    // Through the skills folder: a skill folder symlinked to elsewhere is refused too.
+    let root = open_skill_dir(dir).map_err(|e| match e.kind() {
+        std::io::ErrorKind::PermissionDenied => SkillError::InvalidPath {
+            skill: skill.to_owned(),
+            path: path.to_owned(),
+            reason: format!("the skill folder leads outside the skills folder ({e})"),
+        },
+        _ => SkillError::Io {
             file: dir.to_owned(),
             reason: e.to_string(),
-        })?;
+        },
+    })?;
     let map = |e: std::io::Error| map_open_error(skill, path, e);
     let meta = root.metadata(path).map_err(map)?;
     if meta.is_dir() {

@@ -1,21 +1,31 @@
 //! Skills on disk: scanning a folder of skill folders into a [`Catalog`], incrementally.
 //!
-//! Each direct sub-folder holding a `SKILL.md` is one skill. A scan stats every file of every
-//! skill (no reads) to get a fingerprint and the resource listing; `SKILL.md` is parsed only
-//! when its skill's fingerprint changed since the previous scan, so re-scanning for the watcher
-//! is cheap. Symlinked files are not listed as resources (reading one still works when it stays
-//! inside the skill folder: confinement is checked at read time, see [`super::disclose`]).
+//! Each direct sub-folder holding a `SKILL.md` is one skill. A cold scan walks every skill
+//! (stat only) for its resource listing and sizes, and reads and parses every `SKILL.md`,
+//! spread over a few threads. A re-scan (what the watcher runs every second) costs one `stat`
+//! of the skills folder and two per skill: the skill folder's own metadata changes when an
+//! entry is added, removed or renamed in it, and `SKILL.md`'s (size, mtime, ctime, inode)
+//! changes when it is written or replaced; a skill is walked and parsed again only when one of
+//! them changed, and the folder is listed again only when its own metadata changed. Edits
+//! inside a resource sub-folder do not change those, so the resource listing a body shows is
+//! taken fresh when the body is loaded (see [`super::disclose`]).
+//!
+//! Confinement: a skill folder that is a symlink leading outside the skills folder, and a
+//! `SKILL.md` that is a symlink leading outside its skill folder, are refused (the same rule as
+//! resources); `SKILL.md` is read through a capability handle rooted at the skills folder and
+//! cut at [`MAX_SKILL_MD`] while reading. Symlinked resource files are not listed.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::UNIX_EPOCH;
 
+use cap_std::fs::Dir;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use super::catalog::{Catalog, SkillEntry, SkillLocation};
 use super::format::{Mode, Problem, SKILL_FILE, Severity, parse_skill_md};
+use super::layout::{self, Stamp};
 
 /// Largest `SKILL.md` the host parses, bytes.
 pub const MAX_SKILL_MD: u64 = 1024 * 1024;
@@ -23,6 +33,8 @@ pub const MAX_SKILL_MD: u64 = 1024 * 1024;
 const MAX_DEPTH: usize = 8;
 /// Most resource files listed per skill; the rest is counted, not listed.
 pub const MAX_LISTED: usize = 500;
+/// Skills (re)loaded per worker thread at least: below this one thread does it all.
+const PER_THREAD: usize = 256;
 
 /// One resource file of a skill: its path relative to the skill folder, and its size.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -40,24 +52,34 @@ pub struct FolderScan {
     pub dir: PathBuf,
     /// The skills that loaded, by name.
     pub catalog: Catalog,
-    /// Per sub-folder: fingerprint and result, to skip unchanged skills next time.
-    seen: BTreeMap<String, Seen>,
+    /// The folder's own metadata when it was last listed: unchanged means same children.
+    root: Option<Stamp>,
+    /// What listing the folder found besides skill candidates (refused symlinks, dot-folders).
+    listing: layout::Listing,
+    /// Per sub-folder: metadata and result, to skip unchanged skills next time.
+    seen: BTreeMap<String, Arc<Seen>>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 struct Seen {
-    fingerprint: String,
+    /// The sub-folder's own metadata (follows a symlinked folder).
+    dir: Stamp,
+    /// `SKILL.md`'s metadata, `None` when there is none.
+    skill_md: Option<Stamp>,
     entry: Option<Arc<SkillEntry>>,
     problems: Vec<Problem>,
+    /// What a folder without `SKILL.md` holds instead, for the "nothing found" warning.
+    hint: Option<String>,
+    /// A stamp was too recent to trust (see [`Stamp::is_recent`]): load again next time.
+    recent: bool,
 }
 
 /// The stat-only view of one skill folder.
-struct Stat {
+pub(crate) struct Walked {
     fingerprint: String,
-    skill_md_bytes: u64,
-    resources: Vec<ResourceFile>,
+    pub(crate) resources: Vec<ResourceFile>,
     unlisted: usize,
-    full_bytes: u64,
+    pub(crate) full_bytes: u64,
 }
 
 /// Scans `dir` (a folder of skill folders) from scratch.
@@ -65,7 +87,8 @@ pub fn scan_folder(dir: &Path, mode: Mode, label: &str) -> FolderScan {
     rescan_folder(dir, mode, label, None)
 }
 
-/// Scans `dir` again, reusing every skill of `previous` whose files did not change.
+/// Scans `dir` again, reusing every skill of `previous` whose `SKILL.md` and folder did not
+/// change (see the module docs for what is compared).
 pub fn rescan_folder(
     dir: &Path,
     mode: Mode,
@@ -76,17 +99,8 @@ pub fn rescan_folder(
         dir: dir.to_owned(),
         ..FolderScan::default()
     };
-    let children = match std::fs::read_dir(dir) {
-        Ok(rd) => {
-            let mut v: Vec<_> = rd
-                .filter_map(Result::ok)
-                .map(|e| e.path())
-                .filter(|p| p.is_dir())
-                .filter(|p| !file_name(p).starts_with('.'))
-                .collect();
-            v.sort();
-            v
-        }
+    let root = match Stamp::of(dir) {
+        Ok(stamp) => stamp,
         Err(e) => {
             scan.catalog.problems.push(Problem::new(
                 dir,
@@ -97,38 +111,66 @@ pub fn rescan_folder(
             return scan;
         }
     };
-    let mut entries = Vec::new();
-    for child in children {
-        let folder = file_name(&child);
-        if !child.join(SKILL_FILE).is_file() {
-            if mode == Mode::Strict {
+    scan.root = Some(root);
+    scan.listing = match previous {
+        Some(p) if p.root == Some(root) => p.listing.clone(),
+        _ => match layout::list(dir) {
+            Ok(listing) => listing,
+            Err(e) => {
                 scan.catalog.problems.push(Problem::new(
-                    &child,
+                    dir,
                     "",
-                    format!("no {SKILL_FILE}: not a skill folder"),
-                    Severity::Warning,
+                    format!("cannot read skills folder: {e}"),
+                    Severity::Error,
                 ));
+                return scan;
             }
-            continue;
-        }
-        let stat = stat_skill(&child);
-        let seen = match previous.and_then(|p| p.seen.get(&folder)) {
-            Some(old) if old.fingerprint == stat.fingerprint => old.clone(),
-            _ => {
-                let fingerprint = stat.fingerprint.clone();
-                let (entry, problems) = load_skill(&child, &folder, mode, label, stat);
-                Seen {
-                    fingerprint,
-                    entry: entry.map(Arc::new),
-                    problems,
-                }
-            }
-        };
+        },
+    };
+    scan.catalog.problems.extend(scan.listing.problems.clone());
+
+    // Which children can be reused as they were; the others are (re)loaded in parallel.
+    // Two stats per skill, spread over threads like the loads.
+    let children: Vec<usize> = (0..scan.listing.children.len()).collect();
+    let mut slots: Vec<Option<Arc<Seen>>> = layout::parallel(&children, PER_THREAD * 4, |&i| {
+        let name = &scan.listing.children[i];
+        previous
+            .and_then(|p| p.seen.get(name))
+            .filter(|old| unchanged(&dir.join(name), old))
+            .cloned()
+    });
+    let todo: Vec<usize> = (0..slots.len()).filter(|&i| slots[i].is_none()).collect();
+    let handle = if todo.is_empty() {
+        None
+    } else {
+        layout::open_root(dir)
+    };
+    let loaded = layout::parallel(&todo, PER_THREAD, |&i| {
+        let name = &scan.listing.children[i];
+        load_child(handle.as_ref(), dir, name, mode, label)
+    });
+    for (i, seen) in todo.into_iter().zip(loaded) {
+        slots[i] = Some(Arc::new(seen));
+    }
+
+    let mut entries = Vec::new();
+    for (name, seen) in scan.listing.children.iter().zip(slots) {
+        let Some(seen) = seen else { continue };
         scan.catalog.problems.extend(seen.problems.iter().cloned());
         if let Some(entry) = &seen.entry {
             entries.push(entry.clone());
         }
-        scan.seen.insert(folder, seen);
+        scan.seen.insert(name.clone(), seen);
+    }
+    if !scan.seen.values().any(|s| s.skill_md.is_some()) {
+        let hints: Vec<&str> = scan
+            .seen
+            .values()
+            .filter_map(|s| s.hint.as_deref())
+            .collect();
+        scan.catalog
+            .problems
+            .push(nothing_found(dir, mode, &scan.listing, &hints));
     }
     for entry in entries {
         scan.catalog.insert_first_wins(entry, dir);
@@ -136,49 +178,117 @@ pub fn rescan_folder(
     scan
 }
 
+/// True when neither the folder nor its `SKILL.md` changed since `old` was loaded.
+fn unchanged(child: &Path, old: &Seen) -> bool {
+    if old.recent {
+        return false;
+    }
+    let Ok(dir) = Stamp::of(child) else {
+        return false;
+    };
+    if dir != old.dir {
+        return false;
+    }
+    match Stamp::of(&child.join(SKILL_FILE)) {
+        Ok(md) => old.skill_md == Some(md),
+        Err(_) => old.skill_md.is_none(),
+    }
+}
+
+/// The problem for a folder where no skill was found: where it looked, and what it saw.
+fn nothing_found(dir: &Path, mode: Mode, listing: &layout::Listing, hints: &[&str]) -> Problem {
+    let mut saw = Vec::new();
+    let plain = listing.children.len() - hints.len();
+    if plain > 0 {
+        saw.push(format!("{plain} folder(s) without a {SKILL_FILE}"));
+    }
+    saw.extend(hints.iter().take(5).map(|h| (*h).to_owned()));
+    if hints.len() > 5 {
+        saw.push(format!("{} more like these", hints.len() - 5));
+    }
+    saw.extend(listing.notes.iter().cloned());
+    if saw.is_empty() {
+        saw.push("nothing".to_owned());
+    }
+    let sev = match mode {
+        Mode::Strict => Severity::Error,
+        Mode::Lenient => Severity::Warning,
+    };
+    Problem::new(
+        dir,
+        "",
+        format!(
+            "no skill found: looked for {}/<skill>/{SKILL_FILE}; saw {}",
+            dir.display(),
+            saw.join("; ")
+        ),
+        sev,
+    )
+}
+
+/// Loads one sub-folder of the skills folder: a skill when it holds `SKILL.md`.
+fn load_child(handle: Option<&Dir>, root: &Path, name: &str, mode: Mode, label: &str) -> Seen {
+    let child = root.join(name);
+    let dir = Stamp::of(&child).unwrap_or_default();
+    let skill_md = Stamp::of(&child.join(SKILL_FILE)).ok();
+    let recent = dir.is_recent() || skill_md.is_some_and(|s| s.is_recent());
+    if skill_md.is_none() {
+        let hint = layout::what_instead(&child, name);
+        let mut problems = Vec::new();
+        if mode == Mode::Strict || hint.as_ref().is_some_and(|h| h.wrong_case) {
+            let reason = match &hint {
+                Some(h) => format!("no {SKILL_FILE}: not a skill folder ({})", h.text),
+                None => format!("no {SKILL_FILE}: not a skill folder"),
+            };
+            problems.push(Problem::new(&child, "", reason, Severity::Warning));
+        }
+        return Seen {
+            dir,
+            skill_md,
+            entry: None,
+            problems,
+            hint: hint.map(|h| h.text),
+            recent,
+        };
+    }
+    let (entry, problems) = load_skill(handle, &child, name, mode, label);
+    Seen {
+        dir,
+        skill_md,
+        entry: entry.map(Arc::new),
+        problems,
+        hint: None,
+        recent,
+    }
+}
+
 /// Loads one skill folder: parses its `SKILL.md` in `mode`.
 pub fn scan_skill(dir: &Path, mode: Mode, label: &str) -> (Option<SkillEntry>, Vec<Problem>) {
     let folder = file_name(dir);
-    let stat = stat_skill(dir);
-    load_skill(dir, &folder, mode, label, stat)
+    load_skill(None, dir, &folder, mode, label)
 }
 
 fn load_skill(
+    handle: Option<&Dir>,
     dir: &Path,
     folder: &str,
     mode: Mode,
     label: &str,
-    stat: Stat,
 ) -> (Option<SkillEntry>, Vec<Problem>) {
     let file = dir.join(SKILL_FILE);
-    if stat.skill_md_bytes > MAX_SKILL_MD {
-        let reason = format!(
-            "is {} bytes, over the limit of {MAX_SKILL_MD}",
-            stat.skill_md_bytes
-        );
-        return (None, vec![Problem::new(&file, "", reason, Severity::Error)]);
-    }
-    let text = match std::fs::read(&file) {
-        Ok(bytes) => match String::from_utf8(bytes) {
-            Ok(t) => t,
-            Err(_) => {
-                let p = Problem::new(&file, "", "is not valid UTF-8", Severity::Error);
-                return (None, vec![p]);
-            }
-        },
-        Err(e) => {
-            let p = Problem::new(&file, "", format!("cannot read: {e}"), Severity::Error);
-            return (None, vec![p]);
-        }
+    let text = match read_skill_md(handle, dir) {
+        Ok(text) => text,
+        Err(reason) => return (None, vec![Problem::new(&file, "", reason, Severity::Error)]),
     };
+    let walked = walk_skill(dir);
     let (parsed, mut problems) = parse_skill_md(&text, &file, Some(folder), mode);
-    if stat.unlisted > 0 {
+    if walked.unlisted > 0 {
         problems.push(Problem::new(
             dir,
             "",
             format!(
                 "{} resource files beyond the first {MAX_LISTED} (or deeper than {MAX_DEPTH} folders) are not listed",
-                stat.unlisted
+                walked.unlisted
             ),
             Severity::Warning,
         ));
@@ -191,23 +301,37 @@ fn load_skill(
             dir: dir.to_owned(),
         },
         source: label.to_owned(),
-        resources: stat.resources,
-        skill_md_bytes: stat.skill_md_bytes,
-        full_bytes: stat.full_bytes,
-        fingerprint: stat.fingerprint,
+        resources: walked.resources,
+        skill_md_bytes: text.len() as u64,
+        full_bytes: walked.full_bytes,
+        fingerprint: walked.fingerprint,
     });
     (entry, problems)
 }
 
+/// Reads `SKILL.md` of the skill folder `dir`, confined and capped; `Err` says why not.
+/// `handle`: the skills folder, already open.
+pub(crate) fn read_skill_md(handle: Option<&Dir>, dir: &Path) -> Result<String, String> {
+    let bytes = layout::read_confined(handle, dir, SKILL_FILE, MAX_SKILL_MD).map_err(|e| match e {
+        layout::ReadError::TooLarge(size) => {
+            format!("is {size} bytes, over the limit of {MAX_SKILL_MD}")
+        }
+        layout::ReadError::Escapes(e) => format!(
+            "is a symlink (or lies in a folder) leading outside the skill's folder: refused ({e})"
+        ),
+        layout::ReadError::Io(e) => format!("cannot read: {e}"),
+    })?;
+    String::from_utf8(bytes).map_err(|_| "is not valid UTF-8".to_owned())
+}
+
 /// Walks one skill folder without reading any file.
-fn stat_skill(dir: &Path) -> Stat {
+pub(crate) fn walk_skill(dir: &Path) -> Walked {
     let mut files = Vec::new();
     let mut unlisted = 0;
     walk(dir, "", 0, &mut files, &mut unlisted);
     files.sort_by(|a, b| a.0.cmp(&b.0));
     let mut hasher = Sha256::new();
     let mut resources = Vec::new();
-    let mut skill_md_bytes = 0;
     let mut full_bytes = 0;
     for (path, size, mtime) in files {
         hasher.update(path.as_bytes());
@@ -216,16 +340,16 @@ fn stat_skill(dir: &Path) -> Stat {
         hasher.update(mtime.to_le_bytes());
         full_bytes += size;
         if path == SKILL_FILE {
-            skill_md_bytes = size;
-        } else if resources.len() < MAX_LISTED {
+            continue;
+        }
+        if resources.len() < MAX_LISTED {
             resources.push(ResourceFile { path, size });
         } else {
             unlisted += 1;
         }
     }
-    Stat {
+    Walked {
         fingerprint: hex::encode(&hasher.finalize()[..12]),
-        skill_md_bytes,
         resources,
         unlisted,
         full_bytes,
@@ -244,8 +368,8 @@ fn walk(
     };
     for entry in rd.filter_map(Result::ok) {
         let name = entry.file_name().to_string_lossy().into_owned();
-        // symlink_metadata: a symlink is neither followed nor listed.
-        let Ok(meta) = entry.path().symlink_metadata() else {
+        // The entry's type is known from the listing: a symlink is neither followed nor listed.
+        let Ok(kind) = entry.file_type() else {
             continue;
         };
         let rel = if prefix.is_empty() {
@@ -253,7 +377,7 @@ fn walk(
         } else {
             format!("{prefix}/{name}")
         };
-        if meta.is_dir() {
+        if kind.is_dir() {
             if name.starts_with('.') {
                 continue;
             }
@@ -262,13 +386,11 @@ fn walk(
                 continue;
             }
             walk(&entry.path(), &rel, depth + 1, out, unlisted);
-        } else if meta.is_file() {
-            let mtime = meta
-                .modified()
-                .ok()
-                .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-                .map_or(0, |d| d.as_nanos());
-            out.push((rel, meta.len(), mtime));
+        } else if kind.is_file() {
+            let Ok(meta) = entry.metadata() else {
+                continue;
+            };
+            out.push((rel, meta.len(), layout::mtime_nanos(&meta)));
         }
     }
 }

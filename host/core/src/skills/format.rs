@@ -33,6 +33,10 @@ pub const ALLOWED_KEYS: &[&str] = &[
     "allowed-tools",
 ];
 
+/// A client extension (not in the specification): `true` keeps the skill out of the model's
+/// catalog; it can still be loaded by name.
+pub const DISABLE_MODEL_INVOCATION: &str = "disable-model-invocation";
+
 /// How closely a skill must follow the specification.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -112,6 +116,10 @@ pub struct SkillMeta {
     pub metadata: BTreeMap<String, String>,
     /// `allowed-tools`, split on whitespace; `None` when the field is absent.
     pub allowed_tools: Option<Vec<String>>,
+    /// `disable-model-invocation: true`: not listed in the model's catalog, still loadable by
+    /// name.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub disable_model_invocation: bool,
 }
 
 /// A parsed `SKILL.md`.
@@ -123,29 +131,41 @@ pub struct ParsedSkill {
     pub body: String,
 }
 
-/// Checks a skill name: 1–64 of `[a-z0-9-]`, no leading or trailing `-`, no `--`.
+/// Checks a skill name as the specification's reference validator does: after NFKC
+/// normalisation, 1–64 characters, each a letter, digit or `-` (Unicode letters are allowed:
+/// `技能`, `навык`), nothing that changes when lowercased, no leading or trailing `-`, no `--`.
 pub fn validate_skill_name(name: &str) -> Result<(), String> {
-    let len = name.chars().count();
+    let norm = nfkc(name);
+    let len = norm.chars().count();
     if len == 0 || len > MAX_NAME {
         return Err(format!(
             "{name:?} has {len} characters; expected 1 to {MAX_NAME}"
         ));
     }
-    if !name
-        .bytes()
-        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-    {
+    if norm.to_lowercase() != norm {
         return Err(format!(
-            "{name:?} may contain only lowercase letters a-z, digits and '-'"
+            "{name:?} must be lowercase (letters, digits and '-')"
         ));
     }
-    if name.starts_with('-') || name.ends_with('-') {
+    if !norm.chars().all(|c| c.is_alphanumeric() || c == '-') {
+        return Err(format!(
+            "{name:?} may contain only lowercase letters, digits and '-'"
+        ));
+    }
+    if norm.starts_with('-') || norm.ends_with('-') {
         return Err(format!("{name:?} must not start or end with '-'"));
     }
-    if name.contains("--") {
+    if norm.contains("--") {
         return Err(format!("{name:?} must not contain '--'"));
     }
     Ok(())
+}
+
+/// The NFKC form of `s`: names and folder names are compared in this form, as the
+/// specification's reference validator does.
+pub fn nfkc(s: &str) -> String {
+    use unicode_normalization::UnicodeNormalization as _;
+    s.nfkc().collect()
 }
 
 /// Splits `SKILL.md` text into (frontmatter YAML, body). The first line must be `---`; the
@@ -236,14 +256,20 @@ impl Checker<'_> {
                 return None;
             }
             Err(e) => {
-                self.hard("", format!("frontmatter is not valid YAML: {e}"));
+                // The YAML starts on the file's second line (after `---`): count from the file.
+                let reason = shift_line_numbers(&e.to_string(), 1);
+                self.hard("", format!("frontmatter is not valid YAML: {reason}"));
                 return None;
             }
         };
         let mut meta = SkillMeta::default();
         for (key, value) in &map {
             let Some(key) = key.as_str() else {
-                self.soft("", format!("key {key:?} is not a string"));
+                let shown = scalar(key).unwrap_or_else(|| kind(key).to_owned());
+                self.soft(
+                    &shown,
+                    format!("key {shown} is {}; keys must be strings", kind(key)),
+                );
                 continue;
             };
             match key {
@@ -251,8 +277,15 @@ impl Checker<'_> {
                 "description" => self.description(value, &mut meta),
                 "license" => meta.license = self.string(key, value, None),
                 "compatibility" => {
-                    meta.compatibility = self.string(key, value, Some(MAX_COMPATIBILITY))
+                    meta.compatibility = self.string(key, value, Some(MAX_COMPATIBILITY));
+                    if meta.compatibility.as_deref() == Some("") {
+                        self.soft(
+                            key,
+                            format!("is empty; when present it must have 1 to {MAX_COMPATIBILITY} characters (or leave the key out)"),
+                        );
+                    }
                 }
+                DISABLE_MODEL_INVOCATION => self.disable_model_invocation(value, &mut meta),
                 "metadata" => meta.metadata = self.metadata(value),
                 "allowed-tools" => meta.allowed_tools = self.allowed_tools(value),
                 other => self.soft(
@@ -317,7 +350,7 @@ impl Checker<'_> {
             }
         };
         if let Some(folder) = folder
-            && name != folder
+            && nfkc(name) != nfkc(folder)
         {
             self.soft(
                 "name",
@@ -379,8 +412,18 @@ impl Checker<'_> {
                 (Some(k), Some(v)) => {
                     out.insert(k.to_owned(), v.to_owned());
                 }
-                _ => {
-                    let key = scalar(k).unwrap_or_else(|| format!("{k:?}"));
+                (None, _) => {
+                    let key = scalar(k).unwrap_or_else(|| kind(k).to_owned());
+                    self.soft(
+                        &format!("metadata.{key}"),
+                        format!("key {key} is {}; keys must be strings", kind(k)),
+                    );
+                    if let (Some(k), Some(v)) = (scalar(k), scalar(v)) {
+                        out.insert(k, v);
+                    }
+                }
+                (Some(_), None) => {
+                    let key = scalar(k).unwrap_or_else(|| kind(k).to_owned());
                     self.soft(
                         &format!("metadata.{key}"),
                         format!("is {}, expected a string", kind(v)),
@@ -392,6 +435,25 @@ impl Checker<'_> {
             }
         }
         out
+    }
+
+    fn disable_model_invocation(&mut self, value: &Value, meta: &mut SkillMeta) {
+        if self.mode == Mode::Strict {
+            self.soft(
+                DISABLE_MODEL_INVOCATION,
+                format!(
+                    "is a client extension, not in the specification (which allows only {}); Guild honours it when it loads skills",
+                    ALLOWED_KEYS.join(", ")
+                ),
+            );
+        }
+        match value {
+            Value::Bool(b) => meta.disable_model_invocation = *b,
+            other => self.soft(
+                DISABLE_MODEL_INVOCATION,
+                format!("is {}, expected true or false", kind(other)),
+            ),
+        }
     }
 
     fn allowed_tools(&mut self, value: &Value) -> Option<Vec<String>> {
@@ -414,6 +476,25 @@ impl Checker<'_> {
             }
         }
     }
+}
+
+/// Adds `offset` to every `line N` in a YAML error message (libyaml counts from the start of
+/// the frontmatter, people count from the start of the file).
+fn shift_line_numbers(message: &str, offset: u64) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(at) = rest.find("line ") {
+        let (before, after) = rest.split_at(at + "line ".len());
+        out.push_str(before);
+        let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+        match after[..digits].parse::<u64>() {
+            Ok(n) => out.push_str(&(n + offset).to_string()),
+            Err(_) => out.push_str(&after[..digits]),
+        }
+        rest = &after[digits..];
+    }
+    out.push_str(rest);
+    out
 }
 
 fn scalar(v: &Value) -> Option<String> {

@@ -21,12 +21,15 @@ mod config;
 mod disclose;
 mod folder;
 mod format;
+mod layout;
 mod service;
 mod task;
 mod watch;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_wild;
 
 use std::path::PathBuf;
 
@@ -36,15 +39,16 @@ use thiserror::Error;
 pub use catalog::{Catalog, CatalogDiff, CatalogItem, SkillEntry, SkillLocation};
 pub use config::{SkillSource, SkillsSettings, SourceKind};
 pub use disclose::{
-    Disclosure, Level, already_loaded_note, approx_tokens, check_relative, read_resource, wrap_body,
+    BASE_DIR, Disclosure, Level, already_loaded_note, approx_tokens, check_relative, read_resource,
+    resolve_base_dir, wrap_body,
 };
 pub use folder::{
     FolderScan, MAX_LISTED, MAX_SKILL_MD, ResourceFile, rescan_folder, scan_folder, scan_skill,
 };
 pub use format::{
-    ALLOWED_KEYS, MAX_COMPATIBILITY, MAX_DESCRIPTION, MAX_NAME, Mode, ParsedSkill, Problem,
-    SKILL_FILE, Severity, SkillMeta, parse_skill_md, split_frontmatter, strip_frontmatter,
-    validate_skill_name,
+    ALLOWED_KEYS, DISABLE_MODEL_INVOCATION, MAX_COMPATIBILITY, MAX_DESCRIPTION, MAX_NAME, Mode,
+    ParsedSkill, Problem, SKILL_FILE, Severity, SkillMeta, nfkc, parse_skill_md, split_frontmatter,
+    strip_frontmatter, validate_skill_name,
 };
 pub use service::{CheckReport, FolderChange, Skills, check_dir};
 pub use task::{TaskSkillStats, TaskSkills, tool_matches};

@@ -12,7 +12,8 @@ use sha2::{Digest, Sha256};
 use super::catalog::{Catalog, CatalogDiff, SkillEntry, SkillLocation};
 use super::config::{SkillSource, SkillsSettings};
 use super::disclose::{
-    Disclosure, Level, already_loaded_note, check_relative, folder_body, loader_body, read_resource,
+    Disclosure, Level, already_loaded_note, check_relative, folder_body, loader_body,
+    read_resource, resolve_base_dir,
 };
 use super::folder::{FolderScan, rescan_folder, scan_folder, scan_skill};
 use super::format::{Mode, Problem, SKILL_FILE, Severity, parse_skill_md, validate_skill_name};
@@ -112,10 +113,9 @@ impl Skills {
         for ((path, label), old) in cached {
             let new = rescan_folder(&path, Mode::Lenient, &label, Some(&old));
             let diff = Catalog::diff(&old.catalog, &new.catalog);
-            if !diff.is_empty() || old.catalog.problems != new.catalog.problems {
-                self.folders()
-                    .insert((path.clone(), label.clone()), Arc::new(new));
-            }
+            // Always kept: it carries the stamps the next re-scan compares against.
+            self.folders()
+                .insert((path.clone(), label.clone()), Arc::new(new));
             if !diff.is_empty() {
                 tracing::info!(folder = %path.display(), %diff, "skills changed");
                 changes.push(FolderChange {
@@ -144,7 +144,7 @@ impl Skills {
                 }
             }
         }
-        Catalog::merge(layers)
+        Catalog::merge(layers).with_budget(self.settings.catalog_max_bytes)
     }
 
     /// Level 1: renders `catalog` for a model and records it in `task`.
@@ -167,9 +167,10 @@ impl Skills {
         if task.is_loaded(name) {
             return Ok(note(task, name));
         }
-        let (text, allowed_tools) = match &entry.location {
+        let (text, full, allowed_tools) = match &entry.location {
             SkillLocation::Folder { dir } => {
-                (folder_body(entry, dir)?, entry.meta.allowed_tools.clone())
+                let (text, full) = folder_body(entry, dir)?;
+                (text, full, entry.meta.allowed_tools.clone())
             }
             SkillLocation::Loader { plugin } => {
                 let raw =
@@ -191,15 +192,11 @@ impl Skills {
                 let tools = parse_skill_md(&raw, &file, None, Mode::Lenient)
                     .0
                     .and_then(|p| p.meta.allowed_tools);
-                (loader_body(name, &raw), tools)
+                (loader_body(name, &raw), 0, tools)
             }
         };
         let d = Disclosure::new(Level::Body, Some(name), text);
-        let full = if entry.full_bytes > 0 {
-            entry.full_bytes
-        } else {
-            d.bytes
-        };
+        let full = if full > 0 { full } else { d.bytes };
         if !task.record_body(name, d.bytes, full, allowed_tools) {
             // Another call of the same task loaded it in between.
             return Ok(note(task, name));
@@ -219,6 +216,9 @@ impl Skills {
     ) -> Result<Disclosure<Vec<u8>>, SkillError> {
         let entry = visible(catalog, name)?;
         let max = self.settings.max_resource_bytes();
+        // `{baseDir}/x` (written for other clients) is `x`: resource paths are relative to the
+        // skill's own root already.
+        let path = resolve_base_dir(path);
         let bytes = match &entry.location {
             SkillLocation::Folder { dir } => read_resource(name, dir, path, max)?,
             SkillLocation::Loader { plugin } => {
@@ -242,7 +242,7 @@ impl Skills {
 fn visible<'a>(catalog: &'a Catalog, name: &str) -> Result<&'a Arc<SkillEntry>, SkillError> {
     catalog.get(name).ok_or_else(|| SkillError::NotVisible {
         skill: name.to_owned(),
-        visible: catalog.names(),
+        visible: catalog.listed_names(),
     })
 }
 

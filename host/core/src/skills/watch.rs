@@ -3,8 +3,9 @@
 //!
 //! The watcher polls (default every second, `[skills] watch_interval_ms`) rather than using OS
 //! notifications: it works the same on every platform and on network or container-mounted
-//! folders, needs no extra dependency, and its cost is bounded — one `stat` per file of each
-//! watched skill, with `SKILL.md` parsed again only for skills whose files changed. Which
+//! folders, needs no extra dependency, and its cost is bounded — one `stat` of each watched
+//! folder and two per skill (its folder and its `SKILL.md`), with a skill walked and parsed
+//! again only when one of them changed (see [`super::folder`]). Which
 //! folders are watched: every folder the service has served a catalog from (or was primed with
 //! [`Skills::folder`]).
 

@@ -1,0 +1,296 @@
+//! The file-system side of skill folders: listing a skills folder (refusing symlinked skill
+//! folders that lead outside it, noting what is there instead of skills), cheap change stamps,
+//! confined and capped reads, and spreading per-skill work over a few threads.
+
+use std::io::Read as _;
+use std::path::Path;
+use std::time::UNIX_EPOCH;
+
+use cap_std::fs::Dir;
+
+use super::format::{Problem, SKILL_FILE, Severity};
+
+/// What changes when a file or folder is written, replaced, or has entries added or removed:
+/// size, modification and change times, inode. Equal stamps mean "not touched" (ctime cannot be
+/// set back by a user, unlike mtime).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Stamp {
+    len: u64,
+    mtime: u128,
+    ctime: i128,
+    ino: u64,
+}
+
+impl Stamp {
+    /// The stamp of `path`, following symlinks.
+    pub(crate) fn of(path: &Path) -> std::io::Result<Self> {
+        std::fs::metadata(path).map(|m| Self::from_meta(&m))
+    }
+
+    /// True when the stamp is too recent to trust: a write in the same timestamp tick (up to
+    /// 2 s on some file systems) would leave it unchanged. Such entries are checked again on
+    /// every re-scan until they are older (what git calls "racily clean").
+    pub(crate) fn is_recent(&self) -> bool {
+        const WINDOW_NANOS: i128 = 2_000_000_000;
+        let now = std::time::SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as i128);
+        let changed = self.ctime.max(self.mtime as i128);
+        now - changed < WINDOW_NANOS
+    }
+
+    fn from_meta(meta: &std::fs::Metadata) -> Self {
+        #[cfg(unix)]
+        let (ctime, ino) = {
+            use std::os::unix::fs::MetadataExt as _;
+            (
+                i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec()),
+                meta.ino(),
+            )
+        };
+        #[cfg(not(unix))]
+        let (ctime, ino) = (0, 0);
+        Self {
+            len: meta.len(),
+            mtime: mtime_nanos(meta),
+            ctime,
+            ino,
+        }
+    }
+}
+
+/// Modification time in nanoseconds since the epoch (0 when unknown).
+pub(crate) fn mtime_nanos(meta: &std::fs::Metadata) -> u128 {
+    meta.modified()
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos())
+}
+
+/// One listing of a skills folder.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Listing {
+    /// Sub-folders that may be skills (plain folders, and symlinks to folders inside), sorted.
+    pub(crate) children: Vec<String>,
+    /// Refused entries (a symlinked skill folder leading outside).
+    pub(crate) problems: Vec<Problem>,
+    /// What else is there, for the "no skill found" warning.
+    pub(crate) notes: Vec<String>,
+}
+
+/// Lists `dir`: its sub-folders that may be skills, with symlinked ones checked to stay inside.
+pub(crate) fn list(dir: &Path) -> std::io::Result<Listing> {
+    let mut out = Listing::default();
+    let mut root_handle: Option<Dir> = None;
+    let mut dot_folders = Vec::new();
+    let mut files = 0;
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
+            out.notes.push(format!(
+                "a folder with a non-UTF-8 name ({:?})",
+                entry.file_name()
+            ));
+            continue;
+        };
+        if kind.is_dir() {
+            if name.starts_with('.') {
+                dot_folders.push(name);
+            } else {
+                out.children.push(name);
+            }
+        } else if kind.is_symlink() {
+            if name.starts_with('.') {
+                continue;
+            }
+            // Judged as reads will be: through a handle on the skills folder, which follows a
+            // symlink only while it stays inside (and never an absolute one).
+            let root = match &root_handle {
+                Some(root) => root,
+                None => {
+                    root_handle.insert(Dir::open_ambient_dir(dir, cap_std::ambient_authority())?)
+                }
+            };
+            match root.open_dir(&name) {
+                Ok(_) => out.children.push(name),
+                Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                    let path = entry.path();
+                    let target = std::fs::canonicalize(&path)
+                        .map_or_else(|_| "?".to_owned(), |t| t.display().to_string());
+                    out.problems.push(Problem::new(
+                        &path,
+                        "",
+                        format!(
+                            "is a symlink leading outside the skills folder (to {target}), or an absolute one: refused; copy the skill into {} or use a relative symlink to a folder inside it",
+                            dir.display()
+                        ),
+                        Severity::Error,
+                    ));
+                }
+                Err(_) => {} // dangling, or not a folder: nothing to load
+            }
+        } else if name == SKILL_FILE {
+            out.notes.push(format!(
+                "a {SKILL_FILE} directly in {}: that folder is one skill; use the folder above it as the source",
+                dir.display()
+            ));
+        } else {
+            files += 1;
+        }
+    }
+    out.children.sort();
+    if files > 0 {
+        out.notes.push(format!("{files} file(s)"));
+    }
+    dot_folders.sort();
+    for name in dot_folders {
+        let skills = dir.join(&name).join(SKILL_FILE).is_file();
+        out.notes.push(if skills {
+            format!("dot-folder {name}/ holds a {SKILL_FILE}, but dot-folders are skipped")
+        } else {
+            format!("dot-folder {name}/ (skipped)")
+        });
+    }
+    Ok(out)
+}
+
+/// What a sub-folder without `SKILL.md` holds instead.
+pub(crate) struct Hint {
+    /// One phrase: what was seen and what to do.
+    pub(crate) text: String,
+    /// A `skill.md` in another case: almost certainly meant as a skill.
+    pub(crate) wrong_case: bool,
+}
+
+/// Looks inside `child` (named `name`) for a `SKILL.md` in the wrong case or one level deeper.
+pub(crate) fn what_instead(child: &Path, name: &str) -> Option<Hint> {
+    let mut deeper = None;
+    for entry in std::fs::read_dir(child).ok()?.filter_map(Result::ok) {
+        let file = entry.file_name().to_string_lossy().into_owned();
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        if kind.is_file() && file.eq_ignore_ascii_case(SKILL_FILE) {
+            return Some(Hint {
+                text: format!("{name}/{file}: the file must be named {SKILL_FILE}, in capitals"),
+                wrong_case: true,
+            });
+        }
+        if deeper.is_none() && kind.is_dir() && entry.path().join(SKILL_FILE).is_file() {
+            deeper = Some(format!(
+                "{name}/{file}/{SKILL_FILE}: skills one level deeper; use {} as the source",
+                child.display()
+            ));
+        }
+    }
+    deeper.map(|text| Hint {
+        text,
+        wrong_case: false,
+    })
+}
+
+/// Why a confined read failed.
+#[derive(Debug)]
+pub(crate) enum ReadError {
+    /// Over the cap: the size seen (at least).
+    TooLarge(u64),
+    /// A symlink (or path) leading outside the folder.
+    Escapes(std::io::Error),
+    /// Anything else.
+    Io(std::io::Error),
+}
+
+impl From<std::io::Error> for ReadError {
+    fn from(e: std::io::Error) -> Self {
+        // cap-std reports an escape as PermissionDenied.
+        if e.kind() == std::io::ErrorKind::PermissionDenied {
+            Self::Escapes(e)
+        } else {
+            Self::Io(e)
+        }
+    }
+}
+
+/// Opens the skill folder `dir` through a handle on its parent (the skills folder), so a
+/// skill folder that is a symlink leading outside the skills folder is refused.
+pub(crate) fn open_skill_dir(dir: &Path) -> std::io::Result<Dir> {
+    let parent = match dir.parent() {
+        Some(p) if p.as_os_str().is_empty() => Path::new("."),
+        Some(p) => p,
+        None => return Dir::open_ambient_dir(dir, cap_std::ambient_authority()),
+    };
+    match dir.file_name() {
+        Some(name) => Dir::open_ambient_dir(parent, cap_std::ambient_authority())?.open_dir(name),
+        None => Dir::open_ambient_dir(dir, cap_std::ambient_authority()),
+    }
+}
+
+/// Reads `file` (relative) inside `folder`, confined to it and capped at `max` bytes while
+/// reading (a file that grows in between is still cut).
+pub(crate) fn read_capped(folder: &Dir, file: &str, max: u64) -> Result<Vec<u8>, ReadError> {
+    let f = folder.open(file)?;
+    let meta = f.metadata()?;
+    if meta.is_dir() {
+        return Err(ReadError::Io(std::io::Error::other(
+            "is a folder, not a file",
+        )));
+    }
+    if meta.len() > max {
+        return Err(ReadError::TooLarge(meta.len()));
+    }
+    let mut out = Vec::with_capacity(meta.len() as usize);
+    f.take(max + 1).read_to_end(&mut out)?;
+    if out.len() as u64 > max {
+        return Err(ReadError::TooLarge(out.len() as u64));
+    }
+    Ok(out)
+}
+
+/// Reads `file` of the skill folder `dir` (see [`open_skill_dir`], [`read_capped`]); with
+/// `root`, a handle already open on the skills folder, through it.
+pub(crate) fn read_confined(
+    root: Option<&Dir>,
+    dir: &Path,
+    file: &str,
+    max: u64,
+) -> Result<Vec<u8>, ReadError> {
+    let folder = match (root, dir.file_name()) {
+        (Some(root), Some(name)) => root.open_dir(name)?,
+        _ => open_skill_dir(dir)?,
+    };
+    read_capped(&folder, file, max)
+}
+
+/// A handle on the skills folder `dir`, to open its skills through.
+pub(crate) fn open_root(dir: &Path) -> Option<Dir> {
+    Dir::open_ambient_dir(dir, cap_std::ambient_authority()).ok()
+}
+
+/// `f` over `items`, on up to four threads when there are at least `per_thread` items per
+/// thread; results in the order of `items`.
+pub(crate) fn parallel<T: Sync, R: Send>(
+    items: &[T],
+    per_thread: usize,
+    f: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let threads = cores.min(4).min(items.len() / per_thread.max(1)).max(1);
+    if threads == 1 {
+        return items.iter().map(f).collect();
+    }
+    let chunk = items.len().div_ceil(threads);
+    std::thread::scope(|s| {
+        let f = &f;
+        let handles: Vec<_> = items
+            .chunks(chunk)
+            .map(|part| s.spawn(move || part.iter().map(f).collect::<Vec<R>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    })
+}
