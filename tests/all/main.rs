@@ -6,6 +6,7 @@ mod bad_input;
 mod capabilities;
 mod dispatch;
 mod examples;
+mod hoarding;
 mod http;
 mod ledger;
 mod limits;

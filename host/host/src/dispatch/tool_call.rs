@@ -31,6 +31,7 @@ pub(crate) async fn call_tool(
         task.record_refusal(full, &input, &e.to_string());
         Err(e)
     };
+    task.count_call(full, &input)?;
     let caller = &task.plugin;
     let granted = caller.runtime.effective().tools.contains(full);
     trace_decision(&caller.ident, "tools", full, granted);
@@ -161,7 +162,8 @@ pub(crate) async fn call_tool(
                 Failure::TimedOut { .. }
                 | Failure::OutputTooLarge { .. }
                 | Failure::HostcallData { .. }
-                | Failure::MemoryExceeded { .. } => ToolError::LimitExceeded(message.clone()),
+                | Failure::MemoryExceeded { .. }
+                | Failure::HandleLimit { .. } => ToolError::LimitExceeded(message.clone()),
                 _ => ToolError::Failed(message.clone()),
             };
             (failed_outcome(&message), Err(error))

@@ -32,6 +32,11 @@ impl Specialist for Probe {
         if let Some(ms) = request.get("delay_ms").and_then(Value::as_u64) {
             std::thread::sleep(std::time::Duration::from_millis(ms));
         }
+        if op == "fail_big" {
+            return Err(RunError::Failed(
+                ops::fail_big(&request).map_err(RunError::InvalidBrief)?,
+            ));
+        }
         let result = ops::perform(op, &request).map_err(RunError::InvalidBrief)?;
         let (report, doc) = match result {
             Ok(value) => (
