@@ -226,3 +226,49 @@ async fn report_bytes_per_task_are_capped() {
     );
     assert_eq!(p.result.reports.len(), 17);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn recorded_bytes_per_task_are_capped_and_calls_still_counted() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let h = host(dir.path(), PROBE, "[grants.probe]\ntools = [\"echo.echo\"]").await;
+    let input = json!({"pad": "p".repeat(60_000)});
+    // Allowed: a few large answers are recorded whole.
+    let few = probe(
+        &h,
+        json!({"op": "tool_loop", "name": "echo.echo", "input": input, "count": 3}),
+    )
+    .await;
+    assert!(few.ok, "{few:?}");
+    assert!(
+        few.result
+            .tool_calls
+            .iter()
+            .all(|c| c.outcome.output.len() > 60_000)
+    );
+    // Past 1 MiB of records, later records keep their place but lose their text.
+    let many = probe(
+        &h,
+        json!({"op": "tool_loop", "name": "echo.echo", "input": input, "count": 40}),
+    )
+    .await;
+    assert!(many.ok, "{many:?}");
+    assert_eq!(many.value["answered"], json!(40), "{:?}", many.value);
+    assert_eq!(
+        many.result.tool_calls.len(),
+        40,
+        "every call is still counted"
+    );
+    let last = &many.result.tool_calls[39].outcome;
+    assert!(last.output.is_empty(), "{} bytes", last.output.len());
+    assert!(
+        last.error
+            .as_deref()
+            .unwrap_or_default()
+            .contains("1 MiB limit"),
+        "{last:?}"
+    );
+    let size = serde_json::to_string(&many.result)
+        .expect("serialize")
+        .len();
+    assert!(size < 1200 * 1024, "task result is {size} bytes");
+}

@@ -182,5 +182,9 @@ mod tests {
             .apply_overrides(|k| (k == "GUILD_BATCH_MAX_SIZE").then(|| "0".to_owned()))
             .expect_err("out of range");
         assert!(err.contains("batch_max_size"), "{err}");
+        let err = DispatchSettings::default()
+            .apply_overrides(|k| (k == "GUILD_MAX_TOOL_CALLS").then(|| "0".to_owned()))
+            .expect_err("no tool calls at all is out of range");
+        assert!(err.contains("max_tool_calls"), "{err}");
     }
 }
