@@ -272,3 +272,40 @@ async fn recorded_bytes_per_task_are_capped_and_calls_still_counted() {
         .len();
     assert!(size < 1200 * 1024, "task result is {size} bytes");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idempotency_key_length_is_capped() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let h = host(
+        dir.path(),
+        PROBE,
+        "[grants.probe]\ntools = [\"echo.create\"]",
+    )
+    .await;
+    let ok = probe(
+        &h,
+        json!({"op": "tool", "name": "echo.create", "input": {"a": 1}, "key": "k".repeat(256)}),
+    )
+    .await;
+    assert!(ok.ok, "{ok:?}");
+    assert_eq!(ok.value["status"], json!("success"), "{:?}", ok.value);
+    let p = probe(
+        &h,
+        json!({"op": "tool", "name": "echo.create", "input": {"a": 2}, "key": "k".repeat(100_000)}),
+    )
+    .await;
+    assert!(!p.ok, "{p:?}");
+    assert!(
+        p.error.contains("idempotency key") && p.error.contains("over the limit of 256"),
+        "{}",
+        p.error
+    );
+    let receipts = h
+        .receipts(Some(&p.result.task_id), 10)
+        .await
+        .expect("receipts");
+    assert!(
+        receipts.is_empty(),
+        "nothing reached the ledger: {receipts:?}"
+    );
+}

@@ -27,3 +27,7 @@ pub const RECORDS_DROPPED: &str =
 
 /// Longest tool name kept in a record, bytes (a refused name is guest-supplied).
 pub const MAX_RECORDED_TOOL_BYTES: usize = 256;
+
+/// Longest idempotency key a specialist may pass with a tool call, bytes (it is written to the
+/// receipts ledger).
+pub const MAX_IDEMPOTENCY_KEY_BYTES: usize = 256;

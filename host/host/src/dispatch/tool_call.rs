@@ -8,6 +8,7 @@ use std::time::Instant;
 use tracing::Instrument;
 
 use guild_core::capability::{denied, trace_decision};
+use guild_core::limits::MAX_IDEMPOTENCY_KEY_BYTES;
 use guild_core::manifest::{PluginKind, parse_tool_name};
 use guild_core::receipts::{Begin, Completion, Intent, LedgerError, Receipt, ReceiptStatus};
 use guild_core::text::truncate as truncate_str;
@@ -32,6 +33,14 @@ pub(crate) async fn call_tool(
         Err(e)
     };
     task.count_call(full, &input)?;
+    if let Some(key) = &idempotency_key
+        && key.len() > MAX_IDEMPOTENCY_KEY_BYTES
+    {
+        return refuse(ToolError::InvalidInput(format!(
+            "the idempotency key for '{full}' is {} bytes, over the limit of {MAX_IDEMPOTENCY_KEY_BYTES}; use a shorter key",
+            key.len()
+        )));
+    }
     let caller = &task.plugin;
     let granted = caller.runtime.effective().tools.contains(full);
     trace_decision(&caller.ident, "tools", full, granted);
