@@ -2,7 +2,9 @@
 //!
 //! Each case is a data folder `tests/cases/<name>/` with a `plugin.toml`, optional files, and
 //! `expected_error.txt` holding fragments (one per line) the load error must contain. A file
-//! `component.from` names a built plugin whose component is copied in as `component.wasm`.
+//! `component.from` names a built plugin whose component is copied in as `component.wasm`; a
+//! file `component.sparse_mb` holding N makes `component.wasm` an N MiB sparse file (generated
+//! here, never committed).
 
 use std::path::Path;
 
@@ -27,10 +29,58 @@ fn copy_case(case: &Path, to: &Path) {
                 to.join("component.wasm"),
             )
             .expect("copy");
+        } else if name == "component.sparse_mb" {
+            let mb: u64 = std::fs::read_to_string(entry.path())
+                .expect("read")
+                .trim()
+                .parse()
+                .expect("component.sparse_mb holds a number");
+            sparse_file(&to.join("component.wasm"), mb * 1024 * 1024);
         } else {
             std::fs::copy(entry.path(), to.join(name)).expect("copy");
         }
     }
+}
+
+/// A file of `len` bytes that takes no disk space (its size is all the check reads).
+fn sparse_file(path: &Path, len: u64) {
+    let file = std::fs::File::create(path).expect("create");
+    file.set_len(len).expect("set_len");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn component_size_ceiling_is_the_operators() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bloated = dir.path().join("bloated");
+    std::fs::create_dir_all(&bloated).expect("mkdir");
+    // The manifest asks for more than the operator allows: the operator's ceiling wins.
+    std::fs::write(
+        bloated.join("plugin.toml"),
+        "[plugin]\nname = \"bloated\"\nversion = \"0.1.0\"\nkind = \"specialist\"\ncomponent = \"c.wasm\"\n\n[limits]\ncomponent_mb = 100\n",
+    )
+    .expect("write");
+    sparse_file(&bloated.join("c.wasm"), 2 * 1024 * 1024);
+    let text = format!(
+        "[host]\nplugins = [{:?}, {:?}]\ndata_dir = \"data\"\nmax_component_mb = 1\n",
+        bloated.display().to_string(),
+        plugin_dir("testing/echo").display().to_string()
+    );
+    let config = Config::parse(&text, &dir.path().join("guild.toml"), dir.path()).expect("config");
+    let host = Host::with_engine(config, engine())
+        .await
+        .expect("host starts");
+    let errors = host.load_errors();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].contains("c.wasm")
+            && errors[0].contains("is 2097152 bytes")
+            && errors[0].contains("limit of 1 MiB")
+            && errors[0].contains("max_component_mb"),
+        "{}",
+        errors[0]
+    );
+    // Allowed: the echo component (well under 1 MiB) loads under the same ceiling.
+    assert!(host.plugin("echo").is_some());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

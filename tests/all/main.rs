@@ -8,6 +8,7 @@ mod compile_cache;
 mod dispatch;
 mod examples;
 mod grant_escapes;
+mod hoarding;
 mod http;
 mod ledger;
 mod limits;

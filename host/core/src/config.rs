@@ -54,6 +54,12 @@ pub struct HostSettings {
     /// Bytes of guest stdout/stderr forwarded to tracing per instance, KiB; the rest is dropped.
     #[serde(default = "default_stdio_kb")]
     pub stdio_kb: u32,
+    /// Handles (open files, directories, streams) one instance may hold at once.
+    #[serde(default = "default_max_handles")]
+    pub max_handles: u32,
+    /// Largest component file loaded, MiB: the ceiling over every manifest's `component_mb`.
+    #[serde(default = "default_max_component_mb")]
+    pub max_component_mb: u32,
     /// Origins `verify_receipt` may fetch although they are not public (loopback, private):
     /// `scheme://host[:port]`, each naming the address. Public origins need no entry.
     #[serde(default)]
@@ -72,6 +78,16 @@ fn default_hostcall_kb() -> u32 {
 fn default_stdio_kb() -> u32 {
     64
 }
+fn default_max_handles() -> u32 {
+    512
+}
+fn default_max_component_mb() -> u32 {
+    64
+}
+
+/// The range `[host] max_handles` must fall in: enough for the preopens and stdio, far below
+/// any process's descriptor limit.
+pub const MAX_HANDLES_RANGE: std::ops::RangeInclusive<u32> = 16..=65_536;
 
 impl Default for HostSettings {
     fn default() -> Self {
@@ -82,6 +98,8 @@ impl Default for HostSettings {
             compile_cache: true,
             hostcall_kb: default_hostcall_kb(),
             stdio_kb: default_stdio_kb(),
+            max_handles: default_max_handles(),
+            max_component_mb: default_max_component_mb(),
             verify_origins: Vec::new(),
         }
     }
@@ -281,6 +299,23 @@ impl Config {
         self.skills
             .validate()
             .map_err(|(key, message)| invalid(key, message))?;
+        if !MAX_HANDLES_RANGE.contains(&self.host.max_handles) {
+            return Err(invalid(
+                "host.max_handles".into(),
+                format!(
+                    "{} is out of range: expected {} to {}",
+                    self.host.max_handles,
+                    MAX_HANDLES_RANGE.start(),
+                    MAX_HANDLES_RANGE.end()
+                ),
+            ));
+        }
+        if self.host.max_component_mb == 0 {
+            return Err(invalid(
+                "host.max_component_mb".into(),
+                "expected at least 1".into(),
+            ));
+        }
         for (name, grant) in &self.grants {
             crate::manifest::validate_name(name)
                 .map_err(|m| invalid(format!("grants.{name}"), m))?;

@@ -226,6 +226,10 @@ pub struct Limits {
     /// Cap on what one call returns to the host, KiB.
     #[serde(default = "default_max_output_kb")]
     pub max_output_kb: u32,
+    /// Largest component file this plugin may ship, MiB; never above the operator's
+    /// `[host] max_component_mb`, which is the cap when this is absent.
+    #[serde(default)]
+    pub component_mb: Option<u32>,
 }
 
 fn default_memory_mb() -> u32 {
@@ -244,6 +248,7 @@ impl Default for Limits {
             memory_mb: default_memory_mb(),
             timeout_s: default_timeout_s(),
             max_output_kb: default_max_output_kb(),
+            component_mb: None,
         }
     }
 }
@@ -345,6 +350,27 @@ impl Manifest {
         Ok(canonical)
     }
 
+    /// Refuses a component file larger than `[limits] component_mb` (capped by the operator's
+    /// `ceiling_mb`), judged by its metadata before any of it is read, so an oversized file
+    /// (a compile bomb, a huge custom section) never reaches memory or the compiler.
+    pub fn check_component_size(&self, ceiling_mb: u32) -> Result<(), String> {
+        let file = self.component_path();
+        let size = std::fs::metadata(&file)
+            .map_err(|e| format!("cannot read its size: {e}"))?
+            .len();
+        let (cap_mb, key) = match self.limits.component_mb {
+            Some(mb) if mb <= ceiling_mb => (mb, "`[limits] component_mb` of plugin.toml"),
+            _ => (ceiling_mb, "`[host] max_component_mb` of guild.toml"),
+        };
+        let cap = u64::from(cap_mb) * 1024 * 1024;
+        if size > cap {
+            return Err(format!(
+                "is {size} bytes, over the limit of {cap_mb} MiB ({key}); ship a smaller component or ask the operator to raise the limit"
+            ));
+        }
+        Ok(())
+    }
+
     fn validate(&self) -> Result<(), (&'static str, String)> {
         validate_name(&self.plugin.name).map_err(|m| ("plugin.name", m))?;
         for alias in &self.plugin.aliases {
@@ -425,6 +451,9 @@ impl Manifest {
         }
         if l.max_output_kb == 0 || l.max_output_kb > 64 * 1024 {
             return Err(("limits.max_output_kb", "expected 1 to 65536".to_owned()));
+        }
+        if l.component_mb.is_some_and(|mb| mb == 0 || mb > 4096) {
+            return Err(("limits.component_mb", "expected 1 to 4096".to_owned()));
         }
         Ok(())
     }

@@ -33,6 +33,9 @@ pub struct DispatchSettings {
     /// Report delivery mode.
     #[serde(default)]
     pub delivery: Delivery,
+    /// Tool calls one task may make, refused ones included; past it every call is refused.
+    #[serde(default = "d_max_tool_calls")]
+    pub max_tool_calls: u32,
 }
 
 fn d_timeout() -> u32 {
@@ -47,6 +50,9 @@ fn d_concurrency() -> usize {
 fn d_billable() -> u32 {
     15
 }
+fn d_max_tool_calls() -> u32 {
+    256
+}
 
 impl Default for DispatchSettings {
     fn default() -> Self {
@@ -56,17 +62,19 @@ impl Default for DispatchSettings {
             batch_concurrency: d_concurrency(),
             billable_threshold: d_billable(),
             delivery: Delivery::Quiet,
+            max_tool_calls: d_max_tool_calls(),
         }
     }
 }
 
 /// The environment variables that override `[dispatch]`, with the key each one replaces.
-pub const ENV_OVERRIDES: [(&str, &str); 5] = [
+pub const ENV_OVERRIDES: [(&str, &str); 6] = [
     ("GUILD_TASK_TIMEOUT_S", "task_timeout_s"),
     ("GUILD_BATCH_MAX_SIZE", "batch_max_size"),
     ("GUILD_BATCH_CONCURRENCY", "batch_concurrency"),
     ("GUILD_BILLABLE_THRESHOLD", "billable_threshold"),
     ("GUILD_REPORT_DELIVERY", "delivery"),
+    ("GUILD_MAX_TOOL_CALLS", "max_tool_calls"),
 ];
 
 impl DispatchSettings {
@@ -86,6 +94,7 @@ impl DispatchSettings {
                 "billable_threshold" => {
                     self.billable_threshold = value.parse().map_err(|_| bad())?
                 }
+                "max_tool_calls" => self.max_tool_calls = value.parse().map_err(|_| bad())?,
                 _ => {
                     self.delivery = match value.as_str() {
                         "quiet" => Delivery::Quiet,
@@ -105,6 +114,9 @@ impl DispatchSettings {
         }
         if self.batch_concurrency == 0 || self.batch_concurrency > 64 {
             return Err("`batch_concurrency` must be 1 to 64".into());
+        }
+        if self.max_tool_calls == 0 || self.max_tool_calls > 100_000 {
+            return Err("`max_tool_calls` must be 1 to 100000".into());
         }
         Ok(())
     }
@@ -127,6 +139,7 @@ mod tests {
             (300, 8, 3, 15)
         );
         assert_eq!(d.delivery, Delivery::Quiet);
+        assert_eq!(d.max_tool_calls, 256);
     }
 
     #[test]
@@ -138,6 +151,7 @@ mod tests {
             "GUILD_BATCH_CONCURRENCY" => Some("2".to_owned()),
             "GUILD_BILLABLE_THRESHOLD" => Some("1".to_owned()),
             "GUILD_REPORT_DELIVERY" => Some("wakeup".to_owned()),
+            "GUILD_MAX_TOOL_CALLS" => Some("9".to_owned()),
             _ => None,
         };
         d.apply_overrides(env).expect("valid overrides");
@@ -151,6 +165,7 @@ mod tests {
             (0, 4, 2, 1)
         );
         assert_eq!(d.delivery, Delivery::Wakeup);
+        assert_eq!(d.max_tool_calls, 9);
     }
 
     #[test]
@@ -167,5 +182,9 @@ mod tests {
             .apply_overrides(|k| (k == "GUILD_BATCH_MAX_SIZE").then(|| "0".to_owned()))
             .expect_err("out of range");
         assert!(err.contains("batch_max_size"), "{err}");
+        let err = DispatchSettings::default()
+            .apply_overrides(|k| (k == "GUILD_MAX_TOOL_CALLS").then(|| "0".to_owned()))
+            .expect_err("no tool calls at all is out of range");
+        assert!(err.contains("max_tool_calls"), "{err}");
     }
 }

@@ -77,6 +77,7 @@ impl Host {
             IoBudget {
                 stdio_kb: config.host.stdio_kb,
                 hostcall_kb: config.host.hostcall_kb,
+                max_handles: config.host.max_handles,
             },
         )
         .context("failed to link host interfaces")?;

@@ -220,6 +220,9 @@ pub(crate) async fn load_one(shared: &Arc<Shared>, dir: &Path) -> Result<LoadedP
         message,
     };
     let path = manifest.component_file().map_err(component_err)?;
+    manifest
+        .check_component_size(shared.config.host.max_component_mb)
+        .map_err(component_err)?;
     let kind = manifest.plugin.kind;
     let ident = format!("{}@{}", name, manifest.plugin.version);
     let runtime = shared

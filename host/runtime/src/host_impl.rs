@@ -175,7 +175,8 @@ pub(crate) fn from_wit_outcome(o: WitOutcome) -> ToolOutcome {
         },
         external_id: o.external_id,
         verifiable_url: o.verifiable_url,
-        preview: o.preview.map(|p| truncate(&p, 200).to_owned()),
+        // Capped with the other fields in `caps::cap_outcome`.
+        preview: o.preview,
         error: o.error,
     }
 }

@@ -18,6 +18,7 @@ use guild_core::types::{
 
 use crate::Runtime;
 use crate::bindings::types;
+use crate::caps::{MAX_ERROR_BYTES, cap_outcome, capped};
 use crate::host_impl::{from_wit_outcome, from_wit_spec};
 use crate::plugin::{Plugin, PluginPre};
 use crate::state::{StoreState, new_store};
@@ -57,6 +58,11 @@ pub enum Failure {
         /// The budget, KiB.
         limit_kb: u32,
     },
+    /// The guest held more handles (open files, streams, …) at once than the host allows.
+    HandleLimit {
+        /// The cap, entries of the instance's resource table.
+        limit: u32,
+    },
     /// The host could not set up the instance (a granted folder vanished, ...).
     Setup(String),
     /// The plugin is not of the kind this call needs.
@@ -87,6 +93,10 @@ impl std::fmt::Display for Failure {
             Self::HostcallData { limit_kb } => write!(
                 f,
                 "passed more than {limit_kb} KiB to the host in one call, over its data limit"
+            ),
+            Self::HandleLimit { limit } => write!(
+                f,
+                "held more than {limit} open handles (files, directories, streams) at once, over its handle limit; close handles it no longer needs"
             ),
             Self::Setup(m) => write!(f, "could not be instantiated: {m}"),
             Self::WrongKind(m) => f.write_str(m),
@@ -165,6 +175,12 @@ fn classify(e: &wasmtime::Error, store: &Store<StoreState>, secs: u32, limit_mb:
             limit_kb: store.data().rt.io().hostcall_kb,
         };
     }
+    // A full resource table is a plain error too (wasmtime 48's `ResourceTableError::Full`).
+    if text.contains("resource table has no free keys") {
+        return Failure::HandleLimit {
+            limit: store.data().rt.io().max_handles,
+        };
+    }
     // The cause is the trap code or the host error at the root; the guest backtrace that
     // wasmtime puts on top is for the log only.
     tracing::debug!("trap detail: {text}");
@@ -241,8 +257,11 @@ impl Runtime {
                     Ok(Ok(report))
                 }
             }
-            Err(types::RunError::InvalidBrief(m)) => Ok(Err(format!("invalid brief: {m}"))),
-            Err(types::RunError::Failed(m)) => Ok(Err(m)),
+            Err(types::RunError::InvalidBrief(m)) => Ok(Err(format!(
+                "invalid brief: {}",
+                capped(&m, MAX_ERROR_BYTES)
+            ))),
+            Err(types::RunError::Failed(m)) => Ok(Err(capped(&m, MAX_ERROR_BYTES))),
         });
         (answer, stats)
     }
@@ -310,7 +329,7 @@ impl Runtime {
             })
         })
         .await;
-        let outcome = from_wit_outcome(answer?);
+        let outcome = cap_outcome(&plugin.ident, from_wit_outcome(answer?));
         let size = outcome.output.len();
         if size > limit_kb as usize * 1024 {
             return Err(Failure::OutputTooLarge { size, limit_kb });

@@ -10,6 +10,7 @@
 //! under the plugin's limits and ends it afterwards. No wasmtime type crosses this crate's API.
 
 mod bindings;
+mod caps;
 pub mod engine;
 mod host_impl;
 mod instance;
@@ -38,6 +39,9 @@ pub struct IoBudget {
     pub stdio_kb: u32,
     /// Data the guest may pass to the host in one call (`Store::set_hostcall_fuel`), KiB.
     pub hostcall_kb: u32,
+    /// Entries (open files, directories, streams, …) one instance's WASI resource table may
+    /// hold at once; the next open fails the instance with [`Failure::HandleLimit`].
+    pub max_handles: u32,
 }
 
 /// The engine, the linkers and the services every instance may use. Cheap to clone.

@@ -83,9 +83,13 @@ pub(crate) fn new_store(
                 )
             })?;
     }
+    // Bounds the handles one instance can hold, so a leaking guest exhausts its own table and
+    // never the host process's file descriptors.
+    let mut table = ResourceTable::new();
+    table.set_max_capacity(rt.io().max_handles as usize);
     let state = StoreState {
         wasi: wasi.build(),
-        table: ResourceTable::new(),
+        table,
         limiter: MemoryLimiter::new(caps.limits.memory_mb as usize * 1024 * 1024),
         plugin: ident.clone(),
         name: name.clone(),

@@ -310,5 +310,6 @@ fn limits(manifest: Limits, grant: &Grant) -> Limits {
         max_output_kb: o
             .max_output_kb
             .map_or(manifest.max_output_kb, |v| v.min(manifest.max_output_kb)),
+        component_mb: manifest.component_mb,
     }
 }

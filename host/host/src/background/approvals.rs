@@ -1,5 +1,9 @@
 //! Approvals for background tasks: a tool with `approval = always` pauses the task until the
 //! caller answers through `check_task` (which shows the request) and `approve_task`.
+//!
+//! Bounded by construction: one request per task id (a new one replaces the old), and a
+//! request is freed when it is answered, forgotten, or when the waiting call goes away (the task
+//! ended, timed out or was dropped) — nothing is held for a task that no longer waits.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -41,11 +45,90 @@ impl Approvals {
     }
 }
 
+/// Frees a task's request when the call waiting on it goes away unanswered.
+struct Waiter {
+    approvals: Approvals,
+    task_id: String,
+    rx: Option<oneshot::Receiver<bool>>,
+}
+
+impl Drop for Waiter {
+    fn drop(&mut self) {
+        // Dropping the receiver closes the sender; only that (stale) entry is removed, never a
+        // newer request of the same task.
+        drop(self.rx.take());
+        let mut waiting = self.approvals.lock();
+        if waiting
+            .get(&self.task_id)
+            .is_some_and(|(_, tx)| tx.is_closed())
+        {
+            waiting.remove(&self.task_id);
+        }
+    }
+}
+
 impl Approver for Approvals {
     fn approve(&self, request: ApprovalRequest) -> BoxFuture<'static, bool> {
         let (tx, rx) = oneshot::channel();
-        self.lock().insert(request.task_id.clone(), (request, tx));
+        let task_id = request.task_id.clone();
+        self.lock().insert(task_id.clone(), (request, tx));
+        let mut waiter = Waiter {
+            approvals: self.clone(),
+            task_id,
+            rx: Some(rx),
+        };
         // A dropped sender (cancel, update, host shutdown) means "not approved".
-        Box::pin(async move { rx.await.unwrap_or(false) })
+        Box::pin(async move {
+            match waiter.rx.as_mut() {
+                Some(rx) => rx.await.unwrap_or(false),
+                None => false,
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(task_id: &str) -> ApprovalRequest {
+        ApprovalRequest {
+            task_id: task_id.to_owned(),
+            specialist: "probe@0.1.0".to_owned(),
+            tool: "echo.guarded".to_owned(),
+            description: "sends".to_owned(),
+            input: "{}".to_owned(),
+        }
+    }
+
+    #[tokio::test]
+    async fn answered_request_is_approved_and_freed() {
+        let approvals = Approvals::default();
+        let waiting = approvals.approve(request("t1"));
+        assert!(approvals.pending("t1").is_some());
+        assert!(approvals.answer("t1", true));
+        assert!(waiting.await);
+        assert!(approvals.pending("t1").is_none());
+    }
+
+    #[tokio::test]
+    async fn request_of_a_call_that_went_away_is_freed() {
+        let approvals = Approvals::default();
+        let waiting = approvals.approve(request("t1"));
+        assert!(approvals.pending("t1").is_some());
+        drop(waiting);
+        assert!(approvals.pending("t1").is_none(), "freed with its task");
+        assert!(approvals.lock().is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_stale_waiter_never_frees_a_newer_request() {
+        let approvals = Approvals::default();
+        let old = approvals.approve(request("t1"));
+        let new = approvals.approve(request("t1"));
+        drop(old);
+        assert!(approvals.pending("t1").is_some(), "the newer request stays");
+        assert!(approvals.answer("t1", false));
+        assert!(!new.await);
     }
 }

@@ -8,7 +8,7 @@
 mod task_host;
 mod tool_call;
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -30,7 +30,15 @@ use crate::host::Shared;
 use crate::registry::{LoadedPlugin, Snapshot};
 use crate::session::Approver;
 
-use guild_core::limits::{MAX_DESCRIPTION_BYTES, MAX_REPORT_BYTES, MAX_REPORTS};
+use guild_core::limits::{
+    MAX_DESCRIPTION_BYTES, MAX_RECORDED_BYTES, MAX_RECORDED_TOOL_BYTES, MAX_REPORT_BYTES,
+    MAX_REPORTS, MAX_REPORTS_TOTAL_BYTES, RECORDS_DROPPED,
+};
+use guild_core::text::truncate;
+use guild_core::types::ToolError;
+
+/// Longest error text kept in one tool-call record, bytes.
+const MAX_RECORDED_ERROR_BYTES: usize = 4 * 1024;
 
 /// How a task handles tools whose spec says `approval = always`.
 #[derive(Clone)]
@@ -51,7 +59,13 @@ pub(crate) struct TaskScope {
     /// The plugin set the task started with; its tool calls use the same versions.
     pub(crate) snapshot: Arc<Snapshot>,
     calls: Mutex<Vec<ToolCallRecord>>,
+    /// Tool calls attempted, refused ones included (checked against `max_tool_calls`).
+    calls_made: AtomicU64,
+    /// Bytes of the records kept so far (checked against [`MAX_RECORDED_BYTES`]).
+    recorded_bytes: AtomicUsize,
     reports: Mutex<Vec<ProgressReport>>,
+    /// Bytes of the reports accepted so far (checked against [`MAX_REPORTS_TOTAL_BYTES`]).
+    report_bytes: AtomicUsize,
     /// How `approval = always` tools are handled.
     approval: Approval,
     /// Set when a batch child hit a tool that needs approval.
@@ -81,7 +95,10 @@ impl TaskScope {
             plugin,
             snapshot,
             calls: Mutex::new(Vec::new()),
+            calls_made: AtomicU64::new(0),
+            recorded_bytes: AtomicUsize::new(0),
             reports: Mutex::new(Vec::new()),
+            report_bytes: AtomicUsize::new(0),
             approval,
             batch_refused: Mutex::new(None),
             skill_catalog: tokio::sync::OnceCell::new(),
@@ -120,6 +137,16 @@ impl TaskScope {
                 "this task already sent {MAX_REPORTS} reports"
             )));
         }
+        // Only changed under the `reports` lock held here.
+        let sent = self.report_bytes.load(Ordering::SeqCst);
+        if sent + output.len() > MAX_REPORTS_TOTAL_BYTES {
+            return Err(ReportError::Rejected(format!(
+                "report of {} bytes refused: this task's reports already total {sent} bytes and may total at most {MAX_REPORTS_TOTAL_BYTES}; put the rest in the final answer",
+                output.len()
+            )));
+        }
+        self.report_bytes
+            .store(sent + output.len(), Ordering::SeqCst);
         let report = ProgressReport {
             id: uuid::Uuid::now_v7().to_string(),
             sequence: reports.len() as u32 + 1,
@@ -145,7 +172,54 @@ impl TaskScope {
     fn take_reports(&self) -> Vec<ProgressReport> {
         std::mem::take(&mut *self.reports.lock().unwrap_or_else(|p| p.into_inner()))
     }
-    fn record(&self, record: ToolCallRecord) {
+    /// Counts one tool call against `[dispatch] max_tool_calls`; past it the call is refused
+    /// (the first refusal is recorded, later ones only counted).
+    pub(crate) fn count_call(&self, tool: &str, input: &str) -> Result<(), ToolError> {
+        let made = self.calls_made.fetch_add(1, Ordering::SeqCst) + 1;
+        let max = u64::from(self.shared.config.dispatch.max_tool_calls);
+        if made <= max {
+            return Ok(());
+        }
+        let message = format!(
+            "tool call refused: this task reached its limit of {max} tool calls (`[dispatch] max_tool_calls`); stop calling tools and report what you have"
+        );
+        if made == max + 1 {
+            self.record_refusal(tool, input, &message);
+        }
+        Err(ToolError::LimitExceeded(message))
+    }
+
+    /// Keeps one record, with its guest-supplied text capped; once the task's records passed
+    /// [`MAX_RECORDED_BYTES`] their text is replaced by a note (the record still counts).
+    fn record(&self, mut record: ToolCallRecord) {
+        if record.tool.len() > MAX_RECORDED_TOOL_BYTES {
+            record.tool = format!("{}…", truncate(&record.tool, MAX_RECORDED_TOOL_BYTES));
+        }
+        if let Some(error) = &record.outcome.error
+            && error.len() > MAX_RECORDED_ERROR_BYTES
+        {
+            record.outcome.error = Some(format!(
+                "{}…[truncated: {} bytes]",
+                truncate(error, MAX_RECORDED_ERROR_BYTES),
+                error.len()
+            ));
+        }
+        let o = &record.outcome;
+        let size = record.tool.len()
+            + record.plugin.len()
+            + record.input_sha256.len()
+            + o.output.len()
+            + [&o.external_id, &o.verifiable_url, &o.preview, &o.error]
+                .into_iter()
+                .map(|f| f.as_ref().map_or(0, String::len))
+                .sum::<usize>();
+        let total = self.recorded_bytes.fetch_add(size, Ordering::SeqCst) + size;
+        if total > MAX_RECORDED_BYTES {
+            let o = &mut record.outcome;
+            o.output = String::new();
+            o.preview = None;
+            o.error = Some(RECORDS_DROPPED.to_owned());
+        }
         self.calls
             .lock()
             .unwrap_or_else(|p| p.into_inner())

@@ -8,6 +8,7 @@ use std::time::Instant;
 use tracing::Instrument;
 
 use guild_core::capability::{denied, trace_decision};
+use guild_core::limits::MAX_IDEMPOTENCY_KEY_BYTES;
 use guild_core::manifest::{PluginKind, parse_tool_name};
 use guild_core::receipts::{Begin, Completion, Intent, LedgerError, Receipt, ReceiptStatus};
 use guild_core::text::truncate as truncate_str;
@@ -31,6 +32,15 @@ pub(crate) async fn call_tool(
         task.record_refusal(full, &input, &e.to_string());
         Err(e)
     };
+    task.count_call(full, &input)?;
+    if let Some(key) = &idempotency_key
+        && key.len() > MAX_IDEMPOTENCY_KEY_BYTES
+    {
+        return refuse(ToolError::InvalidInput(format!(
+            "the idempotency key for '{full}' is {} bytes, over the limit of {MAX_IDEMPOTENCY_KEY_BYTES}; use a shorter key",
+            key.len()
+        )));
+    }
     let caller = &task.plugin;
     let refusal = caller.runtime.effective().tool_refusal(&caller.name, full);
     trace_decision(&caller.ident, "tools", full, refusal.is_none());
@@ -160,7 +170,8 @@ pub(crate) async fn call_tool(
                 Failure::TimedOut { .. }
                 | Failure::OutputTooLarge { .. }
                 | Failure::HostcallData { .. }
-                | Failure::MemoryExceeded { .. } => ToolError::LimitExceeded(message.clone()),
+                | Failure::MemoryExceeded { .. }
+                | Failure::HandleLimit { .. } => ToolError::LimitExceeded(message.clone()),
                 _ => ToolError::Failed(message.clone()),
             };
             (failed_outcome(&message), Err(error))

@@ -1,5 +1,6 @@
 //! Test connector `echo`: tools that succeed (`echo`, `create`), fail (`fail`), trap (`trap`),
-//! spin (`loop`), return ~10 MiB (`big`), declare a strict input schema (`typed`) or need
+//! spin (`loop`), return ~10 MiB (`big`), fill every outcome field with 3 MB (`sprawl`),
+//! declare a strict input schema (`typed`) or need
 //! approval (`guarded`), so host tests can exercise every outcome.
 
 use std::hint::black_box;
@@ -11,6 +12,9 @@ struct Echo;
 
 /// Size of the `big` tool's payload.
 const BIG_BYTES: usize = 10 * 1024 * 1024;
+
+/// Size of each field the `sprawl` tool fills.
+const SPRAWL_BYTES: usize = 3 * 1000 * 1000;
 
 impl Connector for Echo {
     fn tools() -> Vec<ToolSpec> {
@@ -29,6 +33,12 @@ impl Connector for Echo {
             ToolSpec::new("trap", "Panics (the instance traps).").schema(any.clone()),
             ToolSpec::new("loop", "Spins forever.").schema(any.clone()),
             ToolSpec::new("big", "Returns about 10 MiB of output.").schema(any.clone()),
+            ToolSpec::new(
+                "sprawl",
+                "Fails with 3 MB in each of error, external id, URL and preview (mutating).",
+            )
+            .schema(any.clone())
+            .mutating("item", "create"),
             ToolSpec::new(
                 "crash",
                 "Starts writing an item, then panics (mutating trap).",
@@ -97,9 +107,18 @@ impl Connector for Echo {
                 }
             }
             "big" => ToolOutcome::success(json!({ "data": "x".repeat(BIG_BYTES) })),
+            "sprawl" => {
+                // A short output: only the side fields are oversized.
+                let mut outcome = ToolOutcome::failed("sprawl")
+                    .external_id("i".repeat(SPRAWL_BYTES))
+                    .verifiable_url(format!("http://127.0.0.1/{}", "u".repeat(SPRAWL_BYTES)))
+                    .preview("p".repeat(SPRAWL_BYTES));
+                outcome.error = Some("e".repeat(SPRAWL_BYTES));
+                outcome
+            }
             "guarded" => ToolOutcome::success(json!({ "sent": true })).external_id("sent-1"),
             other => ToolOutcome::failed(format!(
-                "unknown tool `{other}`; tools: echo, create, fail, trap, loop, big, crash, stall, documented, typed, guarded"
+                "unknown tool `{other}`; tools: echo, create, fail, trap, loop, big, sprawl, crash, stall, documented, typed, guarded"
             )),
         }
     }

@@ -36,6 +36,11 @@ impl Specialist for Probe {
         if op == "report_as" {
             return Ok(report_as(&request));
         }
+        if op == "fail_big" {
+            return Err(RunError::Failed(
+                ops::fail_big(&request).map_err(RunError::InvalidBrief)?,
+            ));
+        }
         let result = ops::perform(op, &request).map_err(RunError::InvalidBrief)?;
         let (report, doc) = match result {
             Ok(value) => (

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 /// The op names, for error messages.
 pub(crate) const NAMES: &str = "read, write, list, env, http, config, tool, tools, loop, alloc, \
      output, trap, recurse, sleep, print, tcp, log, seq, brief, report, reports, skills, skill_load, \
-     skill_read, report_as";
+     skill_read, report_as, open_many, tool_loop, fail_big, report_many";
 
 /// The result of an op: the value, or the error as text.
 type OpResult = Result<Value, String>;
@@ -36,6 +36,9 @@ pub(crate) fn perform(op: &str, req: &Value) -> Result<OpResult, String> {
             .map(Value::String)
             .map_err(|e| e.to_string()),
         "tool" => tool(req)?,
+        "tool_loop" => tool_loop(req)?,
+        "report_many" => report_many(u64_arg(req, "count")?, u64_arg(req, "bytes")?)?,
+        "open_many" => open_many(str_arg(req, "path")?, u64_arg(req, "count")?),
         "tools" => Ok(granted()),
         "loop" => spin(),
         "alloc" => alloc(u64_arg(req, "mb")?),
@@ -302,4 +305,50 @@ fn deep_frames(n: u64) -> u64 {
     }
     let locals = black_box([n as u8; 4096]);
     deep_frames(n + 1).wrapping_add(u64::from(locals[usize::from(locals[0])]))
+}
+
+/// `{name, input, count}`: calls the tool `count` times whatever it answers; reports how many
+/// calls were answered with an outcome, how many were refused, and the last refusal.
+fn tool_loop(req: &Value) -> Result<OpResult, String> {
+    let name = str_arg(req, "name")?;
+    let input = req.get("input").cloned().unwrap_or_else(|| json!({}));
+    let (mut answered, mut refused, mut last_error) = (0u64, 0u64, None);
+    for _ in 0..u64_arg(req, "count")? {
+        match tools::call(name, &input) {
+            Ok(_) => answered += 1,
+            Err(e) => {
+                refused += 1;
+                last_error = Some(e.to_string());
+            }
+        }
+    }
+    Ok(Ok(
+        json!({"answered": answered, "refused": refused, "last_error": last_error}),
+    ))
+}
+
+/// `{bytes}`: the text of a specialist error of that many bytes (`run` returns it).
+pub(crate) fn fail_big(req: &Value) -> Result<String, String> {
+    let bytes = usize::try_from(u64_arg(req, "bytes")?).map_err(|e| e.to_string())?;
+    Ok("f".repeat(bytes))
+}
+
+/// Opens `path` `count` times and keeps every handle open until the end.
+fn open_many(path: &str, count: u64) -> OpResult {
+    let mut files = Vec::new();
+    for _ in 0..count {
+        files.push(std::fs::File::open(path).map_err(|e| e.to_string())?);
+    }
+    Ok(json!(black_box(files).len()))
+}
+
+/// Sends `count` reports of `bytes` bytes each; stops at the first refusal and says which.
+fn report_many(count: u64, bytes: u64) -> Result<OpResult, String> {
+    let text = "r".repeat(usize::try_from(bytes).map_err(|e| e.to_string())?);
+    for sent in 0..count {
+        if let Err(e) = guild_sdk::progress::send(&text) {
+            return Ok(Ok(json!({"sent": sent, "error": e})));
+        }
+    }
+    Ok(Ok(json!({"sent": count, "error": null})))
 }
