@@ -5,6 +5,7 @@ mod background;
 mod bad_input;
 mod capabilities;
 mod dispatch;
+mod dropped_calls;
 mod examples;
 mod http;
 mod ledger;
