@@ -1,9 +1,11 @@
 //! [`Host`]: the library entry point. Every operation exists once here and is called by every
 //! adapter (CLI today; MCP and HTTP later).
 
+use std::collections::BTreeSet;
 use std::sync::{Arc, RwLock};
 
 use anyhow::Context;
+use guild_core::capability::{CapabilityRow, RowStatus};
 use guild_core::config::Config;
 use guild_core::error::DispatchError;
 use guild_core::http::{GuardedClient, HttpLimits};
@@ -144,10 +146,21 @@ impl Host {
             .filter(|p| !snapshot.plugins.contains_key(&*p.name))
             .map(|p| p.ident.to_string())
             .collect();
-        // Loads and unloads are audit entries in the receipts chain.
+        let regranted: Vec<(String, String)> = snapshot
+            .plugins
+            .values()
+            .filter_map(|p| {
+                let before = old.plugins.get(&*p.name)?;
+                grant_change(&before.rows, &p.rows).map(|detail| (p.ident.to_string(), detail))
+            })
+            .collect();
+        // Loads, unloads and grant changes are audit entries in the receipts chain.
         let audited = tokio::task::spawn_blocking(move || {
             for (ident, detail) in loaded {
                 ledger.audit(AuditKind::PluginLoaded, &ident, &detail)?;
+            }
+            for (ident, detail) in regranted {
+                ledger.audit(AuditKind::GrantChanged, &ident, &detail)?;
             }
             for ident in unloaded {
                 ledger.audit(AuditKind::PluginUnloaded, &ident, "no longer configured")?;
@@ -354,4 +367,34 @@ impl Host {
     pub(crate) fn shared(&self) -> &Arc<Shared> {
         &self.shared
     }
+}
+
+/// What changed in a plugin's effective grant between two loads (the rows `guild plugins show`
+/// prints as granted, computed by the code that enforces them), or `None` when nothing did.
+fn grant_change(before: &[CapabilityRow], after: &[CapabilityRow]) -> Option<String> {
+    let granted = |rows: &[CapabilityRow]| -> BTreeSet<String> {
+        rows.iter()
+            .filter_map(|r| match &r.status {
+                RowStatus::Granted(how) => Some(format!("{} {} ({how})", r.capability, r.target)),
+                _ => None,
+            })
+            .collect()
+    };
+    let (before, after) = (granted(before), granted(after));
+    if before == after {
+        return None;
+    }
+    let list = |items: Vec<&String>| match items.is_empty() {
+        true => "none".to_owned(),
+        false => items
+            .into_iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .join(", "),
+    };
+    Some(format!(
+        "granted now: {}; no longer granted: {}",
+        list(after.difference(&before).collect()),
+        list(before.difference(&after).collect())
+    ))
 }
