@@ -227,10 +227,32 @@ async fn a_host_refuses_an_empty_or_foreign_store_file_by_name() {
             else {
                 panic!("{file} (foreign: {foreign}) was adopted");
             };
+            match (file, &err) {
+                ("receipts.db", guild_host::HostError::Ledger(_))
+                | ("tasks.db", guild_host::HostError::TaskStore { .. }) => {}
+                _ => panic!("{file}: the error names the wrong part: {err:?}"),
+            }
             let msg = format!("{err:#}");
             assert!(msg.contains(&path.display().to_string()), "{msg}");
             let why = if foreign { "did not create" } else { "0 bytes" };
             assert!(msg.contains(why), "{msg}");
         }
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_data_dir_that_cannot_be_created_is_a_typed_error_naming_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("data"), b"a file, not a folder").expect("file");
+    let text = "[host]\nplugins = []\ndata_dir = \"data/inner\"\n";
+    let config = guild_host::Config::parse(text, &dir.path().join("guild.toml"), dir.path())
+        .expect("config");
+    let Err(err) = guild_host::Host::with_engine(config, guild_tests::engine()).await else {
+        panic!("a host started without its data dir");
+    };
+    let guild_host::HostError::DataDir { path, .. } = &err else {
+        panic!("not a data dir error: {err:?}");
+    };
+    assert_eq!(path, &dir.path().join("data").join("inner"));
+    assert!(err.to_string().contains("data_dir"), "{err}");
 }

@@ -4,7 +4,6 @@
 use std::collections::BTreeSet;
 use std::sync::{Arc, RwLock};
 
-use anyhow::Context;
 use guild_core::capability::{CapabilityRow, RowStatus};
 use guild_core::config::Config;
 use guild_core::error::DispatchError;
@@ -15,6 +14,7 @@ use guild_core::types::{RosterEntry, TaskResult};
 use guild_core::validate::{Check, external};
 use guild_runtime::{EngineOptions, GuildEngine, IoBudget, Runtime};
 
+use crate::HostError;
 use crate::background::{Background, BackgroundError, TaskCheck, TaskEvent, TaskRecord, TaskStore};
 use crate::registry::{self, PluginInfo, Snapshot};
 use crate::session::Session;
@@ -58,7 +58,7 @@ pub struct Host {
 impl Host {
     /// Starts a host for `config` with its own engine (compile cache in `DATA_DIR/cache`) and
     /// loads every configured plugin.
-    pub async fn new(config: Config) -> anyhow::Result<Self> {
+    pub async fn new(config: Config) -> Result<Self, HostError> {
         let cache_dir = config
             .host
             .compile_cache
@@ -67,12 +67,12 @@ impl Host {
             cache_dir,
             ..EngineOptions::default()
         })
-        .context("failed to create the wasm engine")?;
+        .map_err(|e| HostError::Engine(e.into()))?;
         Self::with_engine(config, engine).await
     }
 
     /// Starts a host on an existing engine (several hosts may share one, and its caches).
-    pub async fn with_engine(config: Config, engine: GuildEngine) -> anyhow::Result<Self> {
+    pub async fn with_engine(config: Config, engine: GuildEngine) -> Result<Self, HostError> {
         let runtime = Runtime::new(
             engine,
             GuardedClient::new(HttpLimits::default()),
@@ -81,10 +81,12 @@ impl Host {
                 hostcall_kb: config.host.hostcall_kb,
             },
         )
-        .context("failed to link host interfaces")?;
+        .map_err(HostError::Link)?;
         let data_dir = config.data_dir();
-        std::fs::create_dir_all(&data_dir)
-            .with_context(|| format!("failed to create the data folder {}", data_dir.display()))?;
+        std::fs::create_dir_all(&data_dir).map_err(|source| HostError::DataDir {
+            path: data_dir.clone(),
+            source,
+        })?;
         let ledger = Arc::new(Ledger::open(data_dir.join(crate::receipts::LEDGER_FILE))?);
         let (config_skills, base_dir) = (config.skills.clone(), config.base_dir.clone());
         let shared = Arc::new(Shared {
@@ -95,8 +97,10 @@ impl Host {
             registry: RwLock::new(Arc::new(Snapshot::default())),
         });
         let tasks_db = data_dir.join(crate::background::TASKS_FILE);
-        let store = TaskStore::open(&tasks_db)
-            .with_context(|| format!("failed to open the task store {}", tasks_db.display()))?;
+        let store = TaskStore::open(&tasks_db).map_err(|source| HostError::TaskStore {
+            path: tasks_db.clone(),
+            source,
+        })?;
         let background = Arc::new(Background::new(
             store,
             shared.config.dispatch.batch_concurrency,
@@ -106,7 +110,7 @@ impl Host {
             .watch(|change| {
                 tracing::info!(folder = %change.dir.display(), diff = %change.diff, "skill catalog changed");
             })
-            .context("failed to start the skill folder watcher")?;
+            .map_err(HostError::Watcher)?;
         let host = Self {
             _skill_watcher: Arc::new(watcher),
             default_session: Session::new(shared.clone()),
