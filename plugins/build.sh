@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Builds every plugin: the Rust workspace here (one cargo build for all of them), then each
-# plugin folder's own build.sh (non-Rust plugins). Copies each component next to its plugin.toml
-# as the file its `component` key names. Idempotent; run from anywhere.
+# Builds every plugin: the Rust workspace here (one cargo build for all of them, which builds the
+# Rust SDK in sdk/rust for wasm32-wasip2), then each plugin folder's own build.sh (non-Rust
+# plugins). Copies each component next to its plugin.toml as the file its `component` key
+# names. Last, runs the SDK's doctests (on the host target: the SDK is its own workspace, so
+# `cargo test --workspace` does not reach it). Idempotent; run from anywhere.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -63,3 +65,8 @@ for script in "$here"/*/build.sh "$here"/testing/*/build.sh; do
         printf 'built %-28s %8s bytes\n' "${dir#"$here"/}/$component" "$(size_of "$dir/$component")"
     fi
 done
+
+# The SDK's doctests: the examples plugin authors copy must keep compiling and passing.
+echo "testing sdk/rust doctests"
+cargo test --quiet --doc --manifest-path "$here/../sdk/rust/Cargo.toml" --target-dir "$target_dir" ||
+    fail "the Rust SDK's doctests failed (cargo test --doc --manifest-path sdk/rust/Cargo.toml)"

@@ -1,7 +1,7 @@
 //! Receipts written by the host in the one tool-call path, and validation of what the
 //! specialist claims, end to end with real components.
 
-use guild_host::receipts::{AuditKind, ReceiptStatus};
+use guild_host::receipts::{AuditKind, Ledger, ReceiptStatus};
 use guild_host::types::CallStatus;
 use guild_host::validate::CheckStatus;
 use guild_tests::{host, probe};
@@ -102,34 +102,105 @@ async fn idempotency_key_replays_and_conflicts() {
     );
 }
 
+/// The audit entries of the host's ledger in `dir`, as (kind, plugin, detail).
+fn audits(dir: &std::path::Path) -> Vec<(AuditKind, String, String)> {
+    Ledger::open_read_only(dir.join(".guild").join("receipts.db"))
+        .expect("ledger")
+        .audit_log(100)
+        .expect("audit log")
+        .into_iter()
+        .map(|a| (a.kind, a.plugin, a.detail))
+        .collect()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plugin_loads_are_audited_in_the_same_chain() {
     let dir = tempfile::tempdir().expect("tempdir");
     let h = host(dir.path(), PROBE, GRANTS).await;
     let report = h.verify_receipts().await.expect("verify");
     assert!(report.ok);
-    assert_eq!(report.entries, 2, "two plugin loads: {report:?}");
-    // Which entries: one `plugin_loaded` per plugin, naming its version, in the same chain.
-    let ledger = guild_host::receipts::Ledger::open(dir.path().join(".guild").join("receipts.db"))
-        .expect("open the ledger");
-    let mut loaded: Vec<(AuditKind, String)> = ledger
-        .audit_log(10)
-        .expect("audit entries")
+    assert_eq!(
+        report.entries, 2,
+        "the audits are chain entries: {report:?}"
+    );
+    let mut loads: Vec<(AuditKind, String)> = audits(dir.path())
         .into_iter()
-        .map(|e| (e.kind, e.plugin))
+        .map(|(kind, plugin, detail)| {
+            assert!(detail.starts_with("component sha256 "), "{detail}");
+            (kind, plugin)
+        })
         .collect();
-    loaded.sort_by(|a, b| a.1.cmp(&b.1));
-    let names: Vec<&str> = loaded.iter().map(|(_, p)| p.as_str()).collect();
-    assert!(
-        loaded
-            .iter()
-            .all(|(kind, _)| *kind == AuditKind::PluginLoaded),
-        "{loaded:?}"
+    loads.sort_by(|a, b| a.1.cmp(&b.1));
+    assert_eq!(
+        loads,
+        [
+            (AuditKind::PluginLoaded, "echo@0.1.0".to_owned()),
+            (AuditKind::PluginLoaded, "probe@0.1.0".to_owned()),
+        ]
     );
-    assert!(
-        names.len() == 2 && names[0].starts_with("echo@") && names[1] == "probe@0.1.0",
-        "{names:?}"
+    h.reload().await;
+    assert_eq!(
+        audits(dir.path()).len(),
+        2,
+        "reloading unchanged plugins audits nothing"
     );
+}
+
+/// A copy of the probe whose manifest requests `tools`.
+fn probe_requesting(dir: &std::path::Path, tools: &[&str]) {
+    std::fs::create_dir_all(dir).expect("plugin dir");
+    std::fs::copy(
+        guild_tests::plugin_dir("testing/probe").join("probe.wasm"),
+        dir.join("probe.wasm"),
+    )
+    .expect("component");
+    let manifest = format!(
+        "[plugin]\nname = \"probe\"\nversion = \"0.1.0\"\nkind = \"specialist\"\n\
+         component = \"probe.wasm\"\ndescription = \"Probe copy.\"\n\n[capabilities]\ntools = {tools:?}\n"
+    );
+    std::fs::write(dir.join("plugin.toml"), manifest).expect("manifest");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_grant_change_between_loads_is_audited_and_nothing_else_is() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let copy = dir.path().join("probe");
+    probe_requesting(&copy, &["echo.echo", "echo.create"]);
+    let text = format!(
+        "[host]\nplugins = [{:?}, {:?}]\ndata_dir = \".guild\"\n\n\
+         [grants.probe]\ntools = [\"echo.echo\", \"echo.create\"]\n",
+        copy.display().to_string(),
+        guild_tests::plugin_dir("testing/echo")
+            .display()
+            .to_string()
+    );
+    let config = guild_host::Config::parse(&text, &dir.path().join("guild.toml"), dir.path())
+        .expect("config");
+    let h = guild_host::Host::with_engine(config, guild_tests::engine())
+        .await
+        .expect("host starts");
+    assert_eq!(audits(dir.path()).len(), 2, "two loads");
+
+    // The manifest no longer requests echo.create: the effective grant shrank.
+    probe_requesting(&copy, &["echo.echo"]);
+    assert!(h.reload().await.is_empty());
+    let after = audits(dir.path());
+    assert_eq!(after.len(), 3, "{after:?}");
+    let (kind, plugin, detail) = &after[2];
+    assert_eq!(
+        (*kind, plugin.as_str()),
+        (AuditKind::GrantChanged, "probe@0.1.0")
+    );
+    assert_eq!(
+        detail,
+        "granted now: none; no longer granted: tools echo.create (granted)"
+    );
+
+    // A request the operator does not grant changes no effective grant: no entry.
+    probe_requesting(&copy, &["echo.echo", "echo.fail"]);
+    assert!(h.reload().await.is_empty());
+    assert_eq!(audits(dir.path()).len(), 3, "{:?}", audits(dir.path()));
+    assert!(h.verify_receipts().await.expect("verify").ok);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -156,10 +227,32 @@ async fn a_host_refuses_an_empty_or_foreign_store_file_by_name() {
             else {
                 panic!("{file} (foreign: {foreign}) was adopted");
             };
+            match (file, &err) {
+                ("receipts.db", guild_host::HostError::Ledger(_))
+                | ("tasks.db", guild_host::HostError::TaskStore { .. }) => {}
+                _ => panic!("{file}: the error names the wrong part: {err:?}"),
+            }
             let msg = format!("{err:#}");
             assert!(msg.contains(&path.display().to_string()), "{msg}");
             let why = if foreign { "did not create" } else { "0 bytes" };
             assert!(msg.contains(why), "{msg}");
         }
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_data_dir_that_cannot_be_created_is_a_typed_error_naming_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("data"), b"a file, not a folder").expect("file");
+    let text = "[host]\nplugins = []\ndata_dir = \"data/inner\"\n";
+    let config = guild_host::Config::parse(text, &dir.path().join("guild.toml"), dir.path())
+        .expect("config");
+    let Err(err) = guild_host::Host::with_engine(config, guild_tests::engine()).await else {
+        panic!("a host started without its data dir");
+    };
+    let guild_host::HostError::DataDir { path, .. } = &err else {
+        panic!("not a data dir error: {err:?}");
+    };
+    assert_eq!(path, &dir.path().join("data").join("inner"));
+    assert!(err.to_string().contains("data_dir"), "{err}");
 }

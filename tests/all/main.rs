@@ -6,6 +6,7 @@ mod bad_input;
 mod capabilities;
 mod compile_cache;
 mod dispatch;
+mod dropped_calls;
 mod examples;
 mod grant_escapes;
 mod hoarding;

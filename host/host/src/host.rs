@@ -1,9 +1,10 @@
 //! [`Host`]: the library entry point. Every operation exists once here and is called by every
 //! adapter (CLI today; MCP and HTTP later).
 
+use std::collections::BTreeSet;
 use std::sync::{Arc, RwLock};
 
-use anyhow::Context;
+use guild_core::capability::{CapabilityRow, RowStatus};
 use guild_core::config::Config;
 use guild_core::error::DispatchError;
 use guild_core::http::{GuardedClient, HttpLimits};
@@ -13,6 +14,7 @@ use guild_core::types::{RosterEntry, TaskResult};
 use guild_core::validate::{Check, external};
 use guild_runtime::{EngineOptions, GuildEngine, IoBudget, Runtime};
 
+use crate::HostError;
 use crate::background::{Background, BackgroundError, TaskCheck, TaskEvent, TaskRecord, TaskStore};
 use crate::registry::{self, PluginInfo, Snapshot};
 use crate::session::Session;
@@ -56,7 +58,7 @@ pub struct Host {
 impl Host {
     /// Starts a host for `config` with its own engine (compile cache in `DATA_DIR/cache`) and
     /// loads every configured plugin.
-    pub async fn new(config: Config) -> anyhow::Result<Self> {
+    pub async fn new(config: Config) -> Result<Self, HostError> {
         let cache_dir = config
             .host
             .compile_cache
@@ -65,12 +67,12 @@ impl Host {
             cache_dir,
             ..EngineOptions::default()
         })
-        .context("failed to create the wasm engine")?;
+        .map_err(|e| HostError::Engine(e.into()))?;
         Self::with_engine(config, engine).await
     }
 
     /// Starts a host on an existing engine (several hosts may share one, and its caches).
-    pub async fn with_engine(config: Config, engine: GuildEngine) -> anyhow::Result<Self> {
+    pub async fn with_engine(config: Config, engine: GuildEngine) -> Result<Self, HostError> {
         let runtime = Runtime::new(
             engine,
             GuardedClient::new(HttpLimits::default()),
@@ -80,10 +82,12 @@ impl Host {
                 max_handles: config.host.max_handles,
             },
         )
-        .context("failed to link host interfaces")?;
+        .map_err(HostError::Link)?;
         let data_dir = config.data_dir();
-        std::fs::create_dir_all(&data_dir)
-            .with_context(|| format!("failed to create the data folder {}", data_dir.display()))?;
+        std::fs::create_dir_all(&data_dir).map_err(|source| HostError::DataDir {
+            path: data_dir.clone(),
+            source,
+        })?;
         let ledger = Arc::new(Ledger::open(data_dir.join(crate::receipts::LEDGER_FILE))?);
         let (config_skills, base_dir) = (config.skills.clone(), config.base_dir.clone());
         let shared = Arc::new(Shared {
@@ -94,8 +98,10 @@ impl Host {
             registry: RwLock::new(Arc::new(Snapshot::default())),
         });
         let tasks_db = data_dir.join(crate::background::TASKS_FILE);
-        let store = TaskStore::open(&tasks_db)
-            .with_context(|| format!("failed to open the task store {}", tasks_db.display()))?;
+        let store = TaskStore::open(&tasks_db).map_err(|source| HostError::TaskStore {
+            path: tasks_db.clone(),
+            source,
+        })?;
         let background = Arc::new(Background::new(
             store,
             shared.config.dispatch.batch_concurrency,
@@ -105,7 +111,7 @@ impl Host {
             .watch(|change| {
                 tracing::info!(folder = %change.dir.display(), diff = %change.diff, "skill catalog changed");
             })
-            .context("failed to start the skill folder watcher")?;
+            .map_err(HostError::Watcher)?;
         let host = Self {
             _skill_watcher: Arc::new(watcher),
             default_session: Session::new(shared.clone()),
@@ -145,10 +151,21 @@ impl Host {
             .filter(|p| !snapshot.plugins.contains_key(&*p.name))
             .map(|p| p.ident.to_string())
             .collect();
-        // Loads and unloads are audit entries in the receipts chain.
+        let regranted: Vec<(String, String)> = snapshot
+            .plugins
+            .values()
+            .filter_map(|p| {
+                let before = old.plugins.get(&*p.name)?;
+                grant_change(&before.rows, &p.rows).map(|detail| (p.ident.to_string(), detail))
+            })
+            .collect();
+        // Loads, unloads and grant changes are audit entries in the receipts chain.
         let audited = tokio::task::spawn_blocking(move || {
             for (ident, detail) in loaded {
                 ledger.audit(AuditKind::PluginLoaded, &ident, &detail)?;
+            }
+            for (ident, detail) in regranted {
+                ledger.audit(AuditKind::GrantChanged, &ident, &detail)?;
             }
             for ident in unloaded {
                 ledger.audit(AuditKind::PluginUnloaded, &ident, "no longer configured")?;
@@ -355,4 +372,34 @@ impl Host {
     pub(crate) fn shared(&self) -> &Arc<Shared> {
         &self.shared
     }
+}
+
+/// What changed in a plugin's effective grant between two loads (the rows `guild plugins show`
+/// prints as granted, computed by the code that enforces them), or `None` when nothing did.
+fn grant_change(before: &[CapabilityRow], after: &[CapabilityRow]) -> Option<String> {
+    let granted = |rows: &[CapabilityRow]| -> BTreeSet<String> {
+        rows.iter()
+            .filter_map(|r| match &r.status {
+                RowStatus::Granted(how) => Some(format!("{} {} ({how})", r.capability, r.target)),
+                _ => None,
+            })
+            .collect()
+    };
+    let (before, after) = (granted(before), granted(after));
+    if before == after {
+        return None;
+    }
+    let list = |items: Vec<&String>| match items.is_empty() {
+        true => "none".to_owned(),
+        false => items
+            .into_iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .join(", "),
+    };
+    Some(format!(
+        "granted now: {}; no longer granted: {}",
+        list(after.difference(&before).collect()),
+        list(before.difference(&after).collect())
+    ))
 }

@@ -15,6 +15,7 @@
 pub mod background;
 mod dispatch;
 mod host;
+mod host_error;
 mod registry;
 pub mod session;
 mod skills_host;
@@ -28,6 +29,7 @@ pub use config::Config;
 pub use error::{ConfigError, DispatchError, LoadError, ManifestError};
 pub use guild_runtime::{CompileSource, EngineOptions, Failure, GuildEngine};
 pub use host::Host;
+pub use host_error::HostError;
 pub use limits::{MAX_DESCRIPTION_BYTES, MAX_REPORT_BYTES, MAX_REPORTS, PARENT_GONE};
 pub use registry::PluginInfo;
 pub use session::{ApprovalRequest, Approver, BatchItem, Session, TaskInput, TaskRequest};

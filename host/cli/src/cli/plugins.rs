@@ -65,7 +65,9 @@ pub(crate) async fn run(
 }
 
 /// Loads exactly one folder under the operator's grants (or none, if there is no config file)
-/// and reports what a host would make of it.
+/// and reports what a host would make of it. The operator's data dir is never touched: the
+/// host's ledger, task store and scratch state live in a temporary folder removed afterwards,
+/// and nothing is compiled into the cache.
 async fn check(config_path: &Path, dir: &Path, json: bool) -> anyhow::Result<ExitCode> {
     let mut config = if config_path.is_file() {
         Config::load(config_path)?
@@ -78,6 +80,12 @@ async fn check(config_path: &Path, dir: &Path, json: bool) -> anyhow::Result<Exi
     config.host.plugins_dir = None;
     config.host.plugins = vec![dir];
     config.host.compile_cache = false;
+    // Declared before the host, so it is removed after the host closed its files.
+    let scratch = tempfile::Builder::new()
+        .prefix("guild-plugins-check-")
+        .tempdir()
+        .context("failed to create a temporary data folder for the check")?;
+    config.host.data_dir = scratch.path().to_path_buf();
     let host = Host::new(config).await?;
     let errors = host.load_errors();
     if json {
@@ -97,4 +105,61 @@ async fn check(config_path: &Path, dir: &Path, json: bool) -> anyhow::Result<Exi
     } else {
         ExitCode::FAILURE
     })
+}
+
+#[cfg(test)]
+mod tests {
+    //! `plugins check` run as the binary runs it, against a config with a data dir.
+
+    use std::path::PathBuf;
+
+    use clap::Parser;
+
+    use crate::cli::{Cli, run};
+
+    /// The probe test plugin under the repository's `plugins/`.
+    fn probe() -> PathBuf {
+        let mut dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+        loop {
+            let candidate = dir.join("plugins").join("testing").join("probe");
+            if candidate.join("probe.wasm").is_file() {
+                return candidate;
+            }
+            assert!(
+                dir.pop(),
+                "plugins/testing/probe/probe.wasm is missing: run plugins/build.sh"
+            );
+        }
+    }
+
+    async fn guild(config: &std::path::Path, args: &[&str]) -> std::process::ExitCode {
+        let config = config.display().to_string();
+        let argv = ["guild", "--config", config.as_str()]
+            .into_iter()
+            .chain(args.iter().copied());
+        let cli = Cli::try_parse_from(argv).expect("arguments parse");
+        run(cli).await.expect("command runs")
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn check_never_touches_the_data_dir_a_host_start_creates() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let config = dir.path().join("guild.toml");
+        let probe = probe().display().to_string();
+        std::fs::write(
+            &config,
+            format!("[host]\nplugins = [{probe:?}]\ndata_dir = \"data\"\n"),
+        )
+        .expect("write guild.toml");
+        let data = dir.path().join("data");
+        let code = guild(&config, &["plugins", "check", probe.as_str()]).await;
+        assert_eq!(code, std::process::ExitCode::SUCCESS);
+        assert!(!data.exists(), "plugins check created the data dir");
+        let code = guild(&config, &["plugins", "list"]).await;
+        assert_eq!(code, std::process::ExitCode::SUCCESS);
+        assert!(
+            data.join("receipts.db").is_file(),
+            "a command that starts the host does create it"
+        );
+    }
 }

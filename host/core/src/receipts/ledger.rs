@@ -132,6 +132,7 @@ impl Ledger {
             if let Some(replay) = w.replay(&intent, |id| {
                 in_flight.contains(id) || new_ids.iter().any(|n| n == id)
             })? {
+                w.record_replay(&intent, &replay)?;
                 answers.push(Begin::Replay(Box::new(replay)));
                 continue;
             }
@@ -208,6 +209,14 @@ impl Ledger {
         Ok(receipts)
     }
 
+    /// Forgets that this process is running the call of `intent`, without recording anything:
+    /// for a call whose outcome could not be recorded (its caller was dropped, or the outcome
+    /// write failed). The receipt stays `unknown` and becomes resolvable, and its idempotency
+    /// key replays it instead of being refused as in flight. A no-op once the intent completed.
+    pub fn release(&self, intent: &IntentId) {
+        self.lock().in_flight.remove(intent.as_str());
+    }
+
     /// Appends a resolution of a pending receipt (or reconciles an unknown one left by a
     /// crash). The earlier entries are untouched; reading the receipt shows the new status.
     pub fn resolve(&self, receipt_id: &str, outcome: Completion) -> Result<Receipt, LedgerError> {
@@ -217,6 +226,12 @@ impl Ledger {
         let (latest, first) = latest(&w.tx, receipt_id)?.ok_or_else(|| LedgerError::NotFound {
             id: receipt_id.to_owned(),
         })?;
+        if latest.kind == EntryKind::Replay.as_str() {
+            return Err(LedgerError::IsReplay {
+                id: receipt_id.to_owned(),
+                original: latest.detail.unwrap_or_default(),
+            });
+        }
         let status = status_of(&latest)?;
         match status {
             ReceiptStatus::Unknown if in_flight.contains(receipt_id) => {
@@ -523,6 +538,48 @@ impl<'c> Writer<'c> {
         }
         tracing::info!(key = %key, tool = %intent.tool, receipt = %receipt_id, "idempotent replay");
         Receipt::from_entry(latest, first).map(Some)
+    }
+
+    /// Records that `intent`'s task was answered with `replayed`, unless that task made the
+    /// call itself or already has a replay entry for it (one receipt backs one claim).
+    fn record_replay(&mut self, intent: &Intent, replayed: &Receipt) -> Result<(), LedgerError> {
+        if replayed.task_id == intent.task_id {
+            return Ok(());
+        }
+        let op = "look up a replay entry";
+        let recorded = self
+            .tx
+            .prepare_cached(
+                "SELECT 1 FROM entries WHERE kind = 'replay' AND task_id = ?1 AND detail = ?2",
+            )
+            .and_then(|mut s| s.exists(params![intent.task_id, replayed.id]))
+            .map_err(LedgerError::sqlite(op))?;
+        if recorded {
+            return Ok(());
+        }
+        self.append(Entry {
+            seq: 0,
+            kind: EntryKind::Replay.as_str().into(),
+            receipt_id: uuid::Uuid::now_v7().to_string(),
+            task_id: intent.task_id.clone(),
+            route: intent.route.clone(),
+            plugin: replayed.plugin.clone(),
+            tool: replayed.tool.clone(),
+            receipt_type: replayed.receipt_type.clone(),
+            operation: replayed.operation.clone(),
+            status: replayed.status.as_str().into(),
+            external_id: replayed.external_id.clone(),
+            verifiable_url: replayed.verifiable_url.clone(),
+            preview: replayed.preview.clone(),
+            error: replayed.error.clone(),
+            time: now_rfc3339(),
+            input_sha256: intent.input_sha256.clone(),
+            idempotency_key: intent.idempotency_key.clone(),
+            detail: Some(replayed.id.clone()),
+            prev_hash: String::new(),
+            hash: String::new(),
+        })?;
+        Ok(())
     }
 
     /// Links `entry` to the head, hashes and inserts it; returns it as stored.

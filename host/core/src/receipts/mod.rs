@@ -150,6 +150,17 @@ pub enum LedgerError {
         /// Its status.
         status: ReceiptStatus,
     },
+    /// `resolve` on a replay entry, which only copies another receipt.
+    #[error(
+        "receipt {id} records a replay of receipt {original} in another task; resolve {original} \
+         instead"
+    )]
+    IsReplay {
+        /// The replay receipt.
+        id: String,
+        /// The receipt it replayed.
+        original: String,
+    },
     /// A stored entry that cannot be read back (tampering or a bug).
     #[error("receipts ledger entry {seq} is unreadable: {reason}; run `guild receipts verify`")]
     Corrupt {

@@ -155,6 +155,9 @@ pub enum EntryKind {
     Resolution,
     /// A plugin load, unload or grant change.
     Audit,
+    /// An idempotent replay in another task: a receipt of that task (its own id) copying the
+    /// facts of the receipt it replayed, so that the task's honest claim is backed.
+    Replay,
 }
 
 impl EntryKind {
@@ -164,6 +167,7 @@ impl EntryKind {
             EntryKind::Outcome => "outcome",
             EntryKind::Resolution => "resolution",
             EntryKind::Audit => "audit",
+            EntryKind::Replay => "replay",
         }
     }
 
@@ -173,6 +177,7 @@ impl EntryKind {
             "outcome" => EntryKind::Outcome,
             "resolution" => EntryKind::Resolution,
             "audit" => EntryKind::Audit,
+            "replay" => EntryKind::Replay,
             _ => return None,
         })
     }
@@ -222,6 +227,10 @@ pub struct Receipt {
     pub prev_hash: String,
     /// That entry's hash.
     pub hash: String,
+    /// For a replay entry ([`EntryKind::Replay`]): the id of the receipt it replayed, whose
+    /// facts (status, external id) it copies as they were at the replay.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay_of: Option<String>,
 }
 
 impl Receipt {
@@ -233,6 +242,10 @@ impl Receipt {
                 return Err(corrupt(format!("kind {:?} is not a receipt entry", e.kind)));
             }
             Some(k) => k,
+        };
+        let replay_of = match entry {
+            EntryKind::Replay => e.detail.clone(),
+            _ => None,
         };
         let Some(status) = ReceiptStatus::parse(&e.status) else {
             return Err(corrupt(format!(
@@ -261,6 +274,7 @@ impl Receipt {
             entry_sequence: e.seq,
             prev_hash: e.prev_hash,
             hash: e.hash,
+            replay_of,
         })
     }
 }
@@ -283,7 +297,8 @@ pub enum Begin {
     Proceed(IntentId),
     /// The same idempotency key and input were recorded before: return this receipt's outcome
     /// without calling the connector. Its status may be `unknown` (the first call's host
-    /// stopped mid-call): that too means do not call again.
+    /// stopped mid-call): that too means do not call again. When the replaying task is not the
+    /// one that made the call, a replay entry for it was recorded in the same transaction.
     Replay(Box<Receipt>),
 }
 

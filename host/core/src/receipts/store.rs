@@ -18,6 +18,9 @@ pub trait LedgerStore: Send + Sync {
         &self,
         items: Vec<(&IntentId, Completion)>,
     ) -> Result<Vec<Receipt>, LedgerError>;
+    /// Forgets that this process runs the call of `intent` (see [`Ledger::release`]): the
+    /// receipt stays unknown, becomes resolvable, and its idempotency key replays it.
+    fn release(&self, intent: &IntentId);
     /// Appends a resolution of a pending or unknown receipt.
     fn resolve(&self, receipt_id: &str, outcome: Completion) -> Result<Receipt, LedgerError>;
     /// Appends an audit entry to the same chain.
@@ -65,6 +68,10 @@ impl LedgerStore for Ledger {
         items: Vec<(&IntentId, Completion)>,
     ) -> Result<Vec<Receipt>, LedgerError> {
         Ledger::complete_many(self, items)
+    }
+
+    fn release(&self, intent: &IntentId) {
+        Ledger::release(self, intent)
     }
 
     fn resolve(&self, receipt_id: &str, outcome: Completion) -> Result<Receipt, LedgerError> {
@@ -144,6 +151,7 @@ pub mod conformance {
     pub fn run(fresh: &dyn Fn() -> Box<dyn LedgerStore>) {
         two_phase(fresh().as_ref());
         idempotency(fresh().as_ref());
+        released(fresh().as_ref());
         resolution(fresh().as_ref());
         reads(fresh().as_ref());
     }
@@ -193,6 +201,47 @@ pub mod conformance {
             Begin::Replay(r) => assert_eq!(*r, first, "the recorded outcome is replayed"),
             Begin::Proceed(_) => panic!("the same key and input must not call again"),
         }
+        let of_t2 = s.for_task("t2").expect("for_task");
+        assert_eq!(
+            of_t2.len(),
+            1,
+            "a replay in another task is recorded for that task"
+        );
+        let replay = &of_t2[0];
+        assert_eq!(
+            (
+                replay.entry,
+                replay.replay_of.as_deref(),
+                replay.status,
+                replay.external_id.as_deref()
+            ),
+            (
+                EntryKind::Replay,
+                Some(first.id.as_str()),
+                ReceiptStatus::Success,
+                Some("I-1")
+            ),
+            "the replay entry copies the replayed receipt and names it"
+        );
+        assert!(
+            matches!(
+                s.resolve(&replay.id, outcome(CallStatus::Failed, None)),
+                Err(LedgerError::IsReplay { .. })
+            ),
+            "a replay entry is not resolved itself"
+        );
+        s.begin(intent("t2", Some("k"), 1)).expect("replay again");
+        s.begin(intent("t1", Some("k"), 1))
+            .expect("replay in the calling task");
+        assert_eq!(
+            (
+                s.for_task("t2").expect("for_task").len(),
+                s.for_task("t1").expect("for_task").len()
+            ),
+            (1, 1),
+            "one replay entry per task, none for the task that made the call"
+        );
+        assert!(s.verify().expect("verify").ok, "replay entries verify");
         assert!(
             matches!(
                 s.begin(intent("t1", Some("k"), 2)),
@@ -204,6 +253,34 @@ pub mod conformance {
             .begin_many(vec![intent("t1", None, 3), intent("t1", None, 4)])
             .expect("begin_many");
         assert_eq!(ids.len(), 2, "one answer per intent");
+    }
+
+    fn released(s: &dyn LedgerStore) {
+        let id = proceed(s.begin(intent("t1", Some("k"), 1)).expect("begin"));
+        s.release(&id);
+        match s
+            .begin(intent("t2", Some("k"), 1))
+            .expect("replay after release")
+        {
+            Begin::Replay(r) => assert_eq!(
+                (r.id.as_str(), r.status),
+                (id.as_str(), ReceiptStatus::Unknown),
+                "a released intent replays as unknown, not in flight"
+            ),
+            Begin::Proceed(_) => panic!("a released key must not call again"),
+        }
+        let r = s
+            .resolve(id.as_str(), outcome(CallStatus::Failed, None))
+            .expect("a released intent is resolvable");
+        assert_eq!(r.status, ReceiptStatus::Failed);
+        let kept = proceed(s.begin(intent("t1", Some("k2"), 2)).expect("begin"));
+        assert!(
+            matches!(
+                s.resolve(kept.as_str(), outcome(CallStatus::Success, None)),
+                Err(LedgerError::InFlight { .. })
+            ),
+            "an intent not released stays in flight"
+        );
     }
 
     fn resolution(s: &dyn LedgerStore) {

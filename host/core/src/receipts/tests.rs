@@ -198,14 +198,23 @@ fn idempotency_replays_the_recorded_outcome() {
     let id = proceed(l.begin(intent("t1", Some("k1"), 7)).expect("begin"));
     let first = l.complete(&id, success("ISSUE-1")).expect("complete");
     let entries = l.verify().expect("verify").entries;
-    match l.begin(intent("t2", Some("k1"), 7)).expect("again") {
+    match l.begin(intent("t1", Some("k1"), 7)).expect("again") {
         Begin::Replay(r) => assert_eq!(*r, first),
         Begin::Proceed(_) => panic!("same key and input must not call again"),
     }
     assert_eq!(
         l.verify().expect("verify").entries,
         entries,
-        "nothing appended"
+        "a replay in the calling task appends nothing"
+    );
+    match l.begin(intent("t2", Some("k1"), 7)).expect("again") {
+        Begin::Replay(r) => assert_eq!(*r, first),
+        Begin::Proceed(_) => panic!("same key and input must not call again"),
+    }
+    assert_eq!(
+        l.verify().expect("verify").entries,
+        entries + 1,
+        "a replay in another task appends one replay entry for it"
     );
     // A different key, or no key, proceeds.
     assert!(matches!(

@@ -183,15 +183,15 @@ impl Walk {
         }
         let before = self.seen.get(&e.receipt_id).copied();
         let fits = match (kind, before) {
-            (EntryKind::Intent | EntryKind::Audit, None) => true,
-            (EntryKind::Intent | EntryKind::Audit, Some(_)) => {
+            (EntryKind::Intent | EntryKind::Audit | EntryKind::Replay, None) => true,
+            (EntryKind::Intent | EntryKind::Audit | EntryKind::Replay, Some(_)) => {
                 return Some(format!("id {} is used twice", e.receipt_id));
             }
             (EntryKind::Outcome, Some((EntryKind::Intent, _))) => true,
             (
                 EntryKind::Resolution,
-                Some((_, Some(ReceiptStatus::Pending | ReceiptStatus::Unknown))),
-            ) => true,
+                Some((prev, Some(ReceiptStatus::Pending | ReceiptStatus::Unknown))),
+            ) => prev != EntryKind::Replay,
             _ => false,
         };
         if !fits {

@@ -182,7 +182,13 @@ fn backed(what: &str, r: &Receipt) -> Check {
     Check::new(
         "claim",
         CheckStatus::Passed,
-        format!("{what} is backed by success receipt {}", r.id),
+        match &r.replay_of {
+            Some(original) => format!(
+                "{what} is backed by success receipt {} (an idempotent replay of receipt {original})",
+                r.id
+            ),
+            None => format!("{what} is backed by success receipt {}", r.id),
+        },
     )
 }
 

@@ -41,6 +41,7 @@ fn receipt(id: &str, task: &str, tool: &str, status: ReceiptStatus, ext: Option<
         input_sha256: "0".repeat(64),
         idempotency_key: None,
         entry: EntryKind::Outcome,
+        replay_of: None,
         entry_sequence: 2,
         prev_hash: "0".repeat(64),
         hash: "1".repeat(64),
@@ -392,6 +393,63 @@ fn claims_without_external_id_need_one_success_receipt_each() {
     let (_, checks) = claim_verdict(vec![claim(T, None), claim(T, Some("I-1"))], &two[..1]);
     assert_eq!(checks[0].status, CheckStatus::Failed, "{checks:?}");
     assert_eq!(checks[1].status, CheckStatus::Passed, "{checks:?}");
+}
+
+/// A real ledger: task-0 makes the call, [`TASK`] replays it with the same idempotency key.
+fn replayed_in_task() -> Vec<Receipt> {
+    use crate::receipts::{Begin, Completion, Intent, Ledger};
+    use crate::types::CallStatus;
+    let ledger = Ledger::open_in_memory().expect("ledger");
+    let intent = |task: &str| Intent {
+        task_id: task.into(),
+        route: "planner".into(),
+        plugin: "tracker@1.0.0".into(),
+        tool: "t.x".into(),
+        receipt_type: "issue".into(),
+        operation: "create".into(),
+        input_sha256: "a".repeat(64),
+        idempotency_key: Some("k".into()),
+    };
+    let Begin::Proceed(id) = ledger.begin(intent("task-0")).expect("begin") else {
+        panic!("a fresh key proceeds");
+    };
+    let done = Completion {
+        status: CallStatus::Success,
+        external_id: Some("I-1".into()),
+        verifiable_url: None,
+        preview: None,
+        error: None,
+    };
+    ledger.complete(&id, done).expect("complete");
+    let Begin::Replay(_) = ledger.begin(intent(TASK)).expect("replay") else {
+        panic!("the same key and input replay");
+    };
+    ledger.for_task(TASK).expect("for_task")
+}
+
+#[test]
+fn an_honest_claim_citing_an_idempotent_replay_is_backed() {
+    let receipts = replayed_in_task();
+    for c in [claim("t.x", Some("I-1")), claim("t.x", None)] {
+        let (verdict, checks) = claim_verdict(vec![c.clone()], &receipts);
+        assert_eq!(verdict, CheckStatus::Passed, "{c:?}: {checks:?}");
+        assert!(checks[0].message.contains("replay"), "{checks:?}");
+    }
+}
+
+#[test]
+fn a_claim_beside_a_replay_without_its_own_receipt_still_fails() {
+    let receipts = replayed_in_task();
+    let (_, checks) = claim_verdict(vec![claim("t.x", Some("I-2"))], &receipts);
+    assert_eq!(checks[0].status, CheckStatus::Failed, "{checks:?}");
+    let (_, checks) = claim_verdict(vec![claim("t.x", None), claim("t.x", None)], &receipts);
+    assert_eq!(
+        checks.iter().map(|c| c.status).collect::<Vec<_>>(),
+        [CheckStatus::Passed, CheckStatus::Failed],
+        "one replay backs one claim: {checks:?}"
+    );
+    let (_, checks) = claim_verdict(vec![claim("t.y", None)], &receipts);
+    assert_eq!(checks[0].status, CheckStatus::Failed, "{checks:?}");
 }
 
 #[test]

@@ -5,6 +5,7 @@
 //! task result. [`TaskScope`] is what the runtime's `TaskHost` view of a task is made of
 //! (see [`task_host`]).
 
+mod open_intent;
 mod task_host;
 mod tool_call;
 

@@ -10,11 +10,12 @@ use tracing::Instrument;
 use guild_core::capability::{denied, trace_decision};
 use guild_core::limits::MAX_IDEMPOTENCY_KEY_BYTES;
 use guild_core::manifest::{PluginKind, parse_tool_name};
-use guild_core::receipts::{Begin, Completion, Intent, LedgerError, Receipt, ReceiptStatus};
+use guild_core::receipts::{Completion, Intent, LedgerError, Receipt, ReceiptStatus};
 use guild_core::text::truncate as truncate_str;
 use guild_core::types::{CallStatus, ToolCallRecord, ToolError, ToolOutcome};
 use guild_runtime::Failure;
 
+use super::open_intent::{self, Started};
 use super::{Approval, TaskScope, failed_outcome, sha256};
 use crate::session::ApprovalRequest;
 
@@ -123,9 +124,9 @@ pub(crate) async fn call_tool(
             idempotency_key: idempotency_key.clone(),
         };
         let ledger = shared.ledger.clone();
-        match tokio::task::spawn_blocking(move || ledger.begin(intent)).await {
-            Ok(Ok(Begin::Proceed(id))) => Some(id),
-            Ok(Ok(Begin::Replay(receipt))) => {
+        match tokio::task::spawn_blocking(move || open_intent::begin(ledger, intent)).await {
+            Ok(Ok(Started::Open(open))) => Some(open),
+            Ok(Ok(Started::Replay(receipt))) => {
                 let outcome = outcome_of(&receipt);
                 record(outcome.clone(), Some(receipt.id.clone()), true);
                 return Ok(outcome);
@@ -150,58 +151,66 @@ pub(crate) async fn call_tool(
         None
     };
 
-    let result = shared
-        .runtime
-        .connector_call(&plugin.runtime, tool, input)
-        .instrument(span.clone())
-        .await;
-    let _enter = span.enter();
-    let (outcome, answer) = match result {
-        Ok(outcome) => {
-            let outcome = normalise(outcome);
-            (outcome.clone(), Ok(outcome))
-        }
-        Err(failure) => {
-            let message = format!(
-                "tool '{full}' failed: connector '{}' {failure}",
-                plugin.ident
-            );
-            let error = match failure {
-                Failure::TimedOut { .. }
-                | Failure::OutputTooLarge { .. }
-                | Failure::HostcallData { .. }
-                | Failure::MemoryExceeded { .. }
-                | Failure::HandleLimit { .. } => ToolError::LimitExceeded(message.clone()),
-                _ => ToolError::Failed(message.clone()),
+    // The connector call and its outcome entry run as one unit. For a mutating call it is a
+    // task of its own: once the intent is committed, the call finishes (the connector has its
+    // own timeout) and its outcome is recorded even if this caller is dropped (task timeout,
+    // cancel). If even that fails, dropping the intent releases it (see `open_intent`).
+    let call = {
+        let (shared, plugin, tool, full) = (
+            shared.clone(),
+            plugin.clone(),
+            tool.to_owned(),
+            full.to_owned(),
+        );
+        async move {
+            let result = shared
+                .runtime
+                .connector_call(&plugin.runtime, &tool, input)
+                .await;
+            let (outcome, answer) = match result {
+                Ok(outcome) => {
+                    let outcome = normalise(outcome);
+                    (outcome.clone(), Ok(outcome))
+                }
+                Err(failure) => {
+                    let message = format!(
+                        "tool '{full}' failed: connector '{}' {failure}",
+                        plugin.ident
+                    );
+                    let error = match failure {
+                        Failure::TimedOut { .. }
+                        | Failure::OutputTooLarge { .. }
+                        | Failure::HostcallData { .. }
+                        | Failure::MemoryExceeded { .. }
+                        | Failure::HandleLimit { .. } => ToolError::LimitExceeded(message.clone()),
+                        _ => ToolError::Failed(message.clone()),
+                    };
+                    (failed_outcome(&message), Err(error))
+                }
             };
-            (failed_outcome(&message), Err(error))
+            tracing::info!(status = ?outcome.status, "tool call finished");
+            let receipt_id = match intent {
+                Some(open) => open.complete(&full, Completion::from(&outcome)).await,
+                None => None,
+            };
+            (outcome, answer, receipt_id)
         }
+        .instrument(span)
     };
-    tracing::info!(status = ?outcome.status, "tool call finished");
-    let receipt_id = match intent {
-        Some(intent) => {
-            let ledger = shared.ledger.clone();
-            let completion = Completion {
-                status: outcome.status,
-                external_id: outcome.external_id.clone(),
-                verifiable_url: outcome.verifiable_url.clone(),
-                preview: outcome.preview.clone(),
-                error: outcome.error.clone(),
-            };
-            match tokio::task::spawn_blocking(move || ledger.complete(&intent, completion)).await {
-                Ok(Ok(receipt)) => Some(receipt.id),
-                Ok(Err(e)) => {
-                    // The intent stands: the receipt reads as unknown, never as success.
-                    tracing::error!("failed to record the outcome of '{full}': {e}");
-                    None
-                }
-                Err(e) => {
-                    tracing::error!("receipts ledger task failed for '{full}': {e}");
-                    None
-                }
+    let (outcome, answer, receipt_id) = if spec.mutating {
+        match tokio::spawn(call).await {
+            Ok(done) => done,
+            Err(e) => {
+                let message = format!("tool '{full}' failed: its call task ended: {e}");
+                (
+                    failed_outcome(&message),
+                    Err(ToolError::Failed(message)),
+                    None,
+                )
             }
         }
-        None => None,
+    } else {
+        call.await
     };
     record(outcome, receipt_id, false);
     answer

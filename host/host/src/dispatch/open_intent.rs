@@ -1,0 +1,78 @@
+//! [`OpenIntent`]: a committed intent whose call has not been recorded yet. However the call
+//! ends — outcome recorded, outcome write failed, caller dropped, task panicked — the intent
+//! does not stay "in flight" in the ledger: dropping an `OpenIntent` that was not completed
+//! releases it, so the receipt reads `unknown`, can be resolved, and its idempotency key replays
+//! it instead of being refused for the life of the process.
+
+use std::sync::Arc;
+
+use guild_core::receipts::{Begin, Completion, Intent, IntentId, Ledger, LedgerError, Receipt};
+
+/// Answer of [`begin`].
+pub(crate) enum Started {
+    /// The intent is committed: run the connector, then [`OpenIntent::complete`].
+    Open(OpenIntent),
+    /// The idempotency key answered with this recorded receipt.
+    Replay(Box<Receipt>),
+}
+
+/// Commits `intent` (blocking: call it on a blocking thread). The handle is made here, on
+/// that thread, so a caller dropped while waiting for it still releases the intent.
+pub(crate) fn begin(ledger: Arc<Ledger>, intent: Intent) -> Result<Started, LedgerError> {
+    Ok(match ledger.begin(intent)? {
+        Begin::Proceed(id) => Started::Open(OpenIntent {
+            ledger,
+            id: Some(id),
+        }),
+        Begin::Replay(receipt) => Started::Replay(receipt),
+    })
+}
+
+/// A committed intent; released on drop unless its outcome was recorded.
+pub(crate) struct OpenIntent {
+    ledger: Arc<Ledger>,
+    /// `None` once the outcome is recorded.
+    id: Option<IntentId>,
+}
+
+impl OpenIntent {
+    /// Records the call's outcome on a blocking thread. Returns the receipt id, or `None` when
+    /// the outcome could not be written: the intent stands and the receipt reads `unknown`
+    /// (never success), released so that it can be resolved.
+    pub(crate) async fn complete(mut self, tool: &str, completion: Completion) -> Option<String> {
+        let written = tokio::task::spawn_blocking(move || {
+            let id = self.id.take()?;
+            let written = self.ledger.complete(&id, completion);
+            if written.is_err() {
+                self.ledger.release(&id);
+            }
+            Some(written)
+        })
+        .await;
+        match written {
+            Ok(Some(Ok(receipt))) => Some(receipt.id),
+            Ok(Some(Err(e))) => {
+                tracing::error!("failed to record the outcome of '{tool}': {e}");
+                None
+            }
+            Ok(None) => None,
+            Err(e) => {
+                tracing::error!("receipts ledger task failed for '{tool}': {e}");
+                None
+            }
+        }
+    }
+}
+
+impl Drop for OpenIntent {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take() {
+            tracing::warn!(
+                receipt = id.as_str(),
+                "a mutating call ended without a recorded outcome: its receipt stays unknown \
+                 and can be resolved"
+            );
+            self.ledger.release(&id);
+        }
+    }
+}
