@@ -46,7 +46,7 @@ pub struct TaskRequest {
 /// One child's result, in input order.
 #[derive(Debug, Clone, Serialize)]
 pub struct BatchItem {
-    /// 1-based position, as in the `[task i]` label.
+    /// 0-based position in the input, as in the `[task i]` label (`[task 0]` … `[task n-1]`).
     pub index: usize,
     /// The specialist asked for.
     pub subagent_type: String,
@@ -179,7 +179,7 @@ impl Session {
                     .await
                     .map_err(|e| e.to_string());
                 BatchItem {
-                    index: i + 1,
+                    index: i,
                     subagent_type: t.subagent_type,
                     result,
                 }
@@ -191,7 +191,7 @@ impl Session {
             .enumerate()
             .map(|(i, j)| {
                 j.unwrap_or_else(|e| BatchItem {
-                    index: i + 1,
+                    index: i,
                     subagent_type: tasks[i].subagent_type.clone(),
                     result: Err(format!("the host failed while running this child: {e}")),
                 })
@@ -212,7 +212,7 @@ impl Session {
             TaskInput::Single(t) => {
                 let result = self.task(&t.subagent_type, &t.description).await?;
                 Ok(vec![BatchItem {
-                    index: 1,
+                    index: 0,
                     subagent_type: t.subagent_type.clone(),
                     result: Ok(result),
                 }])
