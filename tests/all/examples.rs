@@ -290,3 +290,68 @@ async fn verify_receipt_fetches_the_verifiable_url_only_where_allowed() {
     assert!(check.message.contains("found"), "{}", check.message);
     assert!(open.verify_receipt("no-such-receipt").await.is_err());
 }
+
+/// The call-chain rule: a connector acts with **its own** grants, never the caller's. The
+/// specialist is granted the tool; what the tool may reach is the connector's grant. So a
+/// specialist with no HTTP grant files an issue through the tracker's grant (and the receipt
+/// names it as the route), while an HTTP grant given to the specialist never reaches a
+/// connector that has none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connector_acts_with_its_own_grants_not_the_callers() {
+    use guild_host::receipts::ReceiptStatus;
+    // Allowed: triage has no http grant at all; the tracker's own grant carries the call.
+    let (_dir, tracker, h) = setup().await;
+    let triage = h.plugin("triage").expect("triage loaded");
+    assert!(
+        !triage.capabilities.iter().any(|r| r.capability == "http"
+            && matches!(r.status, guild_host::capability::RowStatus::Granted(_))),
+        "{:?}",
+        triage.capabilities
+    );
+    let r = h
+        .task("triage", "- [bug] Search box ignores accents\n")
+        .await
+        .expect("starts");
+    assert_eq!(r.status, TaskStatus::Succeeded, "{:?}", r.error);
+    assert_eq!(tracker.issues().len(), 1);
+    let receipt = r
+        .receipts
+        .iter()
+        .find(|x| x.tool == "tracker.create_issue")
+        .expect("a receipt for the create");
+    assert_eq!(receipt.status, ReceiptStatus::Success);
+    assert_eq!(receipt.route, "triage", "the receipt names the specialist");
+    assert!(receipt.plugin.starts_with("tracker@"), "{}", receipt.plugin);
+    drop(h);
+
+    // Denied: the tracker has no http grant; an http grant given to the caller does not flow
+    // down the chain, so the connector's request is refused and nothing is filed.
+    let (dir, tracker) = workspace_and_tracker().await;
+    let base = tracker.base_url().to_owned();
+    let text = grants(&base, "token")
+        .replace(&format!("http = [\"{base}\"]\n"), "")
+        .replace(
+            "[grants.triage]\n",
+            &format!("[grants.triage]\nhttp = [\"{base}\"]\n"),
+        );
+    let h = host(dir.path(), ALL, &text).await;
+    let r = h
+        .task("triage", "- [bug] Search box ignores accents\n")
+        .await
+        .expect("starts");
+    assert!(
+        tracker.issues().is_empty(),
+        "nothing filed without the connector's grant"
+    );
+    let refused = r
+        .tool_calls
+        .iter()
+        .filter(|c| c.tool.starts_with("tracker."))
+        .any(|c| {
+            c.outcome
+                .error
+                .as_deref()
+                .is_some_and(|e| e.contains("denied"))
+        });
+    assert!(refused, "{:?}", r.tool_calls);
+}
