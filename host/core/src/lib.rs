@@ -11,6 +11,7 @@
 
 pub mod capability;
 pub mod config;
+pub mod decision;
 pub mod error;
 pub mod http;
 pub mod limits;

@@ -7,7 +7,6 @@
 //! with its own `resolve` and table tests; per-instance state is built from [`Effective`] by the
 //! runtime.
 
-mod decision;
 mod fs;
 mod origins;
 mod report;
@@ -16,7 +15,7 @@ mod tests;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-pub use decision::{denied, trace_decision};
+pub use crate::decision::{denied, trace_decision, trace_refusal};
 pub use fs::FsMount;
 pub use report::{CapabilityRow, RowStatus};
 

@@ -204,7 +204,7 @@ impl GuardedClient {
             let deadline = tokio::time::Instant::now() + self.limits.timeout;
             let budget = self.shared.budgets.of(&policy.plugin, &self.limits);
             let limited = |e: HttpError| {
-                tracing::info!(outcome = "limited", reason = %e, "http decision");
+                crate::decision::trace_refusal(&policy.plugin, "http", &req.url, &e.to_string());
                 e
             };
             budget
@@ -333,8 +333,8 @@ async fn authorize(
     guest_headers: &[(String, String)],
     body: &[u8],
 ) -> Result<pin::Resolved, HttpError> {
-    let deny = |reason| {
-        tracing::info!(target = %target, outcome = "denied", reason = %reason, "http decision");
+    let deny = |reason: super::DenyReason| {
+        crate::decision::trace_refusal(&policy.plugin, "http", target, &reason.to_string());
         HttpError::Denied {
             plugin: policy.plugin.clone(),
             target: target.to_owned(),
@@ -347,7 +347,7 @@ async fn authorize(
     for ip in resolved.ips() {
         policy.check_address(url, ip).map_err(deny)?;
     }
-    tracing::info!(target = %target, outcome = "allowed", "http decision");
+    crate::decision::trace_decision(&policy.plugin, "http", target, true);
     Ok(resolved)
 }
 

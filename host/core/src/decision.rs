@@ -1,5 +1,7 @@
 //! How a capability decision is worded and traced: one message format and one tracing target
-//! (`guild::capability`) for every layer that allows or refuses something.
+//! (`guild::capability`, fields plugin, capability, target, outcome and, for a refusal, reason)
+//! for every layer that allows or refuses something. `GUILD_LOG=guild::capability=debug` shows
+//! every decision the host makes.
 
 /// A refusal message: `denied: plugin 'P' capability C target 'T': why`.
 pub fn denied(plugin: &str, capability: &str, target: &str, why: &str) -> String {
@@ -14,5 +16,17 @@ pub fn trace_decision(plugin: &str, capability: &str, target: &str, allowed: boo
         capability,
         target,
         outcome = if allowed { "allowed" } else { "denied" },
+    );
+}
+
+/// Traces one refusal with its reason.
+pub fn trace_refusal(plugin: &str, capability: &str, target: &str, reason: &str) {
+    tracing::debug!(
+        target: "guild::capability",
+        plugin,
+        capability,
+        target,
+        outcome = "denied",
+        reason,
     );
 }
