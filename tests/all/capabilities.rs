@@ -134,9 +134,8 @@ async fn empty_grant_denies_everything() {
     assert!(
         info.capabilities
             .iter()
-            // Limits always apply; a plugin's own skills/ folder is part of its package.
-            .filter(|r| r.capability != "limits"
-                && !(r.capability == "skills" && r.target == "skills/"))
+            // Limits always apply; even the plugin's own skills/ folder needs a grant.
+            .filter(|r| r.capability != "limits")
             .all(|r| !matches!(r.status, guild_host::capability::RowStatus::Granted(_))),
         "{:?}",
         info.capabilities

@@ -17,6 +17,7 @@ mod receipts;
 mod reports;
 mod server;
 mod skill_access;
+mod skill_grants;
 mod skills;
 mod skills_wild;
 mod tool_input;

@@ -5,7 +5,8 @@ use guild_tests::{host, probe};
 use serde_json::{Value, json};
 
 const PROBE: &[&str] = &["testing/probe", "testing/echo"];
-const TOOLS: &str = r#"tools = ["echo.echo", "echo.create", "echo.documented"]"#;
+const TOOLS: &str = r#"tools = ["echo.echo", "echo.create", "echo.documented"]
+skills = ["skills/"]"#;
 
 fn seq(ops: Value) -> Value {
     json!({"op": "seq", "ops": ops})
@@ -149,7 +150,7 @@ async fn skills_added_changed_and_removed_show_without_a_restart() {
         std::fs::copy(src.join(f), plugin.join(f)).expect("copy");
     }
     let text = format!(
-        "[host]\nplugins = [{:?}, {:?}]\ndata_dir = \"data\"\n[skills]\nwatch_interval_ms = 50\n",
+        "[host]\nplugins = [{:?}, {:?}]\ndata_dir = \"data\"\n[skills]\nwatch_interval_ms = 50\n[grants.probe]\nskills = [\"skills/\"]\n",
         plugin.display().to_string(),
         guild_tests::plugin_dir("testing/echo")
             .display()

@@ -10,7 +10,7 @@ use std::time::Duration;
 use guild_host::manifest::Manifest;
 use guild_host::skills::{
     Catalog, FolderChange, Mode, NoLoaders, Severity, SkillError, SkillSource, Skills,
-    SkillsSettings, SourceKind, TaskSkills, check_dir, scan_folder,
+    SkillsSettings, SourceKind, SourceRequest, TaskSkills, check_dir, scan_folder,
 };
 use guild_tests::{host, repo_root};
 
@@ -207,6 +207,18 @@ fn specialist(root: &Path, name: &str, skills: &[&str]) -> Manifest {
     Manifest::parse(&text, &dir).expect("manifest")
 }
 
+/// The sources of `m` were every one of its requests granted (the intersection itself is
+/// tested in `skill_grants.rs` and the capability table tests).
+fn all_granted(skills: &Skills, m: &Manifest) -> Result<Vec<SkillSource>, SkillError> {
+    let requests = m
+        .capabilities
+        .skills
+        .iter()
+        .map(|e| SourceRequest::parse(e))
+        .collect::<Result<Vec<_>, _>>()?;
+    skills.sources_for(m.name(), &m.dir, &requests)
+}
+
 #[tokio::test]
 async fn each_specialist_sees_only_what_it_declared() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -230,7 +242,7 @@ async fn each_specialist_sees_only_what_it_declared() {
     let skills = Skills::new(settings, root);
 
     let cat = |m: &Manifest| {
-        let sources = skills.sources_for(m).expect("sources");
+        let sources = all_granted(&skills, m).expect("sources");
         let skills = &skills;
         async move { skills.catalog(&sources, &NoLoaders).await }
     };
@@ -277,7 +289,7 @@ async fn each_specialist_sees_only_what_it_declared() {
     // A manifest cannot reach outside its folder or name an undefined shared folder.
     for bad in ["../alpha/skills", "/etc", "shared:other"] {
         let m = specialist(root, "delta", &[bad]);
-        assert!(skills.sources_for(&m).is_err(), "{bad} accepted");
+        assert!(all_granted(&skills, &m).is_err(), "{bad} accepted");
     }
 }
 
@@ -460,6 +472,9 @@ async fn team_skills_loader_plugin_serves_through_the_host() {
     let config = r#"[grants.team-skills]
 fs = [{ guest = "/skills", host = "team", mode = "ro" }]
 
+[grants.probe]
+skills = ["skills/"]
+
 [skills]
 supervisor = ["loader:team-skills", "own"]
 strict_allowed_tools = ["probe"]
@@ -529,7 +544,7 @@ strict_allowed_tools = ["probe"]
         Err(SkillError::InvalidPath { .. })
     ));
 
-    // The probe specialist declared only its own `skills/` folder: it sees none of the
+    // The probe specialist was granted only its own `skills/` folder: it sees none of the
     // supervisor's or the loader's skills.
     let probe = skills.catalog(Some("probe")).await.expect("probe catalog");
     assert_eq!(probe.names(), vec!["careful-echo", "echo-guide"]);

@@ -124,6 +124,10 @@ pub struct Grant {
     /// Secrets by name: where each value comes from and the hosts it may be sent to.
     #[serde(default)]
     pub secrets: BTreeMap<String, SecretGrant>,
+    /// Skill sources, spelled as the manifest requests them (`"skills/"`, `"shared:NAME"`,
+    /// `"loader:NAME"`); a requested source is visible only if listed here.
+    #[serde(default)]
+    pub skills: Vec<crate::skills::SourceRequest>,
     /// Progress reports through the report channel.
     #[serde(default)]
     pub report: bool,

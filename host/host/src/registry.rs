@@ -207,7 +207,7 @@ pub(crate) async fn load_one(shared: &Arc<Shared>, dir: &Path) -> Result<LoadedP
     let (effective, rows) = capability::resolve(&manifest, &shared.config)?;
     let skill_sources = shared
         .skills
-        .sources_for(&manifest)
+        .sources_for(manifest.name(), &manifest.dir, &effective.skills)
         .map_err(|e| LoadError::Grant {
             plugin: manifest.name().to_owned(),
             message: format!("key `capabilities.skills`: {e}"),

@@ -47,7 +47,8 @@ impl HostSkills {
         })
     }
 
-    /// The sources `specialist` declared in its own manifest, or the supervisor's sources from
+    /// The sources `specialist` requested in its own manifest and the operator granted (as
+    /// computed at load, the set its tasks see), or the supervisor's sources from
     /// `guild.toml` when `specialist` is `None`.
     pub fn sources(&self, specialist: Option<&str>) -> Result<Vec<SkillSource>, SkillError> {
         let Some(name) = specialist else {
@@ -58,7 +59,7 @@ impl HostSkills {
             .resolve(name)
             .filter(|p| p.manifest.plugin.kind == PluginKind::Specialist)
             .ok_or_else(|| SkillError::UnknownSpecialist(name.to_owned()))?;
-        self.skills.sources_for(&plugin.manifest)
+        Ok(plugin.skill_sources.clone())
     }
 
     /// The catalog `specialist` (or the supervisor, for `None`) may see.

@@ -10,6 +10,7 @@
 mod fs;
 mod origins;
 mod report;
+mod skills;
 #[cfg(test)]
 mod tests;
 
@@ -23,6 +24,7 @@ use crate::config::{Config, Grant};
 use crate::error::LoadError;
 use crate::http::{AllowList, EgressPolicy, SecretHeader};
 use crate::manifest::{Limits, Manifest};
+use crate::skills::SourceRequest;
 
 /// What one plugin may do, after intersecting request and grant.
 #[derive(Debug, Clone)]
@@ -39,6 +41,8 @@ pub struct Effective {
     pub tools_not_granted: BTreeSet<String>,
     /// Tools the operator grants that the manifest does not request (explains a refusal).
     pub tools_not_requested: BTreeSet<String>,
+    /// Skill sources requested ∩ granted, in the manifest's order.
+    pub skills: Vec<SourceRequest>,
     /// Progress reports through the report channel.
     pub report: bool,
     /// Effective limits.
@@ -55,6 +59,7 @@ impl Effective {
             tools: BTreeSet::new(),
             tools_not_granted: BTreeSet::new(),
             tools_not_requested: BTreeSet::new(),
+            skills: Vec::new(),
             report: false,
             limits,
         }
@@ -224,17 +229,10 @@ pub fn resolve(
         }
     }
 
+    // Skill sources: requested by the manifest, granted by the operator; never inherited.
+    let skills = skills::resolve(&req.skills, &grant.skills, &mut rows).map_err(grant_err)?;
+
     // Capabilities this host version does not implement yet are reported, never granted.
-    // Skill sources are the specialist's own declaration (never inherited); what they may
-    // contain is checked when the catalog is built. Loaders must be loaded plugins.
-    for source in &req.skills {
-        let detail = if source.starts_with("loader:") || source.starts_with("shared:") {
-            "declared source (served when the loader or shared folder exists)"
-        } else {
-            "the plugin's own skill folder"
-        };
-        rows.push(CapabilityRow::granted("skills", source, detail));
-    }
     for doc in &req.memory {
         rows.push(CapabilityRow::denied(
             "memory",
@@ -281,6 +279,7 @@ pub fn resolve(
             tools,
             tools_not_granted,
             tools_not_requested,
+            skills,
             report,
             limits,
         },

@@ -430,3 +430,79 @@ tools = ["echo.echo", "echo.delete"]"#,
     let none = Effective::none("probe", eff.limits);
     assert!(none.tool_refusal("probe", "echo.echo").is_some());
 }
+
+const SKILLS: &str = r#"
+[plugin]
+name = "probe"
+version = "1.0.0"
+kind = "specialist"
+component = "probe.wasm"
+
+[capabilities]
+skills = ["skills/", "shared:team", "loader:team-skills"]
+"#;
+
+fn skill_rows(rows: &[CapabilityRow]) -> Vec<(String, RowStatus)> {
+    rows.iter()
+        .filter(|r| r.capability == "skills")
+        .map(|r| (r.target.clone(), r.status.clone()))
+        .collect()
+}
+
+#[test]
+fn skill_sources_are_requested_and_granted() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let manifest = Manifest::parse(SKILLS, Path::new("/plugins/probe")).expect("manifest");
+    let granted =
+        "[grants.probe]\nskills = [\"skills\", \"loader:team-skills\", \"loader:other\"]\n";
+    let (eff, rows) = resolve(&manifest, &config(granted, dir.path())).expect("resolves");
+    assert_eq!(
+        eff.skills,
+        vec![
+            SourceRequest::Own("skills".into()),
+            SourceRequest::Loader("team-skills".into())
+        ],
+        "\"skills\" grants \"skills/\"; shared:team is not granted"
+    );
+    let granted_row = RowStatus::Granted("granted".into());
+    assert_eq!(
+        skill_rows(&rows),
+        vec![
+            ("skills/".to_owned(), granted_row.clone()),
+            (
+                "shared:team".to_owned(),
+                RowStatus::Denied("not granted".into())
+            ),
+            ("loader:team-skills".to_owned(), granted_row),
+            ("loader:other".to_owned(), RowStatus::Unused),
+        ]
+    );
+}
+
+#[test]
+fn empty_grant_denies_every_skill_source() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let manifest = Manifest::parse(SKILLS, Path::new("/plugins/probe")).expect("manifest");
+    for text in ["", "[grants.probe]\nskills = []\n"] {
+        let (eff, rows) = resolve(&manifest, &config(text, dir.path())).expect("resolves");
+        assert!(eff.skills.is_empty(), "{text:?}: {:?}", eff.skills);
+        let rows = skill_rows(&rows);
+        assert_eq!(rows.len(), 3);
+        assert!(
+            rows.iter().all(|(_, s)| matches!(s, RowStatus::Denied(_))),
+            "{rows:?}"
+        );
+    }
+}
+
+#[test]
+fn skill_grant_entries_are_typed_when_the_config_is_read() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for bad in ["../other", "/abs", "", "loader:Bad Name", "shared:"] {
+        let text = format!("[grants.probe]\nskills = [{bad:?}]\n");
+        let err = Config::parse(&text, &dir.path().join("guild.toml"), dir.path())
+            .expect_err("malformed skill grant accepted")
+            .to_string();
+        assert!(err.contains("skills"), "{bad:?}: {err}");
+    }
+}

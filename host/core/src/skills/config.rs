@@ -13,8 +13,24 @@
 //! A specialist's `capabilities.skills` entries are one of: a relative path inside its own
 //! plugin folder (`"skills/"`), `"shared:NAME"` (a folder the operator named above), or
 //! `"loader:NAME"` (a skill-loader plugin). A manifest can never name an arbitrary host folder.
+//! Each entry is parsed once, at load, into a [`SourceRequest`].
+//!
+//! Like every capability, a source is only *requested* by the manifest: the operator grants it
+//! with the same strings in `[grants.NAME] skills` of `guild.toml`, and only requested ∩ granted
+//! sources are visible ([`crate::capability`] computes the intersection). That includes the
+//! plugin's own bundled `skills/` folder: an operator who installs a plugin decides which
+//! instructions its model reads, and no specialist can make the host run a skill-loader by
+//! naming it.
+//!
+//! ```toml
+//! [grants.triage]
+//! skills = ["skills/", "shared:team", "loader:team-skills"]
+//! ```
+//!
+//! The supervisor's sources (`[skills] supervisor`) are written by the operator and need no grant.
 
 use std::collections::BTreeMap;
+use std::fmt;
 use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -173,35 +189,30 @@ impl SkillSource {
         }
     }
 
-    /// Parses one entry of a plugin manifest's `capabilities.skills`.
-    pub fn parse_declared(
-        entry: &str,
+    /// Where a granted request points, with `plugin`'s folder and the operator's shared
+    /// folders (`shared:NAME` must name one of `[skills.shared]`).
+    pub fn from_request(
+        request: &SourceRequest,
         plugin: &str,
         plugin_dir: &Path,
         settings: &SkillsSettings,
         base_dir: &Path,
     ) -> Result<Self, SkillError> {
-        if let Some(parsed) = Self::parse_named(entry, settings, base_dir)? {
-            return Ok(parsed);
+        match request {
+            SourceRequest::Own(rel) => Ok(Self::Folder {
+                path: plugin_dir.join(rel),
+                label: format!("plugin:{plugin}/{}", rel.display()),
+                kind: SourceKind::Own,
+            }),
+            SourceRequest::Shared(_) | SourceRequest::Loader(_) => {
+                Self::parse_named(&request.to_string(), settings, base_dir)?.ok_or_else(|| {
+                    SkillError::Source {
+                        source_entry: request.to_string(),
+                        reason: "not a named source".to_owned(),
+                    }
+                })
+            }
         }
-        let rel = Path::new(entry.trim_end_matches('/'));
-        let inside = !rel.as_os_str().is_empty()
-            && rel
-                .components()
-                .all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
-        if !inside {
-            return Err(SkillError::Source {
-                source_entry: entry.to_owned(),
-                reason: format!(
-                    "plugin '{plugin}' may declare only a folder inside its own plugin folder (like \"skills/\"), \"shared:NAME\" or \"loader:NAME\""
-                ),
-            });
-        }
-        Ok(Self::Folder {
-            path: plugin_dir.join(rel),
-            label: format!("plugin:{plugin}/{}", rel.display()),
-            kind: SourceKind::Own,
-        })
     }
 
     /// Parses one entry of `[skills] supervisor` (paths resolve against `base_dir`).
@@ -273,5 +284,73 @@ impl SkillSource {
             }));
         }
         Ok(None)
+    }
+}
+
+/// One skill source as a manifest requests it or an operator grants it, parsed once at load.
+///
+/// Two entries that name the same source compare equal (`"skills"`, `"skills/"` and
+/// `"./skills"` are one folder), so requested ∩ granted is a plain comparison.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
+#[serde(try_from = "String")]
+pub enum SourceRequest {
+    /// A folder inside the plugin's own folder, relative, with no `..`.
+    Own(PathBuf),
+    /// `shared:NAME`: a folder the operator names in `[skills.shared]`.
+    Shared(String),
+    /// `loader:NAME`: a skill-loader plugin.
+    Loader(String),
+}
+
+impl SourceRequest {
+    /// Parses one entry; the error says what forms are accepted.
+    pub fn parse(entry: &str) -> Result<Self, SkillError> {
+        let bad = |reason: String| SkillError::Source {
+            source_entry: entry.to_owned(),
+            reason,
+        };
+        if let Some(name) = entry.strip_prefix("loader:") {
+            validate_name(name).map_err(bad)?;
+            return Ok(Self::Loader(name.to_owned()));
+        }
+        if let Some(name) = entry.strip_prefix("shared:") {
+            validate_name(name).map_err(bad)?;
+            return Ok(Self::Shared(name.to_owned()));
+        }
+        let rel = Path::new(entry);
+        let inside = !rel.is_absolute()
+            && rel
+                .components()
+                .all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
+        let normal: PathBuf = rel
+            .components()
+            .filter(|c| matches!(c, Component::Normal(_)))
+            .collect();
+        if !inside || normal.as_os_str().is_empty() {
+            return Err(bad(
+                "expected a folder inside the plugin's own folder (like \"skills/\"), \"shared:NAME\" or \"loader:NAME\""
+                    .to_owned(),
+            ));
+        }
+        Ok(Self::Own(normal))
+    }
+}
+
+impl TryFrom<String> for SourceRequest {
+    type Error = String;
+
+    fn try_from(entry: String) -> Result<Self, String> {
+        Self::parse(&entry).map_err(|e| e.to_string())
+    }
+}
+
+impl fmt::Display for SourceRequest {
+    /// The canonical spelling: `skills/`, `shared:NAME`, `loader:NAME`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Own(rel) => write!(f, "{}/", rel.display()),
+            Self::Shared(name) => write!(f, "shared:{name}"),
+            Self::Loader(name) => write!(f, "loader:{name}"),
+        }
     }
 }

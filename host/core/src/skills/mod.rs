@@ -13,8 +13,10 @@
 //! | 2 body | [`Skills::load`] | the body, wrapped with the name and a listing of resources |
 //! | 3 resource | [`Skills::read`] | one file, confined and size-capped |
 //!
-//! Visibility: a caller sees only the sources it declares ([`Skills::sources_for`] for a
-//! specialist's manifest, [`Skills::supervisor_sources`] for `guild.toml`), never its caller's.
+//! Visibility: a caller sees only its own sources, never its caller's: a specialist the sources
+//! its manifest requests and the operator grants ([`Skills::sources_for`] over the effective
+//! capability set), the supervisor `[skills] supervisor` of `guild.toml`
+//! ([`Skills::supervisor_sources`]).
 
 mod catalog;
 mod config;
@@ -37,7 +39,7 @@ use futures::future::BoxFuture;
 use thiserror::Error;
 
 pub use catalog::{Catalog, CatalogDiff, CatalogItem, SkillEntry, SkillLocation};
-pub use config::{SkillSource, SkillsSettings, SourceKind};
+pub use config::{SkillSource, SkillsSettings, SourceKind, SourceRequest};
 pub use disclose::{
     BASE_DIR, Disclosure, Level, already_loaded_note, approx_tokens, check_relative, read_resource,
     resolve_base_dir, wrap_body,

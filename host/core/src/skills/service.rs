@@ -10,7 +10,7 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use super::catalog::{Catalog, CatalogDiff, SkillEntry, SkillLocation};
-use super::config::{SkillSource, SkillsSettings};
+use super::config::{SkillSource, SkillsSettings, SourceRequest};
 use super::disclose::{
     Disclosure, Level, already_loaded_note, check_relative, folder_body, loader_body,
     read_resource, resolve_base_dir,
@@ -19,7 +19,6 @@ use super::folder::{FolderScan, rescan_folder, scan_folder, scan_skill};
 use super::format::{Mode, Problem, SKILL_FILE, Severity, parse_skill_md, validate_skill_name};
 use super::task::TaskSkills;
 use super::{SkillError, SkillLoaders};
-use crate::manifest::Manifest;
 
 /// A change the watcher saw in one folder.
 #[derive(Debug, Clone, Serialize)]
@@ -67,21 +66,18 @@ impl Skills {
             .collect()
     }
 
-    /// A plugin's sources, from its own manifest's `capabilities.skills` only (never inherited
-    /// from whoever called it).
-    pub fn sources_for(&self, manifest: &Manifest) -> Result<Vec<SkillSource>, SkillError> {
-        manifest
-            .capabilities
-            .skills
+    /// A plugin's sources: the effective (requested ∩ granted) entries computed by
+    /// [`crate::capability::resolve`], never inherited from whoever called it.
+    pub fn sources_for(
+        &self,
+        plugin: &str,
+        plugin_dir: &Path,
+        granted: &[SourceRequest],
+    ) -> Result<Vec<SkillSource>, SkillError> {
+        granted
             .iter()
-            .map(|e| {
-                SkillSource::parse_declared(
-                    e,
-                    manifest.name(),
-                    &manifest.dir,
-                    &self.settings,
-                    &self.base_dir,
-                )
+            .map(|r| {
+                SkillSource::from_request(r, plugin, plugin_dir, &self.settings, &self.base_dir)
             })
             .collect()
     }

@@ -401,16 +401,27 @@ fn declared_sources_stay_inside_the_plugin() {
     let settings = SkillsSettings::default();
     let dir = Path::new("/plugins/kb");
     let base = Path::new("/etc/guild");
-    let own = SkillSource::parse_declared("skills/", "kb", dir, &settings, base).expect("own");
-    assert_eq!(own.kind(), SourceKind::Own);
-    assert_eq!(own.label(), "plugin:kb/skills");
-    for bad in ["../other", "/abs", "", "shared:none", "loader:Bad Name"] {
-        assert!(
-            SkillSource::parse_declared(bad, "kb", dir, &settings, base).is_err(),
-            "{bad:?} accepted"
+    for same in ["skills/", "skills", "./skills", "skills//"] {
+        assert_eq!(
+            SourceRequest::parse(same).expect("own"),
+            SourceRequest::Own("skills".into()),
+            "{same:?}"
         );
     }
-    let loader = SkillSource::parse_declared("loader:team-skills", "kb", dir, &settings, base)
-        .expect("loader");
+    let own = SourceRequest::parse("skills/").expect("own");
+    assert_eq!(own.to_string(), "skills/");
+    let own = SkillSource::from_request(&own, "kb", dir, &settings, base).expect("own");
+    assert_eq!(own.kind(), SourceKind::Own);
+    assert_eq!(own.label(), "plugin:kb/skills");
+    for bad in ["../other", "/abs", "", ".", "loader:Bad Name", "shared:"] {
+        assert!(SourceRequest::parse(bad).is_err(), "{bad:?} accepted");
+    }
+    let none = SourceRequest::parse("shared:none").expect("well formed");
+    assert!(
+        SkillSource::from_request(&none, "kb", dir, &settings, base).is_err(),
+        "a shared folder the operator never named"
+    );
+    let loader = SourceRequest::parse("loader:team-skills").expect("loader");
+    let loader = SkillSource::from_request(&loader, "kb", dir, &settings, base).expect("loader");
     assert_eq!(loader.kind(), SourceKind::Loader);
 }
