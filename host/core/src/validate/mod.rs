@@ -156,4 +156,6 @@ pub fn verdict(checks: &[Check]) -> CheckStatus {
 }
 
 #[cfg(test)]
+mod decision_tests;
+#[cfg(test)]
 mod tests;
