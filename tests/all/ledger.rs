@@ -191,15 +191,66 @@ async fn a_grant_change_between_loads_is_audited_and_nothing_else_is() {
         (*kind, plugin.as_str()),
         (AuditKind::GrantChanged, "probe@0.1.0")
     );
-    assert_eq!(
-        detail,
-        "granted now: none; no longer granted: tools echo.create (granted)"
+    assert!(
+        detail.starts_with(
+            "granted now: none; no longer granted: tools echo.create (granted); grants sha256 "
+        ),
+        "{detail}"
     );
 
     // A request the operator does not grant changes no effective grant: no entry.
     probe_requesting(&copy, &["echo.echo", "echo.fail"]);
     assert!(h.reload().await.is_empty());
     assert_eq!(audits(dir.path()).len(), 3, "{:?}", audits(dir.path()));
+    assert!(h.verify_receipts().await.expect("verify").ok);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_grant_changed_while_the_host_was_stopped_is_audited_at_the_next_start() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let copy = dir.path().join("probe");
+    probe_requesting(&copy, &["echo.echo", "echo.create"]);
+    let start = |grant: &'static str| {
+        let text = format!(
+            "[host]\nplugins = [{:?}, {:?}]\ndata_dir = \".guild\"\n\n[grants.probe]\ntools = {grant}\n",
+            copy.display().to_string(),
+            guild_tests::plugin_dir("testing/echo")
+                .display()
+                .to_string()
+        );
+        let config = guild_host::Config::parse(&text, &dir.path().join("guild.toml"), dir.path())
+            .expect("config");
+        guild_host::Host::with_engine(config, guild_tests::engine())
+    };
+    let grant_changes = || {
+        audits(dir.path())
+            .into_iter()
+            .filter(|(kind, _, _)| *kind == AuditKind::GrantChanged)
+            .map(|(_, plugin, detail)| (plugin, detail))
+            .collect::<Vec<_>>()
+    };
+    drop(start("[\"echo.echo\"]").await.expect("first run"));
+    drop(start("[\"echo.echo\"]").await.expect("same grant"));
+    assert!(
+        grant_changes().is_empty(),
+        "an unchanged grant is not a change"
+    );
+
+    // The operator widened the grant while no host ran.
+    let h = start("[\"echo.echo\", \"echo.create\"]")
+        .await
+        .expect("widened");
+    let changes = grant_changes();
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    assert_eq!(changes[0].0, "probe@0.1.0");
+    let detail = &changes[0].1;
+    assert!(
+        detail.starts_with("granted since the last run: ")
+            && detail
+                .contains("tools echo.create (granted), tools echo.echo (granted); grants sha256 "),
+        "{detail}"
+    );
+    assert!(changes[0].1.contains("(was "), "{}", changes[0].1);
     assert!(h.verify_receipts().await.expect("verify").ok);
 }
 

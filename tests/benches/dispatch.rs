@@ -3,8 +3,10 @@
 //! Run: `cargo bench -p guild-tests --bench dispatch` (after `plugins/build.sh`).
 //! Reports medians and ratios; no timing is asserted anywhere.
 //!
-//! 1. fresh-instance task dispatch (probe specialist → one echo tool call → report) vs a plain
-//!    Rust function doing the same JSON work vs spawning a process per call (the MCP stdio way);
+//! 1. fresh-instance task dispatch (probe specialist → one echo tool call → report), read-only
+//!    and mutating (intent + outcome receipt appended durably), vs a plain Rust function doing
+//!    the same JSON work, vs spawning a process per call, vs one long-lived child process
+//!    answering JSON lines (how MCP stdio servers actually run);
 //! 2. the same task with and without the pooling allocator;
 //! 3. host start (load + compile or cache) with and without the on-disk compile cache.
 
@@ -43,7 +45,7 @@ fn config(dir: &std::path::Path, plugins: &[&str], cache: bool) -> Config {
         .map(|p| format!("{:?}", plugin_dir(p).display().to_string()))
         .collect();
     let text = format!(
-        "[host]\nplugins = [{}]\ndata_dir = \"data\"\ncompile_cache = {cache}\n\n[dispatch]\nbatch_max_size = 1000\nbatch_concurrency = 4\nbillable_threshold = 0\n\n[grants.probe]\ntools = [\"echo.echo\"]\n",
+        "[host]\nplugins = [{}]\ndata_dir = \"data\"\ncompile_cache = {cache}\n\n[dispatch]\nbatch_max_size = 1000\nbatch_concurrency = 4\nbillable_threshold = 0\n\n[grants.probe]\ntools = [\"echo.echo\", \"echo.create\"]\n",
         list.join(", ")
     );
     Config::parse(&text, &dir.join("guild.toml"), dir).expect("bench config")
@@ -74,6 +76,45 @@ fn process_per_call(line: &str) -> String {
         .expect("read");
     let _ = child.wait();
     out
+}
+
+/// One long-lived child process (`cat`) answering one JSON line per request: the floor of the
+/// way MCP stdio servers run (spawned once, then a line round trip per call).
+struct LineChild {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    stdout: BufReader<std::process::ChildStdout>,
+}
+
+impl LineChild {
+    fn spawn() -> Self {
+        let mut child = Command::new("cat")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("spawn cat");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        Self {
+            child,
+            stdin,
+            stdout,
+        }
+    }
+
+    fn round_trip(&mut self, line: &str, out: &mut String) {
+        out.clear();
+        writeln!(self.stdin, "{line}").expect("write");
+        self.stdin.flush().expect("flush");
+        self.stdout.read_line(out).expect("read");
+    }
+}
+
+impl Drop for LineChild {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 fn row(name: &str, d: Duration, base: Duration) {
@@ -128,8 +169,27 @@ fn main() {
             std::hint::black_box(r);
         })
         .await;
+        let mut n = 0u64;
+        let mutating = time_async(iters, || {
+            n += 1;
+            let brief = json!({"op": "tool", "name": "echo.create", "input": {"title": format!("bench {n}")}})
+                .to_string();
+            let host = &host;
+            async move {
+                let r = host.task("probe", &brief).await.expect("task");
+                assert_eq!(r.receipts.len(), 1, "mutating bench task wrote no receipt");
+                std::hint::black_box(r);
+            }
+        })
+        .await;
         let process = time(iters.min(500), || {
             std::hint::black_box(process_per_call(&brief));
+        });
+        let mut child = LineChild::spawn();
+        let mut line = String::new();
+        let long_lived = time(iters * 10, || {
+            child.round_trip(std::hint::black_box(&brief), &mut line);
+            std::hint::black_box(&line);
         });
         row("plain Rust function call (same JSON work)", plain, plain);
         row(
@@ -138,13 +198,24 @@ fn main() {
             plain,
         );
         row(
+            "  same, mutating tool (intent + outcome receipt, fsync)",
+            mutating,
+            plain,
+        );
+        row(
+            "long-lived child, one JSON line round trip (MCP stdio)",
+            long_lived,
+            plain,
+        );
+        row(
             "process per call (spawn + one JSON line round trip)",
             process,
             plain,
         );
         println!(
-            "   guild task vs process per call: {:.1}x faster",
-            process.as_secs_f64() / task.as_secs_f64()
+            "   guild task vs process per call: {:.1}x faster; mutating - read-only task: {:.1} µs",
+            process.as_secs_f64() / task.as_secs_f64(),
+            (mutating.as_secs_f64() - task.as_secs_f64()) * 1e6
         );
 
         println!("\n== batch throughput: 1,000 tool-calling tasks (best of 3)");

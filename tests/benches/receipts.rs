@@ -5,7 +5,9 @@
 //!
 //! 1. receipts appended per second, durably (WAL, `synchronous=FULL`, a file under target/):
 //!    one-by-one (begin + complete, each its own transaction: 2 fsyncs per receipt) vs group
-//!    commit (`begin_many` + `complete_many`, N receipts per pair of transactions);
+//!    commit (`begin_many` + `complete_many`, N receipts per pair of transactions) vs 8 threads
+//!    each writing one receipt at a time (what concurrent tool calls do; the ledger groups
+//!    their writes into shared commits on its own);
 //! 2. validation time per report: 10 claims against 50 receipts vs a report with neither.
 
 use std::time::{Duration, Instant};
@@ -75,6 +77,29 @@ fn append_run(batch: u64) -> Duration {
                 .expect("complete_many");
         }
         n += batch;
+    }
+    t.elapsed()
+}
+
+/// Time for `threads` threads to append `RECEIPTS_PER_RUN` receipts between them, one
+/// `begin` + `complete` at a time each, to a fresh file ledger.
+fn concurrent_run(threads: u64) -> Duration {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let ledger = std::sync::Arc::new(Ledger::open(dir.path().join("ledger.db")).expect("open"));
+    let t = Instant::now();
+    let workers: Vec<_> = (0..threads)
+        .map(|w| {
+            let ledger = ledger.clone();
+            std::thread::spawn(move || {
+                for n in (w..RECEIPTS_PER_RUN).step_by(threads as usize) {
+                    let id = proceed(ledger.begin(intent(n)).expect("begin"));
+                    ledger.complete(&id, success(n)).expect("complete");
+                }
+            })
+        })
+        .collect();
+    for w in workers {
+        w.join().expect("writer");
     }
     t.elapsed()
 }
@@ -151,6 +176,8 @@ fn main() {
         let d = guild_tests::median((0..RUNS).map(|_| append_run(batch)).collect());
         row(&format!("group commit, {batch} per transaction"), d);
     }
+    let d = guild_tests::median((0..RUNS).map(|_| concurrent_run(8)).collect());
+    row("8 threads, one at a time each", d);
 
     println!();
     let (report, receipts) = validation_inputs();

@@ -119,7 +119,37 @@ impl Host {
             shared,
         };
         host.reload().await;
+        host.prime_skill_folders();
         Ok(host)
+    }
+
+    /// Scans every skill folder a specialist or the supervisor may see, on the blocking pool and
+    /// without delaying start: the first task that asks for its catalog then finds it cached
+    /// instead of waiting for a cold scan.
+    fn prime_skill_folders(&self) {
+        let snapshot = self.shared.snapshot();
+        let supervisor = self.shared.skills.supervisor_sources().unwrap_or_default();
+        let folders: Vec<(std::path::PathBuf, String)> = snapshot
+            .plugins
+            .values()
+            .flat_map(|p| p.skill_sources.iter())
+            .chain(supervisor.iter())
+            .filter_map(|source| match source {
+                crate::skills::SkillSource::Folder { path, label, .. } => {
+                    Some((path.clone(), label.clone()))
+                }
+                crate::skills::SkillSource::Loader { .. } => None,
+            })
+            .collect();
+        if folders.is_empty() {
+            return;
+        }
+        let skills = self.shared.skills.clone();
+        tokio::task::spawn_blocking(move || {
+            for (path, label) in folders {
+                skills.folder(&path, &label);
+            }
+        });
     }
 
     /// Loads every configured plugin again and swaps the new set in atomically. Running tasks
@@ -141,7 +171,11 @@ impl Host {
             .map(|p| {
                 (
                     p.ident.to_string(),
-                    format!("component sha256 {}", p.runtime.sha256()),
+                    format!(
+                        "component sha256 {}; {GRANTS_DIGEST}{}",
+                        p.runtime.sha256(),
+                        grants_digest(&p.rows)
+                    ),
                 )
             })
             .collect();
@@ -156,11 +190,48 @@ impl Host {
             .values()
             .filter_map(|p| {
                 let before = old.plugins.get(&*p.name)?;
-                grant_change(&before.rows, &p.rows).map(|detail| (p.ident.to_string(), detail))
+                grant_change(&before.rows, &p.rows).map(|detail| {
+                    let digest = grants_digest(&p.rows);
+                    (
+                        p.ident.to_string(),
+                        format!("{detail}; {GRANTS_DIGEST}{digest}"),
+                    )
+                })
+            })
+            .collect();
+        // Plugins seen for the first time by this process: their grant is compared with the one
+        // the ledger recorded when they last loaded (in an earlier run), so a grant widened
+        // while the host was stopped is audited too.
+        let first_seen: Vec<(String, String, String, String)> = snapshot
+            .plugins
+            .values()
+            .filter(|p| !old.plugins.contains_key(&*p.name))
+            .map(|p| {
+                (
+                    p.name.to_string(),
+                    p.ident.to_string(),
+                    grants_digest(&p.rows),
+                    granted_list(&p.rows),
+                )
             })
             .collect();
         // Loads, unloads and grant changes are audit entries in the receipts chain.
         let audited = tokio::task::spawn_blocking(move || {
+            let recent = match first_seen.is_empty() {
+                true => Vec::new(),
+                false => ledger.audit_log(AUDIT_LOOKBACK)?,
+            };
+            for (name, ident, digest, list) in first_seen {
+                let Some(before) = last_grants_digest(&recent, &name) else {
+                    continue;
+                };
+                if before != digest {
+                    let detail = format!(
+                        "granted since the last run: {list}; {GRANTS_DIGEST}{digest} (was {before})"
+                    );
+                    ledger.audit(AuditKind::GrantChanged, &ident, &detail)?;
+                }
+            }
             for (ident, detail) in loaded {
                 ledger.audit(AuditKind::PluginLoaded, &ident, &detail)?;
             }
@@ -374,18 +445,60 @@ impl Host {
     }
 }
 
+/// Marks the digest of a plugin's effective grant in `plugin_loaded` and `grant_changed` audit
+/// details; the next run compares against it.
+const GRANTS_DIGEST: &str = "grants sha256 ";
+/// How many recent audit entries a start reads to find each plugin's last recorded grant.
+const AUDIT_LOOKBACK: usize = 10_000;
+
+/// The granted rows of a plugin, one string each, sorted (what `guild plugins show` prints as
+/// granted, computed by the code that enforces them).
+fn granted_rows(rows: &[CapabilityRow]) -> BTreeSet<String> {
+    rows.iter()
+        .filter_map(|r| match &r.status {
+            RowStatus::Granted(how) => Some(format!("{} {} ({how})", r.capability, r.target)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The granted rows as one line, `none` when nothing is granted.
+fn granted_list(rows: &[CapabilityRow]) -> String {
+    let rows = granted_rows(rows);
+    match rows.is_empty() {
+        true => "none".to_owned(),
+        false => rows.into_iter().collect::<Vec<_>>().join(", "),
+    }
+}
+
+/// A short digest of the effective grant, stable across runs.
+fn grants_digest(rows: &[CapabilityRow]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hasher = Sha256::new();
+    for row in granted_rows(rows) {
+        hasher.update(row.as_bytes());
+        hasher.update(b"\n");
+    }
+    hex::encode(&hasher.finalize()[..12])
+}
+
+/// The grant digest of the newest audit entry in `recent` (oldest first) about plugin `name`
+/// that records one.
+fn last_grants_digest(recent: &[guild_core::receipts::AuditEntry], name: &str) -> Option<String> {
+    recent
+        .iter()
+        .rev()
+        .filter(|a| a.plugin.split_once('@').is_some_and(|(n, _)| n == name))
+        .find_map(|a| {
+            let (_, rest) = a.detail.rsplit_once(GRANTS_DIGEST)?;
+            rest.split_whitespace().next().map(str::to_owned)
+        })
+}
+
 /// What changed in a plugin's effective grant between two loads (the rows `guild plugins show`
 /// prints as granted, computed by the code that enforces them), or `None` when nothing did.
 fn grant_change(before: &[CapabilityRow], after: &[CapabilityRow]) -> Option<String> {
-    let granted = |rows: &[CapabilityRow]| -> BTreeSet<String> {
-        rows.iter()
-            .filter_map(|r| match &r.status {
-                RowStatus::Granted(how) => Some(format!("{} {} ({how})", r.capability, r.target)),
-                _ => None,
-            })
-            .collect()
-    };
-    let (before, after) = (granted(before), granted(after));
+    let (before, after) = (granted_rows(before), granted_rows(after));
     if before == after {
         return None;
     }

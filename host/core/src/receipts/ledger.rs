@@ -20,6 +20,8 @@ const MAX_KEY_BYTES: usize = 256;
 /// The receipts ledger. `Send + Sync`: share it in an `Arc`; every method blocks on SQLite.
 pub struct Ledger {
     inner: Mutex<Inner>,
+    /// Single writes waiting for the next group commit (see [`super::group`]).
+    pub(super) queue: Mutex<Vec<super::group::Waiting>>,
     path: PathBuf,
     /// Where the head anchor lives (see [`super::anchor`]).
     pub(super) anchor: Option<PathBuf>,
@@ -29,7 +31,7 @@ pub(super) struct Inner {
     pub(super) conn: Connection,
     /// Intents this `Ledger` committed and has not completed: what [`LedgerError::InFlight`]
     /// means. An unknown receipt not in this set was left by a host that stopped mid-call.
-    in_flight: HashSet<String>,
+    pub(super) in_flight: HashSet<String>,
 }
 
 impl Ledger {
@@ -68,6 +70,7 @@ impl Ledger {
                 conn,
                 in_flight: HashSet::new(),
             }),
+            queue: Mutex::new(Vec::new()),
             path,
             anchor,
         }
@@ -111,12 +114,11 @@ impl Ledger {
     ///
     /// Errors: [`LedgerError::IdempotencyConflict`] when the key was used with another input,
     /// [`LedgerError::InFlight`] when the key's first call has not finished in this process.
+    ///
+    /// Concurrent calls share one transaction and one fsync (group commit, see
+    /// [`super::group`]); each still gets its own answer or error.
     pub fn begin(&self, intent: Intent) -> Result<Begin, LedgerError> {
-        let mut answers = self.begin_many(vec![intent])?;
-        answers.pop().ok_or(LedgerError::Corrupt {
-            seq: 0,
-            reason: "begin produced no answer".into(),
-        })
+        self.submit_begin(intent)
     }
 
     /// [`Ledger::begin`] for many intents in one transaction (group commit). All or nothing:
@@ -128,39 +130,7 @@ impl Ledger {
         let mut new_ids = Vec::new();
         let mut answers = Vec::with_capacity(intents.len());
         for intent in intents {
-            let intent = check_intent(intent)?;
-            if let Some(replay) = w.replay(&intent, |id| {
-                in_flight.contains(id) || new_ids.iter().any(|n| n == id)
-            })? {
-                w.record_replay(&intent, &replay)?;
-                answers.push(Begin::Replay(Box::new(replay)));
-                continue;
-            }
-            let id = uuid::Uuid::now_v7().to_string();
-            w.append(Entry {
-                seq: 0,
-                kind: EntryKind::Intent.as_str().into(),
-                receipt_id: id.clone(),
-                task_id: intent.task_id,
-                route: intent.route,
-                plugin: intent.plugin,
-                tool: intent.tool,
-                receipt_type: intent.receipt_type,
-                operation: intent.operation,
-                status: ReceiptStatus::Unknown.as_str().into(),
-                external_id: None,
-                verifiable_url: None,
-                preview: None,
-                error: None,
-                time: now_rfc3339(),
-                input_sha256: intent.input_sha256,
-                idempotency_key: intent.idempotency_key,
-                detail: None,
-                prev_hash: String::new(),
-                hash: String::new(),
-            })?;
-            new_ids.push(id.clone());
-            answers.push(Begin::Proceed(IntentId(id)));
+            answers.push(begin_one(&mut w, in_flight, &mut new_ids, intent)?);
         }
         w.commit(self.anchor.as_deref())?;
         in_flight.extend(new_ids);
@@ -169,12 +139,10 @@ impl Ledger {
 
     /// Records what the call produced. Errors with [`LedgerError::AlreadyCompleted`] if the
     /// receipt already has an outcome; on any error the receipt stays as it was (retry is safe).
+    ///
+    /// Concurrent calls share one transaction and one fsync, like [`Ledger::begin`].
     pub fn complete(&self, intent: &IntentId, outcome: Completion) -> Result<Receipt, LedgerError> {
-        let mut receipts = self.complete_many(vec![(intent, outcome)])?;
-        receipts.pop().ok_or(LedgerError::Corrupt {
-            seq: 0,
-            reason: "complete produced no receipt".into(),
-        })
+        self.submit_complete(intent, outcome)
     }
 
     /// [`Ledger::complete`] for many intents in one transaction (group commit), all or nothing.
@@ -187,18 +155,7 @@ impl Ledger {
         let mut w = Writer::start(conn)?;
         let mut written = Vec::with_capacity(items.len());
         for (intent, outcome) in items {
-            let (latest, first) =
-                latest(&w.tx, intent.as_str())?.ok_or_else(|| LedgerError::NotFound {
-                    id: intent.0.clone(),
-                })?;
-            if latest.kind != EntryKind::Intent.as_str() {
-                return Err(LedgerError::AlreadyCompleted {
-                    id: intent.0.clone(),
-                    status: status_of(&latest)?,
-                });
-            }
-            let entry = w.append(follow_up(latest, EntryKind::Outcome, outcome))?;
-            written.push((entry, first));
+            written.push(complete_one(&mut w, intent, outcome)?);
         }
         w.commit(self.anchor.as_deref())?;
         let mut receipts = Vec::with_capacity(written.len());
@@ -470,16 +427,102 @@ pub(super) fn head(conn: &Connection) -> Result<Option<Head>, LedgerError> {
 }
 
 /// One write transaction and the chain head inside it.
-struct Writer<'c> {
-    tx: Transaction<'c>,
+/// One intent of a write transaction: a replay answer (recorded for another task) or a new
+/// intent entry, whose id joins `new_ids` (in flight once the transaction commits).
+pub(super) fn begin_one(
+    w: &mut Writer<'_>,
+    in_flight: &HashSet<String>,
+    new_ids: &mut Vec<String>,
+    intent: Intent,
+) -> Result<Begin, LedgerError> {
+    let intent = check_intent(intent)?;
+    if let Some(replay) = w.replay(&intent, |id| {
+        in_flight.contains(id) || new_ids.iter().any(|n| n == id)
+    })? {
+        w.record_replay(&intent, &replay)?;
+        return Ok(Begin::Replay(Box::new(replay)));
+    }
+    let id = uuid::Uuid::now_v7().to_string();
+    w.append(Entry {
+        seq: 0,
+        kind: EntryKind::Intent.as_str().into(),
+        receipt_id: id.clone(),
+        task_id: intent.task_id,
+        route: intent.route,
+        plugin: intent.plugin,
+        tool: intent.tool,
+        receipt_type: intent.receipt_type,
+        operation: intent.operation,
+        status: ReceiptStatus::Unknown.as_str().into(),
+        external_id: None,
+        verifiable_url: None,
+        preview: None,
+        error: None,
+        time: now_rfc3339(),
+        input_sha256: intent.input_sha256,
+        idempotency_key: intent.idempotency_key,
+        detail: None,
+        prev_hash: String::new(),
+        hash: String::new(),
+    })?;
+    new_ids.push(id.clone());
+    Ok(Begin::Proceed(IntentId(id)))
+}
+
+/// One outcome of a write transaction: the outcome entry and the receipt's first entry.
+pub(super) fn complete_one(
+    w: &mut Writer<'_>,
+    intent: &IntentId,
+    outcome: Completion,
+) -> Result<(Entry, u64), LedgerError> {
+    let (latest, first) = latest(&w.tx, intent.as_str())?.ok_or_else(|| LedgerError::NotFound {
+        id: intent.0.clone(),
+    })?;
+    if latest.kind != EntryKind::Intent.as_str() {
+        return Err(LedgerError::AlreadyCompleted {
+            id: intent.0.clone(),
+            status: status_of(&latest)?,
+        });
+    }
+    let entry = w.append(follow_up(latest, EntryKind::Outcome, outcome))?;
+    Ok((entry, first))
+}
+
+pub(super) struct Writer<'c> {
+    pub(super) tx: Transaction<'c>,
     seq: u64,
     hash: String,
     appended: bool,
 }
 
+/// Where a [`Writer`]'s chain head stood, to step back to after a rolled-back savepoint.
+pub(super) struct Mark {
+    seq: u64,
+    hash: String,
+    appended: bool,
+}
+
+impl Writer<'_> {
+    /// The chain head now.
+    pub(super) fn mark(&self) -> Mark {
+        Mark {
+            seq: self.seq,
+            hash: self.hash.clone(),
+            appended: self.appended,
+        }
+    }
+
+    /// Back to `mark` (the entries after it were rolled back).
+    pub(super) fn reset(&mut self, mark: Mark) {
+        self.seq = mark.seq;
+        self.hash = mark.hash;
+        self.appended = mark.appended;
+    }
+}
+
 impl<'c> Writer<'c> {
     /// `BEGIN IMMEDIATE` takes the write lock first, so the head read here stays the head.
-    fn start(conn: &'c mut Connection) -> Result<Writer<'c>, LedgerError> {
+    pub(super) fn start(conn: &'c mut Connection) -> Result<Writer<'c>, LedgerError> {
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(LedgerError::sqlite("start a write transaction"))?;
@@ -631,7 +674,7 @@ impl<'c> Writer<'c> {
     /// Commits, then moves the head anchor to the new head. The entries are durable once the
     /// commit returns, so a failed anchor write is logged, not returned: an anchor left behind
     /// the database is harmless (see [`super::anchor`]).
-    fn commit(self, anchor: Option<&Path>) -> Result<(), LedgerError> {
+    pub(super) fn commit(self, anchor: Option<&Path>) -> Result<(), LedgerError> {
         self.tx
             .commit()
             .map_err(LedgerError::sqlite("commit (fsync) a write"))?;

@@ -43,6 +43,7 @@
 mod anchor;
 mod chain;
 pub mod dbfile;
+mod group;
 mod ledger;
 mod model;
 mod schema;
@@ -160,6 +161,15 @@ pub enum LedgerError {
         id: String,
         /// The receipt it replayed.
         original: String,
+    },
+    /// The shared transaction of a group commit failed after this write was staged in it: the
+    /// write is not recorded (nothing of the group is).
+    #[error("receipts ledger: failed to commit a group of {writes} concurrent writes: {reason}")]
+    GroupCommit {
+        /// How many writes shared the transaction.
+        writes: usize,
+        /// What failed.
+        reason: String,
     },
     /// A stored entry that cannot be read back (tampering or a bug).
     #[error("receipts ledger entry {seq} is unreadable: {reason}; run `guild receipts verify`")]

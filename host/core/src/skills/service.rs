@@ -98,6 +98,28 @@ impl Skills {
         self.folders().entry(key).or_insert(scan).clone()
     }
 
+    /// [`Skills::folder`] for async callers: a folder not cached yet is scanned on tokio's
+    /// blocking pool, never on a worker thread that serves other tasks (a cold scan of a big
+    /// folder takes hundreds of milliseconds). Outside a runtime it scans inline.
+    pub async fn folder_off_thread(&self, path: &Path, label: &str) -> Arc<FolderScan> {
+        let key = (path.to_owned(), label.to_owned());
+        if let Some(scan) = self.folders().get(&key) {
+            return scan.clone();
+        }
+        if tokio::runtime::Handle::try_current().is_err() {
+            return self.folder(path, label);
+        }
+        let (dir, name) = key.clone();
+        let scanned = tokio::task::spawn_blocking(move || scan_folder(&dir, Mode::Lenient, &name))
+            .await
+            .map(Arc::new);
+        match scanned {
+            Ok(scan) => self.folders().entry(key).or_insert(scan).clone(),
+            // The scan panicked (a bug, not bad input): scanning inline reports it where it is.
+            Err(_) => self.folder(path, label),
+        }
+    }
+
     /// Re-scans every cached folder; returns the folders whose catalog changed.
     pub fn refresh(&self) -> Vec<FolderChange> {
         let cached: Vec<(FolderKey, Arc<FolderScan>)> = self
@@ -133,7 +155,7 @@ impl Skills {
         for source in ordered {
             match source {
                 SkillSource::Folder { path, label, .. } => {
-                    layers.push(self.folder(path, label).catalog.clone());
+                    layers.push(self.folder_off_thread(path, label).await.catalog.clone());
                 }
                 SkillSource::Loader { plugin } => {
                     layers.push(loader_catalog(plugin, loaders).await);
