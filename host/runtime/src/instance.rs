@@ -216,7 +216,7 @@ pub(crate) fn wrong_kind(plugin: &Plugin, wanted: &str) -> Failure {
 pub type RunAnswer = Result<Report, String>;
 
 impl Runtime {
-    /// Calls `run` of a specialist for one task, in a fresh instance whose `tools`, `report` and
+    /// Calls `run` of a specialist for one task, in a fresh instance whose `tools`, `progress` and
     /// `skills` imports go to `task`.
     pub async fn run_specialist(
         &self,

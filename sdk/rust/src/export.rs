@@ -48,7 +48,8 @@ macro_rules! export_specialist {
         const _: () = {
             struct GuildSpecialistExport;
             impl $crate::__private::specialist::exports::guild::plugin::specialist_api::Guest
-                for GuildSpecialistExport {
+                for GuildSpecialistExport
+            {
                 fn describe() -> $crate::__private::raw::SpecialistInfo {
                     $crate::__private::describe::<$ty>()
                 }
@@ -78,7 +79,8 @@ macro_rules! export_connector {
         const _: () = {
             struct GuildConnectorExport;
             impl $crate::__private::connector::exports::guild::plugin::connector_api::Guest
-                for GuildConnectorExport {
+                for GuildConnectorExport
+            {
                 fn tools() -> ::std::vec::Vec<$crate::__private::raw::ToolSpec> {
                     $crate::__private::tools::<$ty>()
                 }
