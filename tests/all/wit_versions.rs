@@ -151,15 +151,14 @@ async fn a_component_of_an_unknown_version_is_refused_naming_the_supported_ones(
     let mut patched = bytes.clone();
     let mut renamed = 0;
     for i in 0..patched.len() {
-        if patched[i..].starts_with(from) {
-            if let Some(at) = patched[i..]
+        if patched[i..].starts_with(from)
+            && let Some(at) = patched[i..]
                 .windows(to.len())
                 .take(64)
                 .position(|w| w == to)
-            {
-                patched[i + at + 3] = b'9';
-                renamed += 1;
-            }
+        {
+            patched[i + at + 3] = b'9';
+            renamed += 1;
         }
     }
     assert!(renamed > 0, "no versioned names found in echo.wasm");
