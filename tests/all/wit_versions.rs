@@ -194,3 +194,56 @@ async fn a_component_of_an_unknown_version_is_refused_naming_the_supported_ones(
     // Allowed: the unpatched echo beside it loads.
     assert!(h.plugins().iter().any(|p| p.name == "echo"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_0_1_skill_loader_serves_a_0_2_specialist() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // A private probe whose manifest requests the legacy loader as a skill source.
+    let src = guild_tests::plugin_dir("testing/probe");
+    let plugin = dir.path().join("probe");
+    std::fs::create_dir_all(&plugin).expect("mkdir");
+    std::fs::copy(src.join("probe.wasm"), plugin.join("probe.wasm")).expect("copy wasm");
+    let manifest = std::fs::read_to_string(src.join("plugin.toml")).expect("read manifest");
+    let manifest = manifest.replace(
+        "skills = [\"skills/\"]",
+        "skills = [\"loader:legacy-loader\"]",
+    );
+    std::fs::write(plugin.join("plugin.toml"), manifest).expect("write manifest");
+    let plugin = plugin.display().to_string();
+    let h = host(
+        dir.path(),
+        &[plugin.as_str(), "testing/legacy-loader"],
+        "[grants.probe]\nskills = [\"loader:legacy-loader\"]",
+    )
+    .await;
+
+    let catalog = h.skills().catalog(Some("probe")).await.expect("catalog");
+    assert!(catalog.problems.is_empty(), "{:?}", catalog.problems);
+    let entry = catalog.get("legacy-guide").expect("legacy-guide listed");
+    assert_eq!(entry.source, "loader:legacy-loader");
+
+    let body = probe(&h, json!({"op": "skill_load", "name": "legacy-guide"})).await;
+    assert!(body.ok, "{body:?}");
+    assert!(
+        body.value
+            .as_str()
+            .unwrap_or_default()
+            .contains("Served by a loader built against guild:plugin@0.1.0."),
+        "{:?}",
+        body.value
+    );
+    let notes = probe(
+        &h,
+        json!({"op": "skill_read", "name": "legacy-guide", "path": "notes.txt"}),
+    )
+    .await;
+    assert!(notes.ok, "{notes:?}");
+    // Refused: a resource the loader does not have comes back as the loader's own error.
+    let missing = probe(
+        &h,
+        json!({"op": "skill_read", "name": "legacy-guide", "path": "absent.txt"}),
+    )
+    .await;
+    assert!(!missing.ok, "{missing:?}");
+    assert!(missing.error.contains("absent.txt"), "{}", missing.error);
+}
