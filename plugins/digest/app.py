@@ -1,11 +1,11 @@
-"""The `digest` specialist: the `specialist` world of guild:plugin, written in Python.
+"""The `digest` specialist: the `specialist` world of guild:plugin@0.2.0, written in Python.
 
 Built with componentize-py (see build.sh). The formatting logic lives in `digest.py`, which
 imports nothing from the generated bindings.
 """
 
-import wit_world
 from componentize_py_types import Err
+from wit_world import exports
 from wit_world.imports import log, tools, types
 
 import digest
@@ -28,6 +28,15 @@ def _log(level, message: str) -> None:
     log.log(level, message)
 
 
+def _status(status: types.CallStatus) -> tuple[str, str | None]:
+    """The status as a word and, for a failed call, its verbatim error."""
+    if isinstance(status, types.CallStatus_Failed):
+        return "failed", status.value
+    if isinstance(status, types.CallStatus_Pending):
+        return "pending", None
+    return "success", None
+
+
 def _report(d: digest.Digest) -> types.Report:
     return types.Report(
         summary=d.summary,
@@ -42,7 +51,7 @@ def _report(d: digest.Digest) -> types.Report:
     )
 
 
-class WitWorld(wit_world.WitWorld):
+class SpecialistApi(exports.SpecialistApi):
     def describe(self) -> types.SpecialistInfo:
         return types.SpecialistInfo(description=digest.DESCRIPTION)
 
@@ -63,10 +72,10 @@ class WitWorld(wit_world.WitWorld):
             _log(log.Level.WARN, f"{digest.SEARCH_TOOL} refused by host: {result.open_issues[0]}")
             return _report(result)
 
-        if outcome.status != types.CallStatus.SUCCESS:
-            status = outcome.status.name.lower()
-            _log(log.Level.WARN, f"{digest.SEARCH_TOOL} returned status {status}: {outcome.error}")
-            return _report(digest.tool_failed(query, outcome.error, status))
+        if not isinstance(outcome.status, types.CallStatus_Success):
+            status, error = _status(outcome.status)
+            _log(log.Level.WARN, f"{digest.SEARCH_TOOL} returned status {status}: {error}")
+            return _report(digest.tool_failed(query, error, status))
 
         result = digest.digest_from_output(query, outcome.output)
         if result.outcome == digest.SATISFIED:

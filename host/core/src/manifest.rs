@@ -64,17 +64,6 @@ pub enum PluginKind {
     SkillLoader,
 }
 
-impl PluginKind {
-    /// The functions a component of this kind must export.
-    pub fn required_exports(self) -> &'static [&'static str] {
-        match self {
-            Self::Specialist => &["describe", "run"],
-            Self::Connector => &["tools", "call"],
-            Self::SkillLoader => &["list", "load", "read-file"],
-        }
-    }
-}
-
 impl fmt::Display for PluginKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {

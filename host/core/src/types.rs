@@ -55,6 +55,9 @@ pub struct ArtifactRef {
     pub mime_type: String,
     /// Hex sha256 of the content.
     pub sha256: String,
+    /// Version in the system that holds it (page revision, commit), when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
 }
 
 /// An external effect the specialist claims.

@@ -1,7 +1,16 @@
-//! Host bindings generated from `wit/`. These types never leave the runtime module: the public
-//! library API speaks in its own types ([`crate::dispatch`]).
+//! The bindings edge: host bindings generated from `wit/` (the latest `guild:plugin`, which the
+//! host implements once) and, in [`v0_1`], the frozen older versions adapted onto it.
+//!
+//! A component's version is read from its export and import names before anything is
+//! instantiated ([`version`]); preparing it picks that version's bindings, which hand the rest of
+//! the runtime one object per world ([`api`]) speaking the latest version's types. Nothing
+//! outside this module matches on versions. These types never leave the runtime.
 
 #![allow(missing_docs, unreachable_pub)]
+
+pub(crate) mod api;
+pub(crate) mod v0_1;
+pub(crate) mod version;
 
 /// The `specialist` world; it imports every host interface, so its generated traits are the
 /// ones the host implements once.
@@ -47,4 +56,4 @@ pub(crate) mod skill_loader {
 }
 
 pub(crate) use specialist::guild::plugin::types;
-pub(crate) use specialist::guild::plugin::{config, http, log, report, skills, tools};
+pub(crate) use specialist::guild::plugin::{config, http, log, progress, skills, tools};

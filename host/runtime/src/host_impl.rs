@@ -1,4 +1,5 @@
-//! The host side of the plugin-facing WIT interfaces: `log`, `config`, `http` and `tools`.
+//! The host side of the plugin-facing WIT interfaces: `log`, `config`, `http`, `tools` and
+//! `progress`, in the latest `guild:plugin` version (older versions adapt onto these).
 //!
 //! Each function checks the instance's effective capabilities first and answers a refusal as a
 //! guest-visible `host-error::denied` naming plugin, capability and target (a WIT error, not a
@@ -10,9 +11,9 @@ use guild_core::text::truncate;
 use guild_core::types::{CallStatus as Status, ToolError, ToolOutcome, ToolSpec};
 
 use crate::bindings::types::{
-    CallStatus, HostError, ToolOutcome as WitOutcome, ToolSpec as WitSpec,
+    CallStatus, HostError, ProgressError, ToolOutcome as WitOutcome, ToolSpec as WitSpec,
 };
-use crate::bindings::{config, http, log, report, tools, types};
+use crate::bindings::{config, http, log, progress, tools, types};
 use crate::state::StoreState;
 use crate::task::ReportError;
 
@@ -116,17 +117,25 @@ impl tools::Host for StoreState {
     }
 }
 
-impl report::Host for StoreState {
-    async fn send(&mut self, output: String) -> wasmtime::Result<Result<String, String>> {
+impl progress::Host for StoreState {
+    async fn send(&mut self, output: String) -> wasmtime::Result<Result<String, ProgressError>> {
         let Some(task) = &self.task else {
-            return Ok(Err(ReportError::ParentGone.to_string()));
+            return Ok(Err(ProgressError::ParentGone));
         };
         let allowed = self.caps.report;
         trace_decision(&self.plugin, "report", "send", allowed);
         if !allowed {
-            return Ok(Err(denied(&self.name, "report", "send", "not granted")));
+            return Ok(Err(ProgressError::Denied(denied(
+                &self.name,
+                "report",
+                "send",
+                "not granted",
+            ))));
         }
-        Ok(task.send_report(output).map_err(|e| e.to_string()))
+        Ok(task.send_report(output).map_err(|e| match e {
+            ReportError::ParentGone => ProgressError::ParentGone,
+            ReportError::Rejected(m) => ProgressError::LimitExceeded(m),
+        }))
     }
 }
 
@@ -156,28 +165,29 @@ pub(crate) fn wit_outcome(o: &ToolOutcome) -> WitOutcome {
         status: match o.status {
             Status::Success => CallStatus::Success,
             Status::Pending => CallStatus::Pending,
-            Status::Failed => CallStatus::Failed,
+            Status::Failed => CallStatus::Failed(o.error.clone().unwrap_or_default()),
         },
         external_id: o.external_id.clone(),
         verifiable_url: o.verifiable_url.clone(),
         preview: o.preview.clone(),
-        error: o.error.clone(),
     }
 }
 
+/// The host's outcome: a failed status's text becomes `error`, which the receipt keeps verbatim.
 pub(crate) fn from_wit_outcome(o: WitOutcome) -> ToolOutcome {
+    let (status, error) = match o.status {
+        CallStatus::Success => (Status::Success, None),
+        CallStatus::Pending => (Status::Pending, None),
+        CallStatus::Failed(e) => (Status::Failed, Some(e)),
+    };
     ToolOutcome {
         output: o.output,
-        status: match o.status {
-            CallStatus::Success => Status::Success,
-            CallStatus::Pending => Status::Pending,
-            CallStatus::Failed => Status::Failed,
-        },
+        status,
         external_id: o.external_id,
         verifiable_url: o.verifiable_url,
         // Capped with the other fields in `caps::cap_outcome`.
         preview: o.preview,
-        error: o.error,
+        error,
     }
 }
 

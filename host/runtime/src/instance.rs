@@ -216,7 +216,7 @@ pub(crate) fn wrong_kind(plugin: &Plugin, wanted: &str) -> Failure {
 pub type RunAnswer = Result<Report, String>;
 
 impl Runtime {
-    /// Calls `run` of a specialist for one task, in a fresh instance whose `tools`, `report` and
+    /// Calls `run` of a specialist for one task, in a fresh instance whose `tools`, `progress` and
     /// `skills` imports go to `task`.
     pub async fn run_specialist(
         &self,
@@ -241,9 +241,7 @@ impl Runtime {
                 let PluginPre::Specialist(pre) = pre else {
                     unreachable_kind()?
                 };
-                let instance = pre.instantiate_async(&mut *store).await?;
-                *t = Instant::now();
-                instance.call_run(&mut *store, &brief).await
+                pre.run(store, &brief, t).await
             })
         })
         .await;
@@ -276,8 +274,7 @@ impl Runtime {
                 let PluginPre::Specialist(pre) = pre else {
                     unreachable_kind()?
                 };
-                let instance = pre.instantiate_async(&mut *store).await?;
-                Ok(instance.call_describe(&mut *store).await?.description)
+                Ok(pre.describe(store).await?.description)
             })
         })
         .await
@@ -294,9 +291,8 @@ impl Runtime {
                 let PluginPre::Connector(pre) = pre else {
                     unreachable_kind()?
                 };
-                let instance = pre.instantiate_async(&mut *store).await?;
-                Ok(instance
-                    .call_tools(&mut *store)
+                Ok(pre
+                    .tools(store)
                     .await?
                     .into_iter()
                     .map(from_wit_spec)
@@ -324,8 +320,7 @@ impl Runtime {
                 let PluginPre::Connector(pre) = pre else {
                     unreachable_kind()?
                 };
-                let instance = pre.instantiate_async(&mut *store).await?;
-                instance.call_call(&mut *store, &tool, &input).await
+                pre.call(store, &tool, &input).await
             })
         })
         .await;
@@ -373,6 +368,7 @@ fn report_from_wit(r: types::Report) -> Report {
                 kind: a.kind,
                 mime_type: a.mime_type,
                 sha256: a.sha256,
+                version: a.version,
             })
             .collect(),
         claims: r

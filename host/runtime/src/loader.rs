@@ -49,9 +49,7 @@ impl Runtime {
                 let PluginPre::SkillLoader(pre) = pre else {
                     return Err(not_a_loader());
                 };
-                let instance = pre.instantiate_async(&mut *store).await?;
-                *t = Instant::now();
-                instance.call_list(&mut *store).await
+                pre.list(store, t).await
             })
         })
         .await;
@@ -82,8 +80,7 @@ impl Runtime {
                 let PluginPre::SkillLoader(pre) = pre else {
                     return Err(not_a_loader());
                 };
-                let instance = pre.instantiate_async(&mut *store).await?;
-                instance.call_load(&mut *store, &name).await
+                pre.load(store, &name).await
             })
         })
         .await;
@@ -94,8 +91,7 @@ impl Runtime {
         Ok(body.map_err(host_error))
     }
 
-    /// Calls `read` of a skill loader.
-    /// `read-file` of a skill loader: one resource, or the loader's own error.
+    /// `read` of a skill loader: one resource, or the loader's own error.
     pub async fn loader_read(&self, plugin: &Plugin, name: &str, path: &str) -> Answer<Vec<u8>> {
         if !matches!(plugin.pre, PluginPre::SkillLoader(_)) {
             return Err(wrong_kind(plugin, "skill-loader"));
@@ -106,8 +102,7 @@ impl Runtime {
                 let PluginPre::SkillLoader(pre) = pre else {
                     return Err(not_a_loader());
                 };
-                let instance = pre.instantiate_async(&mut *store).await?;
-                instance.call_read_file(&mut *store, &name, &path).await
+                pre.read(store, &name, &path).await
             })
         })
         .await;

@@ -1,9 +1,10 @@
-//! Preparing a plugin version: compile (cache first), check the component against the world its
-//! manifest declares, and pre-instantiate it against that world's linker.
+//! Preparing a plugin version: compile (cache first), read the `guild:plugin` version it was
+//! built against from its export and import names, check it against the world its manifest
+//! declares, and pre-instantiate it with that version's bindings.
 //!
-//! There is one linker per world, holding only what that world may import: a connector or a
-//! skill loader that imports `tools`, `report` or `skills` is refused here, at load, with an
-//! error that names the import — never at call time.
+//! There is one linker per world, holding only what that world may import (in every supported
+//! version): a connector or a skill loader that imports `tools`, `progress` or `skills` is refused
+//! here, at load, with an error that names the import — never at call time.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -11,10 +12,12 @@ use std::sync::Arc;
 
 use guild_core::capability::Effective;
 use guild_core::manifest::PluginKind;
-use wasmtime::component::{Component, Linker};
+use wasmtime::component::Linker;
 
 use crate::Runtime;
-use crate::bindings::{connector, skill_loader, specialist};
+pub(crate) use crate::bindings::api::PluginPre;
+use crate::bindings::api::{Bindings, SUPPORTED};
+use crate::bindings::version;
 use crate::engine::{CompileError, CompileSource, GuildEngine, wasm_err};
 use crate::state::StoreState;
 
@@ -28,16 +31,12 @@ pub enum PrepareError {
     /// this host does not provide to that world.
     #[error("{0}")]
     WrongWorld(String),
+    /// The component was built against a `guild:plugin` version this host does not load.
+    #[error("{0}")]
+    UnsupportedVersion(String),
     /// The host could not link its own interfaces (a host bug).
     #[error("failed to link host interfaces: {0}")]
     Link(String),
-}
-
-/// A pre-instantiated component of one of the three worlds.
-pub(crate) enum PluginPre {
-    Specialist(specialist::SpecialistPre<StoreState>),
-    Connector(connector::ConnectorPre<StoreState>),
-    SkillLoader(skill_loader::SkillLoaderPre<StoreState>),
 }
 
 /// A compiled, pre-instantiated plugin version with its effective capabilities. Every call
@@ -48,6 +47,7 @@ pub struct Plugin {
     pub(crate) kind: PluginKind,
     pub(crate) effective: Arc<Effective>,
     pub(crate) pre: PluginPre,
+    api_version: &'static str,
     sha256: String,
     source: CompileSource,
 }
@@ -73,6 +73,11 @@ impl Plugin {
         &self.effective
     }
 
+    /// The `guild:plugin` version it was built against (`0.2.0`), read before instantiation.
+    pub fn api_version(&self) -> &'static str {
+        self.api_version
+    }
+
     /// Hex sha256 of the component bytes.
     pub fn sha256(&self) -> &str {
         &self.sha256
@@ -84,17 +89,7 @@ impl Plugin {
     }
 }
 
-/// The guild interfaces each world may import (besides WASI).
-fn world_imports(kind: PluginKind) -> &'static [&'static str] {
-    match kind {
-        PluginKind::Specialist => &[
-            "types", "log", "config", "http", "tools", "report", "skills",
-        ],
-        PluginKind::Connector | PluginKind::SkillLoader => &["types", "log", "config", "http"],
-    }
-}
-
-/// One linker per world.
+/// One linker per world, holding only what that world may import, in every supported version.
 pub(crate) struct Linkers {
     specialist: Linker<StoreState>,
     connector: Linker<StoreState>,
@@ -104,33 +99,18 @@ pub(crate) struct Linkers {
 impl Linkers {
     pub(crate) fn new(engine: &GuildEngine) -> Result<Self, PrepareError> {
         let link = |e: wasmtime::Error| PrepareError::Link(format!("{:#}", wasm_err(e)));
-        let base = || -> Result<Linker<StoreState>, PrepareError> {
+        let world = |kind: PluginKind| -> Result<Linker<StoreState>, PrepareError> {
             let mut linker = Linker::new(engine.engine());
             wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(link)?;
+            for bindings in SUPPORTED {
+                (bindings.add_to_linker)(kind, &mut linker).map_err(link)?;
+            }
             Ok(linker)
         };
-        let mut specialist = base()?;
-        specialist::Specialist::add_to_linker::<_, wasmtime::component::HasSelf<_>>(
-            &mut specialist,
-            |s| s,
-        )
-        .map_err(link)?;
-        let mut connector = base()?;
-        connector::Connector::add_to_linker::<_, wasmtime::component::HasSelf<_>>(
-            &mut connector,
-            |s| s,
-        )
-        .map_err(link)?;
-        let mut skill_loader = base()?;
-        skill_loader::SkillLoader::add_to_linker::<_, wasmtime::component::HasSelf<_>>(
-            &mut skill_loader,
-            |s| s,
-        )
-        .map_err(link)?;
         Ok(Self {
-            specialist,
-            connector,
-            skill_loader,
+            specialist: world(PluginKind::Specialist)?,
+            connector: world(PluginKind::Connector)?,
+            skill_loader: world(PluginKind::SkillLoader)?,
         })
     }
 
@@ -160,8 +140,15 @@ impl Runtime {
             .await
             .map_err(|e| CompileError::Io(format!("compiler task failed: {e}")))??;
         let component = &compiled.component;
-        check_exports(self.engine(), component, kind)?;
-        check_imports(self.engine(), component, kind)?;
+        let ty = component.component_type();
+        let engine = self.engine().engine();
+        let exports: BTreeSet<String> = ty.exports(engine).map(|(n, _)| n.to_owned()).collect();
+        let imports: BTreeSet<String> = ty.imports(engine).map(|(n, _)| n.to_owned()).collect();
+        // The version decides the bindings; it is read before anything is instantiated.
+        let bindings =
+            version::detect(kind, &exports, &imports).map_err(PrepareError::UnsupportedVersion)?;
+        check_exports(bindings, &exports, kind)?;
+        check_imports(bindings, &imports, kind)?;
         let instance_pre = self
             .inner
             .linkers
@@ -173,24 +160,15 @@ impl Runtime {
                     wasm_err(e)
                 ))
             })?;
-        let wrong = |e: wasmtime::Error| PrepareError::WrongWorld(format!("{:#}", wasm_err(e)));
-        let pre = match kind {
-            PluginKind::Specialist => specialist::SpecialistPre::new(instance_pre)
-                .map(PluginPre::Specialist)
-                .map_err(wrong)?,
-            PluginKind::Connector => connector::ConnectorPre::new(instance_pre)
-                .map(PluginPre::Connector)
-                .map_err(wrong)?,
-            PluginKind::SkillLoader => skill_loader::SkillLoaderPre::new(instance_pre)
-                .map(PluginPre::SkillLoader)
-                .map_err(wrong)?,
-        };
+        let pre = (bindings.wrap)(kind, instance_pre)
+            .map_err(|e| PrepareError::WrongWorld(format!("{:#}", wasm_err(e))))?;
         Ok(Plugin {
             name: name.into(),
             ident: ident.into(),
             kind,
             effective,
             pre,
+            api_version: bindings.version,
             sha256: compiled.sha256,
             source: compiled.source,
         })
@@ -198,17 +176,11 @@ impl Runtime {
 }
 
 fn check_exports(
-    engine: &GuildEngine,
-    component: &Component,
+    bindings: &Bindings,
+    exports: &BTreeSet<String>,
     kind: PluginKind,
 ) -> Result<(), PrepareError> {
-    let exports: BTreeSet<String> = component
-        .component_type()
-        .exports(engine.engine())
-        .map(|(n, _)| n.to_owned())
-        .collect();
-    let missing: Vec<&str> = kind
-        .required_exports()
+    let missing: Vec<&str> = (bindings.exports)(kind)
         .iter()
         .copied()
         .filter(|e| !exports.contains(*e))
@@ -231,18 +203,18 @@ fn check_exports(
 /// Refuses, by name, a guild interface that this world may not import (e.g. `tools` in a
 /// connector), before the linker's generic "not provided" error could hide why.
 fn check_imports(
-    engine: &GuildEngine,
-    component: &Component,
+    bindings: &Bindings,
+    imports: &BTreeSet<String>,
     kind: PluginKind,
 ) -> Result<(), PrepareError> {
-    let allowed = world_imports(kind);
-    for (import, _) in component.component_type().imports(engine.engine()) {
+    let allowed = (bindings.imports)(kind);
+    for import in imports {
         let Some(rest) = import.strip_prefix("guild:plugin/") else {
             continue;
         };
         let interface = rest.split('@').next().unwrap_or(rest);
         if !allowed.contains(&interface) {
-            let hint = if world_imports(PluginKind::Specialist).contains(&interface) {
+            let hint = if (bindings.imports)(PluginKind::Specialist).contains(&interface) {
                 format!(
                     "only specialists may import `{interface}`; set `kind = \"specialist\"` in \
                      plugin.toml or remove the import"

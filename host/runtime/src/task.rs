@@ -1,6 +1,6 @@
 //! [`TaskHost`]: the narrow view of a running task that host functions need.
 //!
-//! A specialist instance serves exactly one task. Its `tools`, `report` and `skills` imports
+//! A specialist instance serves exactly one task. Its `tools`, `progress` and `skills` imports
 //! call through this trait, which dispatch implements: the grant checks, approvals, receipts and
 //! skill accounting all live behind it, in the one tool-call path. The runtime never sees the
 //! ledger, the registry or the session; store state holds only this trait object.

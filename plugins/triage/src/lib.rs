@@ -164,10 +164,10 @@ fn call(tool: &str, input: &Value) -> Result<Value, String> {
 }
 
 fn failure(outcome: &ToolOutcome) -> String {
-    outcome
-        .error
-        .clone()
-        .unwrap_or_else(|| format!("tool reported {:?} without an error", outcome.status))
+    outcome.error().map_or_else(
+        || format!("tool reported {:?} without an error", outcome.status),
+        str::to_owned,
+    )
 }
 
 fn number_of(value: Option<&Value>) -> String {

@@ -1,7 +1,8 @@
 //! Raw WIT bindings for the three Guild worlds; nothing outside this crate uses them directly.
 //!
 //! Each world is generated in its own module. The specialist world generates every shared
-//! interface (`types`, `log`, `config`, `http`, `tools`); the connector and skill-loader worlds
+//! interface (`types`, `log`, `config`, `http`, `tools`, `progress`, `skills`); the connector and
+//! skill-loader worlds
 //! reuse those through `with`, so a host error or a tool spec is one Rust type whichever world a
 //! plugin exports. `pub_export_macro` makes wit-bindgen put the full world description (with its
 //! exports) only where a plugin invokes an export macro; the library-level sections describe
@@ -27,10 +28,10 @@ pub mod connector {
         path: "../../wit",
         world: "guild:plugin/connector",
         with: {
-            "guild:plugin/types@0.1.0": crate::bindings::specialist::guild::plugin::types,
-            "guild:plugin/log@0.1.0": crate::bindings::specialist::guild::plugin::log,
-            "guild:plugin/config@0.1.0": crate::bindings::specialist::guild::plugin::config,
-            "guild:plugin/http@0.1.0": crate::bindings::specialist::guild::plugin::http,
+            "guild:plugin/types@0.2.0": crate::bindings::specialist::guild::plugin::types,
+            "guild:plugin/log@0.2.0": crate::bindings::specialist::guild::plugin::log,
+            "guild:plugin/config@0.2.0": crate::bindings::specialist::guild::plugin::config,
+            "guild:plugin/http@0.2.0": crate::bindings::specialist::guild::plugin::http,
         },
         pub_export_macro: true,
         export_macro_name: "export",
@@ -44,10 +45,10 @@ pub mod skill_loader {
         path: "../../wit",
         world: "guild:plugin/skill-loader",
         with: {
-            "guild:plugin/types@0.1.0": crate::bindings::specialist::guild::plugin::types,
-            "guild:plugin/log@0.1.0": crate::bindings::specialist::guild::plugin::log,
-            "guild:plugin/config@0.1.0": crate::bindings::specialist::guild::plugin::config,
-            "guild:plugin/http@0.1.0": crate::bindings::specialist::guild::plugin::http,
+            "guild:plugin/types@0.2.0": crate::bindings::specialist::guild::plugin::types,
+            "guild:plugin/log@0.2.0": crate::bindings::specialist::guild::plugin::log,
+            "guild:plugin/config@0.2.0": crate::bindings::specialist::guild::plugin::config,
+            "guild:plugin/http@0.2.0": crate::bindings::specialist::guild::plugin::http,
         },
         pub_export_macro: true,
         export_macro_name: "export",

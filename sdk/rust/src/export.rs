@@ -47,7 +47,9 @@ macro_rules! export_specialist {
         #[allow(unsafe_code)]
         const _: () = {
             struct GuildSpecialistExport;
-            impl $crate::__private::specialist::Guest for GuildSpecialistExport {
+            impl $crate::__private::specialist::exports::guild::plugin::specialist_api::Guest
+                for GuildSpecialistExport
+            {
                 fn describe() -> $crate::__private::raw::SpecialistInfo {
                     $crate::__private::describe::<$ty>()
                 }
@@ -76,7 +78,9 @@ macro_rules! export_connector {
         #[allow(unsafe_code)]
         const _: () = {
             struct GuildConnectorExport;
-            impl $crate::__private::connector::Guest for GuildConnectorExport {
+            impl $crate::__private::connector::exports::guild::plugin::connector_api::Guest
+                for GuildConnectorExport
+            {
                 fn tools() -> ::std::vec::Vec<$crate::__private::raw::ToolSpec> {
                     $crate::__private::tools::<$ty>()
                 }
@@ -103,7 +107,8 @@ macro_rules! export_skill_loader {
         #[allow(unsafe_code)]
         const _: () = {
             struct GuildSkillLoaderExport;
-            impl $crate::__private::skill_loader::Guest for GuildSkillLoaderExport {
+            impl $crate::__private::skill_loader::exports::guild::plugin::skill_loader_api::Guest
+                for GuildSkillLoaderExport {
                 fn list() -> ::std::vec::Vec<$crate::__private::raw::SkillMeta> {
                     $crate::__private::list::<$ty>()
                 }
@@ -115,7 +120,7 @@ macro_rules! export_skill_loader {
                 > {
                     $crate::__private::load::<$ty>(name)
                 }
-                fn read_file(
+                fn read(
                     name: ::std::string::String,
                     path: ::std::string::String,
                 ) -> ::core::result::Result<

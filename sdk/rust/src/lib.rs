@@ -3,8 +3,8 @@
 //! Implement one of [`Specialist`], [`Connector`] or [`SkillLoader`], export it with the matching
 //! macro, and build with `cargo build --target wasm32-wasip2 --release` (crate type `cdylib`).
 //! Host capabilities are plain functions: [`log`], [`config`], [`http`] and, for specialists,
-//! [`tools`]. Each must be requested in `plugin.toml` and granted by the operator; otherwise the
-//! call returns [`HostError::Denied`].
+//! [`tools`], [`skills`] and [`progress`]. Each must be requested in `plugin.toml` and granted by
+//! the operator; otherwise the call returns a `denied` error ([`HostError::Denied`]).
 //!
 //! ```no_run
 //! use guild_sdk::{Brief, Report, RunError, Specialist, SpecialistInfo, config, log};

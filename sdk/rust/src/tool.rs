@@ -122,15 +122,16 @@ impl ToolSpec {
     }
 }
 
-/// Status of a tool call as the connector reports it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Status of a tool call as the connector reports it. A failed call carries its error, so an
+/// outcome is never both a success and an error.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CallStatus {
     /// Committed in the external system.
     Success,
     /// Started, not finished; resolved later.
     Pending,
-    /// Did not happen; `error` says why.
-    Failed,
+    /// Did not happen; the text, kept verbatim in the receipt, says why.
+    Failed(String),
 }
 
 /// Facts a connector reports about one call. The host, never the plugin, turns them into a
@@ -144,12 +145,13 @@ pub enum CallStatus {
 ///     .preview("#7 crash on start");
 /// let refused = ToolOutcome::failed("HTTP 403: rate limited");
 /// assert!(done.is_success() && !refused.is_success());
+/// assert_eq!(refused.error(), Some("HTTP 403: rate limited"));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolOutcome {
     /// Output for the caller, as a JSON document.
     pub output: String,
-    /// Whether the call happened.
+    /// Whether the call happened; a failure carries its error.
     pub status: CallStatus,
     /// Identifier in the external system (issue number, message id, ...).
     pub external_id: Option<String>,
@@ -157,8 +159,6 @@ pub struct ToolOutcome {
     pub verifiable_url: Option<String>,
     /// Short human-readable preview of what changed.
     pub preview: Option<String>,
-    /// Verbatim error when `status` is failed.
-    pub error: Option<String>,
 }
 
 impl ToolOutcome {
@@ -169,7 +169,6 @@ impl ToolOutcome {
             external_id: None,
             verifiable_url: None,
             preview: None,
-            error: None,
         }
     }
 
@@ -186,12 +185,8 @@ impl ToolOutcome {
     /// The call did not happen. `error` is kept verbatim; the output is `{"error": error}`.
     pub fn failed(error: impl Into<String>) -> Self {
         let error = error.into();
-        let mut outcome = Self::with_status(
-            CallStatus::Failed,
-            serde_json::json!({ "error": error }).to_string(),
-        );
-        outcome.error = Some(error);
-        outcome
+        let output = serde_json::json!({ "error": error }).to_string();
+        Self::with_status(CallStatus::Failed(error), output)
     }
 
     /// Sets the identifier in the external system.
@@ -217,6 +212,14 @@ impl ToolOutcome {
         self.status == CallStatus::Success
     }
 
+    /// The error of a failed call, verbatim; `None` for any other status.
+    pub fn error(&self) -> Option<&str> {
+        match &self.status {
+            CallStatus::Failed(error) => Some(error),
+            CallStatus::Success | CallStatus::Pending => None,
+        }
+    }
+
     /// Parses the output document.
     pub fn output_json(&self) -> Result<Value, serde_json::Error> {
         serde_json::from_str(&self.output)
@@ -228,12 +231,11 @@ impl ToolOutcome {
             status: match self.status {
                 CallStatus::Success => raw::CallStatus::Success,
                 CallStatus::Pending => raw::CallStatus::Pending,
-                CallStatus::Failed => raw::CallStatus::Failed,
+                CallStatus::Failed(error) => raw::CallStatus::Failed(error),
             },
             external_id: self.external_id,
             verifiable_url: self.verifiable_url,
             preview: self.preview,
-            error: self.error,
         }
     }
 
@@ -243,12 +245,11 @@ impl ToolOutcome {
             status: match outcome.status {
                 raw::CallStatus::Success => CallStatus::Success,
                 raw::CallStatus::Pending => CallStatus::Pending,
-                raw::CallStatus::Failed => CallStatus::Failed,
+                raw::CallStatus::Failed(error) => CallStatus::Failed(error),
             },
             external_id: outcome.external_id,
             verifiable_url: outcome.verifiable_url,
             preview: outcome.preview,
-            error: outcome.error,
         }
     }
 }

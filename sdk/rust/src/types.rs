@@ -116,16 +116,7 @@ impl HostError {
         let text = match self {
             Self::Denied(m) | Self::InvalidInput(m) | Self::LimitExceeded(m) | Self::Failed(m) => m,
         };
-        let kind = self.kind();
-        let spaced = kind.replace('-', " ");
-        [kind, spaced.as_str()]
-            .iter()
-            .find_map(|k| {
-                text.strip_prefix(k)
-                    .and_then(|rest| rest.strip_prefix(':'))
-                    .map(str::trim_start)
-            })
-            .unwrap_or(text)
+        without_kind(self.kind(), text)
     }
 
     /// The kind as a stable lowercase word: `denied`, `invalid-input`, `limit-exceeded`, `failed`.
@@ -175,6 +166,19 @@ impl fmt::Display for HostError {
 
 impl std::error::Error for HostError {}
 
+/// `text` without a leading `kind:` (or `kind with spaces:`), so a kind is never printed twice.
+pub(crate) fn without_kind<'t>(kind: &str, text: &'t str) -> &'t str {
+    let spaced = kind.replace('-', " ");
+    [kind, spaced.as_str()]
+        .iter()
+        .find_map(|k| {
+            text.strip_prefix(k)
+                .and_then(|rest| rest.strip_prefix(':'))
+                .map(str::trim_start)
+        })
+        .unwrap_or(text)
+}
+
 /// How the specialist judges its own work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
@@ -207,6 +211,8 @@ pub struct ArtifactRef {
     pub mime_type: String,
     /// Hex sha256 of the content.
     pub sha256: String,
+    /// Version in the system that holds it (page revision, commit), when it has one.
+    pub version: Option<String>,
 }
 
 impl ArtifactRef {
@@ -222,6 +228,7 @@ impl ArtifactRef {
             kind: kind.into(),
             mime_type: mime_type.into(),
             sha256: sha256.into(),
+            version: None,
         }
     }
 
@@ -230,12 +237,19 @@ impl ArtifactRef {
         Self::new(id, "file", mime_type, sha256_hex(content))
     }
 
+    /// Sets the version the artifact has in the system that holds it (a page revision, a commit).
+    pub fn version(mut self, version: impl Into<String>) -> Self {
+        self.version = Some(version.into());
+        self
+    }
+
     pub(crate) fn into_raw(self) -> raw::ArtifactRef {
         raw::ArtifactRef {
             id: self.id,
             kind: self.kind,
             mime_type: self.mime_type,
             sha256: self.sha256,
+            version: self.version,
         }
     }
 }

@@ -563,6 +563,7 @@ fn artifact(id: &str, content: &[u8]) -> ArtifactRef {
         kind: "file".into(),
         mime_type: "text/plain".into(),
         sha256: sha(content),
+        version: None,
     }
 }
 

@@ -5,7 +5,7 @@
 
 use std::hint::black_box;
 
-use guild_sdk::{Approval, Connector, ToolOutcome, ToolSpec, serde_json, sha256_hex};
+use guild_sdk::{Approval, CallStatus, Connector, ToolOutcome, ToolSpec, serde_json, sha256_hex};
 use serde_json::{Value, json};
 
 struct Echo;
@@ -113,7 +113,7 @@ impl Connector for Echo {
                     .external_id("i".repeat(SPRAWL_BYTES))
                     .verifiable_url(format!("http://127.0.0.1/{}", "u".repeat(SPRAWL_BYTES)))
                     .preview("p".repeat(SPRAWL_BYTES));
-                outcome.error = Some("e".repeat(SPRAWL_BYTES));
+                outcome.status = CallStatus::Failed("e".repeat(SPRAWL_BYTES));
                 outcome
             }
             "guarded" => ToolOutcome::success(json!({ "sent": true })).external_id("sent-1"),

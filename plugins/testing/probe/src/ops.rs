@@ -85,7 +85,9 @@ pub(crate) fn perform(op: &str, req: &Value) -> Result<OpResult, String> {
             Ok(Value::Array(answers))
         }
         "brief" => Ok(req.get("_brief").cloned().unwrap_or(Value::Null)),
-        "report" => guild_sdk::progress::send(str_arg(req, "text")?).map(Value::String),
+        "report" => guild_sdk::progress::send(str_arg(req, "text")?)
+            .map(Value::String)
+            .map_err(|e| e.to_string()),
         "reports" => {
             // Several reports, then carry on: sending never ends the run.
             let mut ids = Vec::new();
@@ -96,7 +98,7 @@ pub(crate) fn perform(op: &str, req: &Value) -> Result<OpResult, String> {
                 .flatten()
             {
                 let text = text.as_str().unwrap_or_default();
-                ids.push(guild_sdk::progress::send(text)?);
+                ids.push(guild_sdk::progress::send(text).map_err(|e| e.to_string())?);
                 if let Some(ms) = req.get("pause_ms").and_then(Value::as_u64) {
                     std::thread::sleep(Duration::from_millis(ms));
                 }
@@ -222,7 +224,7 @@ fn tool(req: &Value) -> Result<OpResult, String> {
             let status = match outcome.status {
                 guild_sdk::CallStatus::Success => "success",
                 guild_sdk::CallStatus::Pending => "pending",
-                guild_sdk::CallStatus::Failed => "failed",
+                guild_sdk::CallStatus::Failed(_) => "failed",
             };
             json!({
                 "status": status,
@@ -230,7 +232,7 @@ fn tool(req: &Value) -> Result<OpResult, String> {
                 "external_id": outcome.external_id,
                 "verifiable_url": outcome.verifiable_url,
                 "preview": outcome.preview,
-                "error": outcome.error,
+                "error": outcome.error(),
             })
         })
         .map_err(|e| e.to_string()))
@@ -347,7 +349,7 @@ fn report_many(count: u64, bytes: u64) -> Result<OpResult, String> {
     let text = "r".repeat(usize::try_from(bytes).map_err(|e| e.to_string())?);
     for sent in 0..count {
         if let Err(e) = guild_sdk::progress::send(&text) {
-            return Ok(Ok(json!({"sent": sent, "error": e})));
+            return Ok(Ok(json!({"sent": sent, "error": e.to_string()})));
         }
     }
     Ok(Ok(json!({"sent": count, "error": null})))
