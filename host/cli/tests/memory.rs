@@ -241,3 +241,52 @@ fn workspace_and_user_come_from_the_operator() {
         Some(2)
     );
 }
+
+#[test]
+fn plugins_show_lists_memory_rights_requested_granted_and_denied() {
+    let dir = setup();
+    let d = dir.path();
+    let probe =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../plugins/testing/probe/probe.wasm");
+    assert!(
+        probe.is_file(),
+        "{} is missing: run plugins/build.sh first",
+        probe.display()
+    );
+    let folder = d.join("scribe");
+    std::fs::create_dir_all(&folder).expect("folder");
+    std::fs::copy(&probe, folder.join("scribe.wasm")).expect("copy");
+    std::fs::write(
+        folder.join("plugin.toml"),
+        "[plugin]\nname = \"scribe\"\nversion = \"1.0.0\"\nkind = \"specialist\"\ncomponent = \"scribe.wasm\"\n\n[capabilities]\nmemory = [\"team:read\", \"team:write\"]\n",
+    )
+    .expect("manifest");
+    std::fs::write(
+        d.join("guild.toml"),
+        "[host]\nplugins = [\"scribe\"]\ndata_dir = \"data\"\ncompile_cache = false\n\n[grants.scribe]\nmemory = [\"team:read\", \"private:read\"]\n",
+    )
+    .expect("guild.toml");
+    let out = guild(d, &["--json", "plugins", "show", "scribe"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let info = json(&out);
+    let rows: Vec<(String, String)> = info["capabilities"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .filter(|r| r["capability"] == "memory")
+        .map(|r| {
+            (
+                r["target"].as_str().unwrap_or_default().to_owned(),
+                r["status"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("team:read".to_owned(), "granted".to_owned()),
+            ("team:write".to_owned(), "denied".to_owned()),
+            ("private:read".to_owned(), "unused".to_owned()),
+        ]
+    );
+}
