@@ -16,6 +16,7 @@ use guild_runtime::{EngineOptions, GuildEngine, IoBudget, Runtime};
 
 use crate::HostError;
 use crate::background::{Background, BackgroundError, TaskCheck, TaskEvent, TaskRecord, TaskStore};
+use crate::memory::Memory;
 use crate::registry::{self, PluginInfo, Snapshot};
 use crate::session::Session;
 
@@ -26,6 +27,8 @@ pub(crate) struct Shared {
     pub(crate) config: Config,
     pub(crate) ledger: Arc<Ledger>,
     pub(crate) skills: Arc<Skills>,
+    /// Team and private memory of the workspace and user `[memory]` names.
+    pub(crate) memory: Memory,
     registry: RwLock<Arc<Snapshot>>,
 }
 
@@ -89,12 +92,14 @@ impl Host {
             source,
         })?;
         let ledger = Arc::new(Ledger::open(data_dir.join(crate::receipts::LEDGER_FILE))?);
+        let memory = Memory::open(&config).map_err(HostError::Memory)?;
         let (config_skills, base_dir) = (config.skills.clone(), config.base_dir.clone());
         let shared = Arc::new(Shared {
             runtime,
             config,
             ledger,
             skills: Arc::new(Skills::new(config_skills, base_dir)),
+            memory,
             registry: RwLock::new(Arc::new(Snapshot::default())),
         });
         let tasks_db = data_dir.join(crate::background::TASKS_FILE);
@@ -432,6 +437,12 @@ impl Host {
     /// The engine (to share it with another host).
     pub fn engine(&self) -> &GuildEngine {
         self.shared.runtime.engine()
+    }
+
+    /// Team and private memory of the workspace and user `[memory]` names (supervisor access:
+    /// no grant check, updates recorded as `supervisor`).
+    pub fn memory(&self) -> &Memory {
+        &self.shared.memory
     }
 
     /// The configuration this host runs with.

@@ -24,6 +24,7 @@ macro_rules! out {
 
 mod batch;
 mod demo;
+mod memory;
 mod plugins;
 mod receipts;
 mod render;
@@ -82,6 +83,9 @@ enum Command {
     /// Inspect and check plugins.
     #[command(subcommand)]
     Plugins(plugins::PluginsCommand),
+    /// Team and private memory: show, update, history, restore.
+    #[command(after_help = memory::EXIT_CODES)]
+    Memory(memory::MemoryArgs),
 }
 
 pub(crate) fn main() -> ExitCode {
@@ -133,6 +137,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Skills(cmd) => skills::run(&cli.config, cmd, cli.json).await,
         Command::Receipts(args) => receipts::run(&cli.config, args, cli.json).await,
         Command::Plugins(cmd) => plugins::run(&cli.config, cmd, cli.json).await,
+        Command::Memory(args) => memory::run(&cli.config, args, cli.json).await,
     }
 }
 
