@@ -209,8 +209,11 @@ pub(crate) async fn start_host(config_path: &std::path::Path) -> anyhow::Result<
 
 /// Starts a host for a parsed config, reporting plugins that failed to load.
 pub(crate) async fn start_host_with(mut config: Config) -> anyhow::Result<Host> {
-    // Components compile in a child process (this binary, under the compile limits).
-    config.host.compile_helper = std::env::current_exe().ok();
+    // Components compile in a child process (this binary, under the compile limits). A unit
+    // test's executable is the test harness, which has no compile command.
+    if cfg!(not(test)) {
+        config.host.compile_helper = std::env::current_exe().ok();
+    }
     let spinner =
         render::spinner("loading plugins (first load compiles them; later loads use the cache)");
     let host = Host::new(config).await?;
