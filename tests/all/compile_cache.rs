@@ -92,10 +92,12 @@ async fn swapped_cache_entries_are_recompiled_not_run() {
 
     // The swapped entries were replaced by authentic ones bound to the right bytes.
     let after = std::fs::read(&v).expect("entry rewritten");
+    // Trailer: magic (8) | wasm sha256 (32) | engine key (16) | length (8) | tag (32).
+    let binding = after.len() - 96 + 8;
     assert_eq!(
-        &after[8..40],
+        &after[binding..binding + 32],
         &sha256(&victim),
-        "entry header binds the victim"
+        "entry trailer binds the victim"
     );
     let fresh = engine(dir.path());
     assert_eq!(source(&fresh, &victim), CompileSource::Disk);

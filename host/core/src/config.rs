@@ -62,6 +62,16 @@ pub struct HostSettings {
     /// Largest component file loaded, MiB: the ceiling over every manifest's `component_mb`.
     #[serde(default = "default_max_component_mb")]
     pub max_component_mb: u32,
+    /// Longest a component may take to compile, seconds, when compiling in a child process.
+    #[serde(default = "default_compile_timeout_s")]
+    pub compile_timeout_s: u32,
+    /// Address space the compiling child process may use, MiB.
+    #[serde(default = "default_compile_memory_mb")]
+    pub compile_memory_mb: u32,
+    /// The program that compiles components in a child process under the two limits above
+    /// (the `guild` binary sets itself). Never read from the file; `None` compiles in-process.
+    #[serde(skip)]
+    pub compile_helper: Option<PathBuf>,
     /// Origins `verify_receipt` may fetch although they are not public (loopback, private):
     /// `scheme://host[:port]`, each naming the address. Public origins need no entry.
     #[serde(default)]
@@ -86,6 +96,12 @@ fn default_max_handles() -> u32 {
 fn default_max_component_mb() -> u32 {
     64
 }
+fn default_compile_timeout_s() -> u32 {
+    120
+}
+fn default_compile_memory_mb() -> u32 {
+    4096
+}
 
 /// The range `[host] max_handles` must fall in: enough for the preopens and stdio, far below
 /// any process's descriptor limit.
@@ -102,6 +118,9 @@ impl Default for HostSettings {
             stdio_kb: default_stdio_kb(),
             max_handles: default_max_handles(),
             max_component_mb: default_max_component_mb(),
+            compile_timeout_s: default_compile_timeout_s(),
+            compile_memory_mb: default_compile_memory_mb(),
+            compile_helper: None,
             verify_origins: Vec::new(),
         }
     }
@@ -344,11 +363,14 @@ impl Config {
                 ),
             ));
         }
-        if self.host.max_component_mb == 0 {
-            return Err(invalid(
-                "host.max_component_mb".into(),
-                "expected at least 1".into(),
-            ));
+        for (key, value) in [
+            ("max_component_mb", self.host.max_component_mb),
+            ("compile_timeout_s", self.host.compile_timeout_s),
+            ("compile_memory_mb", self.host.compile_memory_mb),
+        ] {
+            if value == 0 {
+                return Err(invalid(format!("host.{key}"), "expected at least 1".into()));
+            }
         }
         for (name, grant) in &self.grants {
             crate::manifest::validate_name(name)

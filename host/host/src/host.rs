@@ -12,7 +12,7 @@ use guild_core::receipts::{AuditKind, Ledger, Receipt, VerifyReport};
 use guild_core::skills::Skills;
 use guild_core::types::{RosterEntry, TaskResult};
 use guild_core::validate::{Check, external};
-use guild_runtime::{EngineOptions, GuildEngine, IoBudget, Runtime};
+use guild_runtime::{CompileHelper, EngineOptions, GuildEngine, IoBudget, Runtime};
 
 use crate::HostError;
 use crate::background::{Background, BackgroundError, TaskCheck, TaskEvent, TaskRecord, TaskStore};
@@ -66,8 +66,18 @@ impl Host {
             .host
             .compile_cache
             .then(|| config.data_dir().join("cache"));
+        // Compiling in a child needs the disk cache, where the child leaves its result.
+        let compile_helper = match (&config.host.compile_helper, &cache_dir) {
+            (Some(program), Some(_)) => Some(CompileHelper {
+                program: program.clone(),
+                timeout: std::time::Duration::from_secs(config.host.compile_timeout_s.into()),
+                memory_mb: config.host.compile_memory_mb,
+            }),
+            _ => None,
+        };
         let engine = GuildEngine::new(EngineOptions {
             cache_dir,
+            compile_helper,
             ..EngineOptions::default()
         })
         .map_err(|e| HostError::Engine(e.into()))?;

@@ -28,7 +28,10 @@ pub use guild_core::{
 
 pub use config::Config;
 pub use error::{ConfigError, DispatchError, LoadError, ManifestError};
-pub use guild_runtime::{CompileSource, EngineOptions, Failure, GuildEngine};
+pub use guild_runtime::{
+    COMPILE_COMMAND, CompileError, CompileHelper, CompileSource, EngineOptions, Failure,
+    GuildEngine, compile_command,
+};
 pub use host::Host;
 pub use host_error::HostError;
 pub use limits::{MAX_DESCRIPTION_BYTES, MAX_REPORT_BYTES, MAX_REPORTS, PARENT_GONE};

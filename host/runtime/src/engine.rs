@@ -6,9 +6,14 @@
 //! by a plugin are refused. Compiled code is cached in memory (per process) and on disk in a
 //! host-owned folder keyed by the component's sha256 and the engine's compatibility hash, so a
 //! restart does not recompile. Disk entries are bound to their component and authenticated
-//! before anything is deserialised ([`cache`]).
+//! before anything is deserialised ([`cache`]). With a compile helper, Cranelift runs in a child
+//! process under a time and memory ceiling and its result comes back through that same cache
+//! ([`helper`]).
 
 mod cache;
+mod helper;
+
+pub use helper::{COMPILE_COMMAND, CompileHelper};
 
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -17,6 +22,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use anyhow::Context;
 use sha2::{Digest, Sha256};
 use wasmtime::component::Component;
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
@@ -35,6 +41,9 @@ pub struct EngineOptions {
     pub cache_dir: Option<PathBuf>,
     /// Largest linear memory any plugin may grow to, MiB (a pool slot size).
     pub max_memory_mb: u32,
+    /// Compile in a child process under a time and memory ceiling (needs `cache_dir`, where the
+    /// child leaves its result); `None` compiles in this process.
+    pub compile_helper: Option<CompileHelper>,
 }
 
 impl Default for EngineOptions {
@@ -43,6 +52,7 @@ impl Default for EngineOptions {
             pooling: true,
             cache_dir: None,
             max_memory_mb: 512,
+            compile_helper: None,
         }
     }
 }
@@ -81,6 +91,19 @@ pub enum CompileError {
     /// Cranelift or validation refused it.
     #[error("does not compile: {0}")]
     Invalid(String),
+    /// The compiling child ran past its deadline and was killed.
+    #[error(
+        "compiling took longer than {0} s and was stopped; raise [host] compile_timeout_s if the component is trusted"
+    )]
+    TimedOut(u64),
+    /// The compiling child ran out of its address space.
+    #[error(
+        "compiling needed more than {0} MiB of memory and was stopped; raise [host] compile_memory_mb if the component is trusted"
+    )]
+    OutOfMemory(u32),
+    /// The compile helper could not be run or gave no usable result.
+    #[error("compile helper: {0}")]
+    Helper(String),
 }
 
 /// The shared engine plus caches. Cheap to clone.
@@ -191,14 +214,16 @@ impl GuildEngine {
         self.compile_file(path).map(|c| c.source)
     }
 
-    /// A plain wasmtime artifact of the component at `path`, without the cache's header and
+    /// A plain wasmtime artifact of the component at `path`, without the cache's trailer and
     /// tag: only for tests that prove such an artifact is refused.
     #[doc(hidden)]
     pub fn plain_artifact(&self, path: &Path) -> Result<Vec<u8>, CompileError> {
-        let compiled = self.compile_file(path)?;
-        compiled
-            .component
-            .serialize()
+        // Compiled afresh: a component loaded from the cache maps the whole entry file, and
+        // its `serialize` would hand back the authenticated entry, trailer included.
+        let bytes = std::fs::read(path).map_err(|e| CompileError::Io(e.to_string()))?;
+        check_component_bytes(&bytes)?;
+        Component::new(&self.inner.engine, &bytes)
+            .and_then(|c| c.serialize())
             .map_err(|e| CompileError::Invalid(format!("{e:#}")))
     }
 
@@ -220,21 +245,7 @@ impl GuildEngine {
                 source = CompileSource::Disk;
                 c
             }
-            None => {
-                let c = Component::new(&self.inner.engine, bytes)
-                    .map_err(|e| CompileError::Invalid(format!("{e:#}")))?;
-                if let Some(cache) = &self.inner.disk_cache {
-                    let file = cache.entry(&sha256);
-                    let written = c
-                        .serialize()
-                        .map_err(wasm_err)
-                        .and_then(|artifact| cache.write(&file, &digest, &artifact));
-                    if let Err(e) = written {
-                        tracing::warn!(file = %file.display(), "failed to write compile cache: {e:#}");
-                    }
-                }
-                c
-            }
+            None => self.compile_new(bytes, &digest, &sha256)?,
         };
         self.lock_cache().insert(sha256.clone(), component.clone());
         Ok(Compiled {
@@ -242,6 +253,59 @@ impl GuildEngine {
             sha256,
             source,
         })
+    }
+
+    /// Compiles with Cranelift: in the compile helper when there is one (its result read back
+    /// through the authenticated disk cache), in this process otherwise.
+    fn compile_new(
+        &self,
+        bytes: &[u8],
+        digest: &[u8; 32],
+        sha256: &str,
+    ) -> Result<Component, CompileError> {
+        let options = &self.inner.options;
+        if let (Some(helper), Some(cache)) = (&options.compile_helper, &self.inner.disk_cache) {
+            helper::compile_in_child(helper, cache.dir(), options.max_memory_mb, bytes)?;
+            return self.load_cached(digest, sha256).ok_or_else(|| {
+                CompileError::Helper(
+                    "its result is not an authentic cache entry for this component".into(),
+                )
+            });
+        }
+        let c = Component::new(&self.inner.engine, bytes)
+            .map_err(|e| CompileError::Invalid(format!("{e:#}")))?;
+        if let Some(cache) = &self.inner.disk_cache {
+            let file = cache.entry(sha256);
+            let written = c
+                .serialize()
+                .map_err(wasm_err)
+                .and_then(|artifact| cache.write(&file, digest, &artifact));
+            if let Err(e) = written {
+                tracing::warn!(file = %file.display(), "failed to write compile cache: {e:#}");
+            }
+        }
+        Ok(c)
+    }
+
+    /// The compile helper's side: compiles `bytes` and writes them into the disk cache, failing
+    /// if it cannot (the parent reads the result from there).
+    fn compile_into_cache(&self, bytes: &[u8]) -> Result<(), CompileError> {
+        check_component_bytes(bytes)?;
+        let cache = self
+            .inner
+            .disk_cache
+            .as_ref()
+            .ok_or_else(|| CompileError::Helper("no usable compile cache folder".into()))?;
+        let digest: [u8; 32] = Sha256::digest(bytes).into();
+        let component = Component::new(&self.inner.engine, bytes)
+            .map_err(|e| CompileError::Invalid(format!("{e:#}")))?;
+        component
+            .serialize()
+            .map_err(wasm_err)
+            .and_then(|artifact| {
+                cache.write(&cache.entry(&hex::encode(digest)), &digest, &artifact)
+            })
+            .map_err(|e| CompileError::Helper(format!("{e:#}")))
     }
 
     fn lock_cache(&self) -> std::sync::MutexGuard<'_, HashMap<String, Component>> {
@@ -253,24 +317,18 @@ impl GuildEngine {
     }
 
     /// The disk cache's component for these `.wasm` bytes, if there is an authentic entry.
-    #[allow(unsafe_code)]
     fn load_cached(&self, digest: &[u8; 32], sha256: &str) -> Option<Component> {
         let cache = self.inner.disk_cache.as_ref()?;
         let file = cache.entry(sha256);
-        let artifact = match cache.read(&file, digest) {
-            Ok(artifact) => artifact?,
+        let verified = match cache.read(&file, digest) {
+            Ok(verified) => verified?,
             Err(e) => {
                 tracing::warn!(file = %file.display(), "discarding compile cache entry: {e}");
                 let _ = std::fs::remove_file(&file);
                 return None;
             }
         };
-        // SAFETY: `cache.read` returned the artifact only after its HMAC verified under the
-        // host's own key (kept outside anything grantable) and its authenticated header named
-        // exactly these component bytes and this engine: it is what this host serialised from
-        // this `.wasm`. wasmtime additionally checks the artifact against the engine.
-        // Plugin-supplied artifacts never reach here.
-        match unsafe { Component::deserialize(&self.inner.engine, &artifact) } {
+        match deserialize_verified(&self.inner.engine, verified) {
             Ok(c) => Some(c),
             Err(e) => {
                 tracing::warn!(file = %file.display(), "ignoring unusable cache entry: {e:#}");
@@ -278,6 +336,70 @@ impl GuildEngine {
             }
         }
     }
+}
+
+/// Deserialises an entry the cache verified, from the file it verified (never by its path
+/// again): mapped in place through `/proc/self/fd` where there is one, read into memory
+/// otherwise.
+#[allow(unsafe_code)]
+fn deserialize_verified(engine: &Engine, verified: cache::Verified) -> anyhow::Result<Component> {
+    // SAFETY (both calls): the cache returned this open file only after its keyed BLAKE3 tag
+    // verified under the host's own key (kept outside anything grantable) and its authenticated
+    // trailer named exactly these component bytes and this engine: it is what this host
+    // serialised from this `.wasm`. Reading through the open descriptor means a rename after
+    // the check cannot substitute another file; changing it in place needs write access to
+    // the host's private (0600) cache entries, which is the host's own user. wasmtime
+    // additionally checks the artifact against the engine. Plugin-supplied artifacts never
+    // reach here.
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        let path = format!("/proc/self/fd/{}", verified.file.as_raw_fd());
+        if Path::new(&path).exists() {
+            return unsafe { Component::deserialize_file(engine, &path) }.map_err(wasm_err);
+        }
+    }
+    let mut artifact = Vec::new();
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(&verified.file, verified.artifact_len),
+        &mut artifact,
+    )
+    .context("failed to read the verified cache entry")?;
+    unsafe { Component::deserialize(engine, &artifact) }.map_err(wasm_err)
+}
+
+/// The hidden compile command (run by [`CompileHelper`]): limits its own address space to
+/// `limit_memory_mb`, reads a component from stdin, compiles it with an engine configured like
+/// the parent's (but without the pool, whose reservations the limit would refuse) and leaves
+/// the result in the disk cache at `cache_dir`. An `Invalid` error means the component was
+/// refused; the caller exits with code 2 for it.
+pub fn compile_command(
+    cache_dir: PathBuf,
+    max_memory_mb: u32,
+    limit_memory_mb: u32,
+) -> Result<(), CompileError> {
+    #[cfg(unix)]
+    {
+        use rustix::process::{Resource, Rlimit, setrlimit};
+        let bytes = u64::from(limit_memory_mb) * 1024 * 1024;
+        let limit = Rlimit {
+            current: Some(bytes),
+            maximum: Some(bytes),
+        };
+        setrlimit(Resource::As, limit)
+            .map_err(|e| CompileError::Helper(format!("cannot limit its memory: {e}")))?;
+    }
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut bytes)
+        .map_err(|e| CompileError::Io(e.to_string()))?;
+    let engine = GuildEngine::new(EngineOptions {
+        pooling: false,
+        cache_dir: Some(cache_dir),
+        max_memory_mb,
+        compile_helper: None,
+    })
+    .map_err(|e| CompileError::Helper(format!("{e:#}")))?;
+    engine.compile_into_cache(&bytes)
 }
 
 /// Converts wasmtime's own error type into `anyhow` for glue code.

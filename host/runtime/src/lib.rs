@@ -26,7 +26,10 @@ use std::sync::Arc;
 
 use guild_core::http::GuardedClient;
 
-pub use engine::{CompileError, CompileSource, EngineOptions, GuildEngine};
+pub use engine::{
+    COMPILE_COMMAND, CompileError, CompileHelper, CompileSource, EngineOptions, GuildEngine,
+    compile_command,
+};
 pub use instance::{Failure, InstanceStats, RunAnswer};
 pub use loader::Answer as LoaderAnswer;
 pub use plugin::{Plugin, PrepareError};

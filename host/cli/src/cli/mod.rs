@@ -28,6 +28,8 @@ mod memory;
 mod plugins;
 mod receipts;
 mod render;
+#[cfg(unix)]
+mod rlimit;
 mod skills;
 mod task;
 mod tasks;
@@ -86,11 +88,50 @@ enum Command {
     /// Team and private memory: show, update, history, restore.
     #[command(after_help = memory::EXIT_CODES)]
     Memory(memory::MemoryArgs),
+    /// Compiles one component from stdin into the compile cache: the host runs this in a child
+    /// process, under its compile time and memory limits.
+    #[command(name = guild_host::COMPILE_COMMAND, hide = true)]
+    CompileComponent(CompileArgs),
+}
+
+#[derive(clap::Args)]
+struct CompileArgs {
+    #[arg(long)]
+    cache_dir: PathBuf,
+    #[arg(long)]
+    max_memory_mb: u32,
+    #[arg(long)]
+    limit_memory_mb: u32,
+}
+
+/// The compile helper's side of [`guild_host::CompileHelper`]; exit code 2 means the component
+/// was refused, the message is on stderr.
+fn compile_component(args: &CompileArgs) -> ExitCode {
+    match guild_host::compile_command(
+        args.cache_dir.clone(),
+        args.max_memory_mb,
+        args.limit_memory_mb,
+    ) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {}", guild_host::text::for_terminal(&e.to_string()));
+            match e {
+                guild_host::CompileError::Invalid(_)
+                | guild_host::CompileError::NotAComponent(_) => ExitCode::from(2),
+                _ => ExitCode::FAILURE,
+            }
+        }
+    }
 }
 
 pub(crate) fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging(cli.verbose);
+    #[cfg(unix)]
+    rlimit::raise_open_file_limit();
+    if let Command::CompileComponent(args) = &cli.command {
+        return compile_component(args);
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -138,6 +179,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Receipts(args) => receipts::run(&cli.config, args, cli.json).await,
         Command::Plugins(cmd) => plugins::run(&cli.config, cmd, cli.json).await,
         Command::Memory(args) => memory::run(&cli.config, args, cli.json).await,
+        Command::CompileComponent(args) => Ok(compile_component(&args)),
     }
 }
 
@@ -171,7 +213,12 @@ pub(crate) async fn start_host(config_path: &std::path::Path) -> anyhow::Result<
 }
 
 /// Starts a host for a parsed config, reporting plugins that failed to load.
-pub(crate) async fn start_host_with(config: Config) -> anyhow::Result<Host> {
+pub(crate) async fn start_host_with(mut config: Config) -> anyhow::Result<Host> {
+    // Components compile in a child process (this binary, under the compile limits). A unit
+    // test's executable is the test harness, which has no compile command.
+    if cfg!(not(test)) {
+        config.host.compile_helper = std::env::current_exe().ok();
+    }
     let spinner =
         render::spinner("loading plugins (first load compiles them; later loads use the cache)");
     let host = Host::new(config).await?;
