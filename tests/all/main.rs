@@ -21,3 +21,4 @@ mod skill_grants;
 mod skills;
 mod skills_wild;
 mod tool_input;
+mod wasi_http;

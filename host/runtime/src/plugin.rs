@@ -16,6 +16,7 @@ use wasmtime::component::{Component, Linker};
 use crate::Runtime;
 use crate::bindings::{connector, skill_loader, specialist};
 use crate::engine::{CompileError, CompileSource, GuildEngine, wasm_err};
+use crate::imports;
 use crate::state::StoreState;
 
 /// Why a plugin version could not be prepared.
@@ -107,6 +108,7 @@ impl Linkers {
         let base = || -> Result<Linker<StoreState>, PrepareError> {
             let mut linker = Linker::new(engine.engine());
             wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(link)?;
+            crate::wasi_http::add_to_linker(&mut linker).map_err(link)?;
             Ok(linker)
         };
         let mut specialist = base()?;
@@ -168,10 +170,10 @@ impl Runtime {
             .for_kind(kind)
             .instantiate_pre(component)
             .map_err(|e| {
-                PrepareError::WrongWorld(format!(
-                    "imports something this host does not provide: {:#}",
-                    wasm_err(e)
-                ))
+                let error = format!("{:#}", wasm_err(e));
+                let ty = component.component_type();
+                let names = ty.imports(self.engine().engine()).map(|(n, _)| n);
+                PrepareError::WrongWorld(imports::unprovided(names, &error))
             })?;
         let wrong = |e: wasmtime::Error| PrepareError::WrongWorld(format!("{:#}", wasm_err(e)));
         let pre = match kind {
