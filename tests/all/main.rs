@@ -22,3 +22,4 @@ mod skills;
 mod skills_wild;
 mod tool_input;
 mod wit_versions;
+mod wasi_http;

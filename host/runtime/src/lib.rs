@@ -13,6 +13,7 @@ mod bindings;
 mod caps;
 pub mod engine;
 mod host_impl;
+mod imports;
 mod instance;
 mod limiter;
 mod loader;
@@ -21,6 +22,7 @@ mod skills_impl;
 mod state;
 mod stdio;
 mod task;
+mod wasi_http;
 
 use std::sync::Arc;
 

@@ -19,6 +19,7 @@ pub(crate) use crate::bindings::api::PluginPre;
 use crate::bindings::api::{Bindings, SUPPORTED};
 use crate::bindings::version;
 use crate::engine::{CompileError, CompileSource, GuildEngine, wasm_err};
+use crate::imports;
 use crate::state::StoreState;
 
 /// Why a plugin version could not be prepared.
@@ -105,6 +106,7 @@ impl Linkers {
             for bindings in SUPPORTED {
                 (bindings.add_to_linker)(kind, &mut linker).map_err(link)?;
             }
+            crate::wasi_http::add_to_linker(&mut linker).map_err(link)?;
             Ok(linker)
         };
         Ok(Self {
@@ -155,10 +157,10 @@ impl Runtime {
             .for_kind(kind)
             .instantiate_pre(component)
             .map_err(|e| {
-                PrepareError::WrongWorld(format!(
-                    "imports something this host does not provide: {:#}",
-                    wasm_err(e)
-                ))
+                let error = format!("{:#}", wasm_err(e));
+                let ty = component.component_type();
+                let names = ty.imports(self.engine().engine()).map(|(n, _)| n);
+                PrepareError::WrongWorld(imports::unprovided(names, &error))
             })?;
         let pre = (bindings.wrap)(kind, instance_pre)
             .map_err(|e| PrepareError::WrongWorld(format!("{:#}", wasm_err(e))))?;

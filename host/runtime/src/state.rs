@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use wasmtime::component::ResourceTable;
 use wasmtime::{Store, UpdateDeadline};
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtxView, WasiHttpView};
 
 use guild_core::capability::Effective;
 use guild_core::manifest::FsMode;
@@ -20,6 +21,7 @@ use crate::Runtime;
 use crate::limiter::MemoryLimiter;
 use crate::stdio::{GuestOutput, StderrTail};
 use crate::task::TaskHost;
+use crate::wasi_http::GuestHttp;
 
 /// Everything a host function may need about the instance that called it.
 pub(crate) struct StoreState {
@@ -37,12 +39,24 @@ pub(crate) struct StoreState {
     pub(crate) task: Option<Arc<dyn TaskHost>>,
     /// The guest's last stderr lines, shown when it traps.
     pub(crate) stderr_tail: Arc<StderrTail>,
+    /// `wasi:http` requests, sent through the guarded client ([`crate::wasi_http`]).
+    http: GuestHttp,
 }
 
 impl WasiView for StoreState {
     fn ctx(&mut self) -> WasiCtxView<'_> {
         WasiCtxView {
             ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl WasiHttpView for StoreState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView {
+            ctx: &mut self.http.ctx,
+            hooks: &mut self.http.hooks,
             table: &mut self.table,
         }
     }
@@ -97,6 +111,7 @@ pub(crate) fn new_store(
         rt: rt.clone(),
         task,
         stderr_tail,
+        http: GuestHttp::new(rt, caps),
     };
     let mut store = Store::new(rt.engine().engine(), state);
     store.limiter(|s| &mut s.limiter);
