@@ -25,6 +25,8 @@ pub struct Config {
     pub dispatch: DispatchSettings,
     /// `[skills]`: the supervisor's skill sources, shared skill folders, strict allowed-tools.
     pub skills: crate::skills::SkillsSettings,
+    /// `[trust]`: who may sign the bundles `guild bundle install` accepts.
+    pub trust: TrustSettings,
     /// Folder relative paths are resolved against.
     pub base_dir: PathBuf,
     /// The file this config was read from (empty when built in code): a plugin that could
@@ -101,6 +103,53 @@ impl Default for HostSettings {
             max_handles: default_max_handles(),
             max_component_mb: default_max_component_mb(),
             verify_origins: Vec::new(),
+        }
+    }
+}
+
+/// `[trust]`: the signed-bundle policy (DESIGN §10). Paths resolve against `guild.toml`'s folder.
+///
+/// ```toml
+/// [trust]
+/// allowed_signers = "allowed_signers"   # git's format; `guild keys add` edits it
+/// revoked = "revoked_signers"           # one key or SHA256 fingerprint per line; always wins
+/// require_signed = true                 # default: unsigned bundles are refused
+/// threshold = 1                         # distinct trusted keys a bundle needs
+/// ```
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrustSettings {
+    /// The team's `allowed_signers` file.
+    #[serde(default = "default_allowed_signers")]
+    pub allowed_signers: PathBuf,
+    /// The revocation list (a missing file revokes nothing).
+    #[serde(default = "default_revoked")]
+    pub revoked: PathBuf,
+    /// Refuse bundles without enough trusted signatures (default true).
+    #[serde(default = "yes")]
+    pub require_signed: bool,
+    /// Distinct trusted keys a bundle needs (default 1).
+    #[serde(default = "one")]
+    pub threshold: u32,
+}
+
+fn default_allowed_signers() -> PathBuf {
+    PathBuf::from("allowed_signers")
+}
+fn default_revoked() -> PathBuf {
+    PathBuf::from("revoked_signers")
+}
+fn one() -> u32 {
+    1
+}
+
+impl Default for TrustSettings {
+    fn default() -> Self {
+        Self {
+            allowed_signers: default_allowed_signers(),
+            revoked: default_revoked(),
+            require_signed: true,
+            threshold: one(),
         }
     }
 }
@@ -246,6 +295,8 @@ struct RawConfig {
     dispatch: DispatchSettings,
     #[serde(default)]
     skills: crate::skills::SkillsSettings,
+    #[serde(default)]
+    trust: TrustSettings,
 }
 
 impl Config {
@@ -279,6 +330,7 @@ impl Config {
             grants: raw.grants,
             dispatch: raw.dispatch,
             skills: raw.skills,
+            trust: raw.trust,
             base_dir: base_dir.to_owned(),
             file: file.to_owned(),
         };
@@ -312,6 +364,12 @@ impl Config {
                     MAX_HANDLES_RANGE.start(),
                     MAX_HANDLES_RANGE.end()
                 ),
+            ));
+        }
+        if self.trust.threshold == 0 {
+            return Err(invalid(
+                "trust.threshold".into(),
+                "expected at least 1 distinct key".into(),
             ));
         }
         if self.host.max_component_mb == 0 {

@@ -23,7 +23,9 @@ macro_rules! out {
 }
 
 mod batch;
+mod bundle;
 mod demo;
+mod keys;
 mod plugins;
 mod receipts;
 mod render;
@@ -82,6 +84,12 @@ enum Command {
     /// Inspect and check plugins.
     #[command(subcommand)]
     Plugins(plugins::PluginsCommand),
+    /// Signed plugin bundles: pack, sign, verify, inspect, install.
+    #[command(subcommand)]
+    Bundle(bundle::BundleCommand),
+    /// The team's trusted signing keys ([trust] in guild.toml).
+    #[command(subcommand)]
+    Keys(keys::KeysCommand),
 }
 
 pub(crate) fn main() -> ExitCode {
@@ -133,6 +141,8 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Skills(cmd) => skills::run(&cli.config, cmd, cli.json).await,
         Command::Receipts(args) => receipts::run(&cli.config, args, cli.json).await,
         Command::Plugins(cmd) => plugins::run(&cli.config, cmd, cli.json).await,
+        Command::Bundle(cmd) => bundle::run(&cli.config, cmd, cli.json).await,
+        Command::Keys(cmd) => keys::run(&cli.config, cmd, cli.json).await,
     }
 }
 
