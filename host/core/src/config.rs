@@ -27,6 +27,8 @@ pub struct Config {
     pub skills: crate::skills::SkillsSettings,
     /// `[memory]`: whose team and private memory this host serves.
     pub memory: MemorySettings,
+    /// `[trust]`: who may sign the bundles `guild bundle install` accepts.
+    pub trust: TrustSettings,
     /// Folder relative paths are resolved against.
     pub base_dir: PathBuf,
     /// The file this config was read from (empty when built in code): a plugin that could
@@ -137,6 +139,53 @@ pub struct MemorySettings {
     /// The user (private memory); without one, private memory is unavailable.
     #[serde(default)]
     pub user: Option<String>,
+}
+
+/// `[trust]`: the signed-bundle policy (DESIGN §10). Paths resolve against `guild.toml`'s folder.
+///
+/// ```toml
+/// [trust]
+/// allowed_signers = "allowed_signers"   # git's format; `guild keys add` edits it
+/// revoked = "revoked_signers"           # one key or SHA256 fingerprint per line; always wins
+/// require_signed = true                 # default: unsigned bundles are refused
+/// threshold = 1                         # distinct trusted keys a bundle needs
+/// ```
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrustSettings {
+    /// The team's `allowed_signers` file.
+    #[serde(default = "default_allowed_signers")]
+    pub allowed_signers: PathBuf,
+    /// The revocation list (a missing file revokes nothing).
+    #[serde(default = "default_revoked")]
+    pub revoked: PathBuf,
+    /// Refuse bundles without enough trusted signatures (default true).
+    #[serde(default = "yes")]
+    pub require_signed: bool,
+    /// Distinct trusted keys a bundle needs (default 1).
+    #[serde(default = "one")]
+    pub threshold: u32,
+}
+
+fn default_allowed_signers() -> PathBuf {
+    PathBuf::from("allowed_signers")
+}
+fn default_revoked() -> PathBuf {
+    PathBuf::from("revoked_signers")
+}
+fn one() -> u32 {
+    1
+}
+
+impl Default for TrustSettings {
+    fn default() -> Self {
+        Self {
+            allowed_signers: default_allowed_signers(),
+            revoked: default_revoked(),
+            require_signed: true,
+            threshold: one(),
+        }
+    }
 }
 
 /// `[grants.<plugin>]`: what the operator allows one plugin.
@@ -286,6 +335,7 @@ struct RawConfig {
     skills: crate::skills::SkillsSettings,
     #[serde(default)]
     memory: MemorySettings,
+    trust: TrustSettings,
 }
 
 impl Config {
@@ -320,6 +370,7 @@ impl Config {
             dispatch: raw.dispatch,
             skills: raw.skills,
             memory: raw.memory,
+            trust: raw.trust,
             base_dir: base_dir.to_owned(),
             file: file.to_owned(),
         };
@@ -361,6 +412,12 @@ impl Config {
                     MAX_HANDLES_RANGE.start(),
                     MAX_HANDLES_RANGE.end()
                 ),
+            ));
+        }
+        if self.trust.threshold == 0 {
+            return Err(invalid(
+                "trust.threshold".into(),
+                "expected at least 1 distinct key".into(),
             ));
         }
         for (key, value) in [

@@ -10,6 +10,7 @@
 //! on both. Nothing here can call upward; where a lower layer needs a service from a higher one
 //! it defines a trait (e.g. [`skills::SkillLoaders`]).
 
+pub mod bundle;
 pub mod capability;
 pub mod config;
 pub mod decision;

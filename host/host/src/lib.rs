@@ -13,6 +13,7 @@
 //! Start with [`Config`] (the operator's `guild.toml`) and [`Host`].
 
 pub mod background;
+pub mod bundle_install;
 mod dispatch;
 mod host;
 mod host_error;
@@ -22,8 +23,8 @@ pub mod session;
 mod skills_host;
 
 pub use guild_core::{
-    capability, config, error, http, limits, manifest, receipts, schema, settings, skills, text,
-    types, validate,
+    bundle, capability, config, error, http, limits, manifest, receipts, schema, settings, skills,
+    text, types, validate,
 };
 
 pub use config::Config;

@@ -23,8 +23,10 @@ macro_rules! out {
 }
 
 mod batch;
+mod bundle;
 mod demo;
 mod memory;
+mod keys;
 mod plugins;
 mod receipts;
 mod render;
@@ -92,6 +94,12 @@ enum Command {
     /// process, under its compile time and memory limits.
     #[command(name = guild_host::COMPILE_COMMAND, hide = true)]
     CompileComponent(CompileArgs),
+    /// Signed plugin bundles: pack, sign, verify, inspect, install.
+    #[command(subcommand)]
+    Bundle(bundle::BundleCommand),
+    /// The team's trusted signing keys ([trust] in guild.toml).
+    #[command(subcommand)]
+    Keys(keys::KeysCommand),
 }
 
 #[derive(clap::Args)]
@@ -180,6 +188,8 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Plugins(cmd) => plugins::run(&cli.config, cmd, cli.json).await,
         Command::Memory(args) => memory::run(&cli.config, args, cli.json).await,
         Command::CompileComponent(args) => Ok(compile_component(&args)),
+        Command::Bundle(cmd) => bundle::run(&cli.config, cmd, cli.json).await,
+        Command::Keys(cmd) => keys::run(&cli.config, cmd, cli.json).await,
     }
 }
 

@@ -53,15 +53,42 @@ pub(crate) async fn run(
                 let names: Vec<_> = host.plugins().into_iter().map(|p| p.name).collect();
                 anyhow::bail!("no plugin named '{name}'; loaded: {}", names.join(", "));
             };
+            let bundle = installed_from(&host, &info.name, &info.version);
             if json {
-                print_json(&info)?;
+                let mut value = serde_json::to_value(&info)?;
+                if let Some(obj) = value.as_object_mut() {
+                    obj.insert("bundle".into(), serde_json::to_value(&bundle)?);
+                }
+                print_json(&value)?;
             } else {
                 out!("{}", render::plugin_detail(&info))?;
+                if let Some(b) = &bundle {
+                    outln!(
+                        "  installed from a signed bundle:\n{}",
+                        render::bundle_signers(&b.signers, &b.digest)
+                    )?;
+                }
             }
             Ok(ExitCode::SUCCESS)
         }
         PluginsCommand::Check { dir } => check(config, &dir, json).await,
     }
+}
+
+/// The ledger's record of the bundle `name@version` was installed from, if it was.
+fn installed_from(
+    host: &Host,
+    name: &str,
+    version: &str,
+) -> Option<guild_host::bundle_install::InstallRecord> {
+    let file = host
+        .config()
+        .data_dir()
+        .join(guild_host::receipts::LEDGER_FILE);
+    let ledger = guild_host::receipts::Ledger::open_read_only(file).ok()?;
+    guild_host::bundle_install::provenance(&ledger, name, version)
+        .ok()
+        .flatten()
 }
 
 /// Loads exactly one folder under the operator's grants (or none, if there is no config file)

@@ -182,25 +182,7 @@ pub(crate) fn plugin_detail(p: &PluginInfo) -> String {
     if let Some(why) = &p.unavailable {
         out.push_str(&format!("  NOT ON THE ROSTER: {}\n", one_line(why)));
     }
-    out.push_str("  capabilities:\n");
-    out.push_str(&format!(
-        "    {:<9} {:<8} {:<36} {}\n",
-        "AREA", "STATUS", "REQUESTED", "DETAIL"
-    ));
-    for row in &p.capabilities {
-        let (status, detail) = match &row.status {
-            RowStatus::Granted(d) => ("granted", d.as_str()),
-            RowStatus::Denied(d) => ("DENIED", d.as_str()),
-            RowStatus::Unused => ("unused", "granted by the operator but not requested"),
-        };
-        out.push_str(&format!(
-            "    {:<9} {:<8} {:<36} {}\n",
-            row.capability,
-            status,
-            one_line(&row.target),
-            one_line(detail)
-        ));
-    }
+    out.push_str(&capability_rows(&p.capabilities));
     if !p.tools.is_empty() {
         out.push_str("  tools:\n");
         for t in &p.tools {
@@ -220,6 +202,50 @@ pub(crate) fn plugin_detail(p: &PluginInfo) -> String {
                 one_line(&t.description)
             ));
         }
+    }
+    out
+}
+
+/// Requested vs granted vs denied, as `plugins show`, `bundle inspect` and `bundle install`
+/// print them.
+pub(crate) fn capability_rows(rows: &[guild_host::capability::CapabilityRow]) -> String {
+    let mut out = String::from("  capabilities:\n");
+    out.push_str(&format!(
+        "    {:<9} {:<8} {:<36} {}\n",
+        "AREA", "STATUS", "REQUESTED", "DETAIL"
+    ));
+    for row in rows {
+        let (status, detail) = match &row.status {
+            RowStatus::Granted(d) => ("granted", d.as_str()),
+            RowStatus::Denied(d) => ("DENIED", d.as_str()),
+            RowStatus::Unused => ("unused", "granted by the operator but not requested"),
+        };
+        out.push_str(&format!(
+            "    {:<9} {:<8} {:<36} {}\n",
+            row.capability,
+            status,
+            one_line(&row.target),
+            one_line(detail)
+        ));
+    }
+    out
+}
+
+/// Who signed a bundle, and its digest.
+pub(crate) fn bundle_signers(signers: &[guild_host::bundle::Signer], digest: &str) -> String {
+    let mut out = format!("  bundle digest: sha256:{digest}\n");
+    if signers.is_empty() {
+        out.push_str("  signed by: nobody trusted (unsigned bundles allowed by [trust])");
+    }
+    for (i, s) in signers.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str(&format!(
+            "  signed by: {} ({})",
+            one_line(&s.principals.join(", ")),
+            s.fingerprint
+        ));
     }
     out
 }

@@ -312,6 +312,10 @@ pub enum AuditKind {
     PluginUnloaded,
     /// An operator grant changed.
     GrantChanged,
+    /// A signed bundle was installed (detail: digest, content digest, signers).
+    BundleInstalled,
+    /// A rollback or equivocation was installed because the operator asked for it.
+    BundleOverride,
 }
 
 impl AuditKind {
@@ -320,6 +324,8 @@ impl AuditKind {
             AuditKind::PluginLoaded => "plugin_loaded",
             AuditKind::PluginUnloaded => "plugin_unloaded",
             AuditKind::GrantChanged => "grant_changed",
+            AuditKind::BundleInstalled => "bundle_installed",
+            AuditKind::BundleOverride => "bundle_override",
         }
     }
 
@@ -328,6 +334,8 @@ impl AuditKind {
             "plugin_loaded" => AuditKind::PluginLoaded,
             "plugin_unloaded" => AuditKind::PluginUnloaded,
             "grant_changed" => AuditKind::GrantChanged,
+            "bundle_installed" => AuditKind::BundleInstalled,
+            "bundle_override" => AuditKind::BundleOverride,
             _ => return None,
         })
     }

@@ -1,0 +1,190 @@
+//! `guild keys add | list | remove | revoke`: edit the team's `allowed_signers` file and the
+//! revocation list that `[trust]` in `guild.toml` names.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Subcommand;
+use guild_host::Config;
+use guild_host::bundle::sign::fingerprint;
+use guild_host::bundle::time::rfc3339;
+use guild_host::bundle::trust::{AllowedSigners, Revoked, format_entry};
+use ssh_key::PublicKey;
+
+use super::print_json;
+
+/// Key subcommands.
+#[derive(Subcommand)]
+pub(crate) enum KeysCommand {
+    /// Trust a public key for bundles, as PRINCIPAL.
+    Add {
+        /// Who the key belongs to (e.g. an e-mail address).
+        principal: String,
+        /// The public key: a `.pub` file or the `ssh-ed25519 AAAA…` text.
+        key: String,
+        /// Not valid before this time (YYYYMMDD[HHMM[SS]][Z], UTC).
+        #[arg(long)]
+        valid_after: Option<String>,
+        /// Not valid from this time on (YYYYMMDD[HHMM[SS]][Z], UTC).
+        #[arg(long)]
+        valid_before: Option<String>,
+    },
+    /// Every trusted key, with its principals, window and whether it is revoked.
+    List,
+    /// Stop trusting every line whose principal or key fingerprint is given.
+    Remove {
+        /// A principal or a `SHA256:…` fingerprint.
+        who: String,
+    },
+    /// Revoke a key: refused from now on whatever else signed, even if still listed.
+    Revoke {
+        /// A `.pub` file, the `ssh-ed25519 AAAA…` text or a `SHA256:…` fingerprint.
+        key: String,
+    },
+}
+
+fn files(config: &Path) -> anyhow::Result<(PathBuf, PathBuf)> {
+    let config = if config.is_file() {
+        Config::load(config).with_context(|| format!("failed to load {}", config.display()))?
+    } else {
+        Config::default()
+    };
+    Ok((
+        config.resolve(&config.trust.allowed_signers),
+        config.resolve(&config.trust.revoked),
+    ))
+}
+
+fn read_key(text: &str) -> anyhow::Result<PublicKey> {
+    let text = if Path::new(text).is_file() {
+        std::fs::read_to_string(text).with_context(|| format!("failed to read {text}"))?
+    } else {
+        text.to_owned()
+    };
+    PublicKey::from_openssh(text.trim())
+        .context("not an OpenSSH public key (expected a .pub file or `ssh-ed25519 AAAA…`)")
+}
+
+fn append(path: &Path, line: &str) -> anyhow::Result<()> {
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .with_context(|| format!("failed to open {}", path.display()))?;
+    writeln!(f, "{line}").with_context(|| format!("failed to write {}", path.display()))
+}
+
+pub(crate) async fn run(config: &Path, cmd: KeysCommand, json: bool) -> anyhow::Result<ExitCode> {
+    let (signers_file, revoked_file) = files(config)?;
+    match cmd {
+        KeysCommand::Add {
+            principal,
+            key,
+            valid_after,
+            valid_before,
+        } => {
+            let key = read_key(&key)?;
+            let line = format_entry(
+                &principal,
+                &key,
+                valid_after.as_deref(),
+                valid_before.as_deref(),
+            )
+            .map_err(anyhow::Error::msg)?;
+            if signers_file.exists() {
+                AllowedSigners::load(&signers_file)?;
+            }
+            append(&signers_file, &line)?;
+            outln!(
+                "trusted {} as {principal} in {}",
+                fingerprint(&key),
+                signers_file.display()
+            )?;
+        }
+        KeysCommand::List => {
+            let signers = AllowedSigners::load(&signers_file)?;
+            let revoked = Revoked::load(&revoked_file)?;
+            let now = guild_host::bundle::time::now_unix();
+            let rows: Vec<_> = signers
+                .entries
+                .iter()
+                .map(|e| {
+                    let fp = fingerprint(&e.key);
+                    let status = if revoked.fingerprints.contains(&fp) {
+                        "REVOKED".to_owned()
+                    } else if !e.allows_bundles() {
+                        "other namespaces only".to_owned()
+                    } else {
+                        e.outside_window(now).unwrap_or_else(|| "trusted".into())
+                    };
+                    serde_json::json!({
+                        "principals": e.principals, "fingerprint": fp, "status": status,
+                        "valid_after": e.valid_after.map(rfc3339),
+                        "valid_before": e.valid_before.map(rfc3339),
+                    })
+                })
+                .collect();
+            if json {
+                print_json(&rows)?;
+            } else {
+                for r in &rows {
+                    outln!(
+                        "{}  {}  {}",
+                        r["fingerprint"].as_str().unwrap_or_default(),
+                        r["status"].as_str().unwrap_or_default(),
+                        guild_host::text::for_terminal(
+                            &r["principals"]
+                                .as_array()
+                                .map(|p| p
+                                    .iter()
+                                    .filter_map(|x| x.as_str())
+                                    .collect::<Vec<_>>()
+                                    .join(","))
+                                .unwrap_or_default()
+                        )
+                    )?;
+                }
+            }
+        }
+        KeysCommand::Remove { who } => {
+            let text = std::fs::read_to_string(&signers_file)
+                .with_context(|| format!("failed to read {}", signers_file.display()))?;
+            let parsed = AllowedSigners::parse(&text, &signers_file)?;
+            let drop: std::collections::BTreeSet<usize> = parsed
+                .entries
+                .iter()
+                .filter(|e| fingerprint(&e.key) == who || e.principals.contains(&who))
+                .map(|e| e.line)
+                .collect();
+            if drop.is_empty() {
+                anyhow::bail!("no line of {} names {who}", signers_file.display());
+            }
+            let kept: String = text
+                .lines()
+                .enumerate()
+                .filter(|(i, _)| !drop.contains(&(i + 1)))
+                .map(|(_, l)| format!("{l}\n"))
+                .collect();
+            std::fs::write(&signers_file, kept)
+                .with_context(|| format!("failed to write {}", signers_file.display()))?;
+            outln!(
+                "removed {} line(s) from {}",
+                drop.len(),
+                signers_file.display()
+            )?;
+        }
+        KeysCommand::Revoke { key } => {
+            let fp = if key.starts_with("SHA256:") {
+                key
+            } else {
+                fingerprint(&read_key(&key)?)
+            };
+            Revoked::load(&revoked_file)?;
+            append(&revoked_file, &fp)?;
+            outln!("revoked {fp} in {}", revoked_file.display())?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
