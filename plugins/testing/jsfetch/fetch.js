@@ -3,11 +3,11 @@
 // the report's details are JSON: {"ok": true, "status": N, "body": "..."} or
 // {"ok": false, "error": "..."}.
 
-export function describe() {
+function describe() {
   return { description: "Test guest: fetches the URL in its brief with fetch()." };
 }
 
-export async function run(brief) {
+async function run(brief) {
   let answer;
   try {
     const response = await fetch(brief.description);
@@ -29,3 +29,6 @@ export async function run(brief) {
     claims: [],
   };
 }
+
+// guild:plugin@0.2.0 exports one interface per world: the specialist's is `specialist-api`.
+export const specialistApi = { describe, run };
