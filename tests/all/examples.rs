@@ -80,6 +80,70 @@ async fn kb_saves_searches_and_reports_artifacts() {
     );
 }
 
+/// The demo's memory steps: kb records a team decision, a second kb task reads it back; without
+/// the grant both are denied and nothing is stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kb_records_a_team_decision_and_a_second_task_reads_it_back() {
+    let decision = "## Decisions\n- 2026-03-01: checkout caps the cart at 50 items\n";
+    let (dir, _tracker) = workspace_and_tracker().await;
+    let names = "[memory]\nworkspace = \"shop\"\n";
+    let h = host(dir.path(), &["kb"], &format!("{names}{}", kb_grant(true))).await;
+    let r = h
+        .task("kb", &format!("remember team\n{decision}"))
+        .await
+        .expect("starts");
+    assert_eq!(r.status, TaskStatus::Succeeded, "{:?}", r.error);
+    let report = r.report.expect("report");
+    assert_eq!(report.outcome, Outcome::Satisfied, "{}", report.details);
+    assert!(
+        report.details.contains("stored version 1"),
+        "{}",
+        report.details
+    );
+    assert_eq!(r.receipts.len(), 1, "{:#?}", r.receipts);
+    assert_eq!(r.receipts[0].receipt_type, "memory");
+    let r = h.task("kb", "recall team").await.expect("starts");
+    let report = r.report.expect("report");
+    assert!(
+        report.details.contains(decision.trim_end()),
+        "{}",
+        report.details
+    );
+
+    let (dir, _tracker) = workspace_and_tracker().await;
+    let h = host(dir.path(), &["kb"], &format!("{names}{}", kb_grant(false))).await;
+    let r = h
+        .task("kb", &format!("remember team\n{decision}\nrecall team"))
+        .await
+        .expect("starts");
+    let report = r.report.expect("report");
+    assert_eq!(report.outcome, Outcome::Failed, "{}", report.details);
+    assert!(
+        report.details.contains("denied") && report.details.contains("team:write"),
+        "{}",
+        report.details
+    );
+    assert!(r.receipts.is_empty(), "{:#?}", r.receipts);
+    let team = h
+        .memory()
+        .read(guild_host::memory::Scope::Team)
+        .await
+        .expect("read");
+    assert_eq!(team.version, None);
+}
+
+/// kb's grant: its folder, and team memory when `memory`.
+fn kb_grant(memory: bool) -> String {
+    let rights = if memory {
+        "memory = [\"team:read\", \"team:write\"]\n"
+    } else {
+        ""
+    };
+    format!(
+        "[grants.kb]\nfs = [{{ guest = \"/workspace\", host = \"ws\", mode = \"rw\" }}]\n{rights}"
+    )
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn triage_files_issues_and_finds_duplicates() {
     let (_dir, tracker, h) = setup().await;

@@ -13,6 +13,7 @@ mod hoarding;
 mod http;
 mod ledger;
 mod limits;
+mod memory;
 mod receipts;
 mod reports;
 mod server;

@@ -183,6 +183,21 @@ impl guild_runtime::TaskHost for ForwardOnly {
             })
         })
     }
+
+    fn memory_read(
+        &self,
+        _scope: guild_core::memory::Scope,
+    ) -> BoxFuture<'_, Result<guild_runtime::MemoryText, guild_runtime::MemoryCallError>> {
+        Box::pin(async { Err(guild_runtime::MemoryCallError::Denied("no memory".into())) })
+    }
+
+    fn memory_update(
+        &self,
+        _scope: guild_core::memory::Scope,
+        _text: String,
+    ) -> BoxFuture<'_, Result<guild_runtime::MemoryWrite, guild_runtime::MemoryCallError>> {
+        Box::pin(async { Err(guild_runtime::MemoryCallError::Denied("no memory".into())) })
+    }
 }
 
 /// The runtime floor: the probe and echo components prepared on `engine`, run with

@@ -56,4 +56,4 @@ pub(crate) mod skill_loader {
 }
 
 pub(crate) use specialist::guild::plugin::types;
-pub(crate) use specialist::guild::plugin::{config, http, log, progress, skills, tools};
+pub(crate) use specialist::guild::plugin::{config, http, log, memory, progress, skills, tools};

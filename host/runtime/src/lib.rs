@@ -17,6 +17,7 @@ mod imports;
 mod instance;
 mod limiter;
 mod loader;
+mod memory_impl;
 mod plugin;
 mod skills_impl;
 mod state;
@@ -35,7 +36,7 @@ pub use engine::{
 pub use instance::{Failure, InstanceStats, RunAnswer};
 pub use loader::Answer as LoaderAnswer;
 pub use plugin::{Plugin, PrepareError};
-pub use task::{ReportError, SkillSummary, TaskHost};
+pub use task::{MemoryCallError, MemoryText, MemoryWrite, ReportError, SkillSummary, TaskHost};
 
 /// Per-instance input/output budgets that come from the operator's `[host]` settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

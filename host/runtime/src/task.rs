@@ -1,11 +1,12 @@
 //! [`TaskHost`]: the narrow view of a running task that host functions need.
 //!
-//! A specialist instance serves exactly one task. Its `tools`, `progress` and `skills` imports
+//! A specialist instance serves exactly one task. Its `tools`, `progress`, `skills` and `memory` imports
 //! call through this trait, which dispatch implements: the grant checks, approvals, receipts and
 //! skill accounting all live behind it, in the one tool-call path. The runtime never sees the
 //! ledger, the registry or the session; store state holds only this trait object.
 
 use futures::future::BoxFuture;
+use guild_core::memory::{Scope, Usage};
 use guild_core::skills::SkillError;
 use guild_core::types::{ToolError, ToolOutcome, ToolSpec};
 
@@ -27,6 +28,60 @@ pub struct SkillSummary {
     pub name: String,
     /// Its description.
     pub description: String,
+}
+
+/// A memory document as a specialist reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemoryText {
+    /// The newest version's text (empty when nothing was stored yet).
+    pub text: String,
+    /// The newest version number; 0 when nothing was stored yet.
+    pub version: u64,
+    /// Its size against the limits.
+    pub usage: Usage,
+}
+
+/// What an accepted memory update did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MemoryWrite {
+    /// A new version was stored.
+    Stored {
+        /// Its number.
+        version: u64,
+        /// What the writer should know.
+        warnings: Vec<String>,
+        /// The stored size against the limits.
+        usage: Usage,
+    },
+    /// Nothing changed.
+    NoOp {
+        /// Why (a sentinel, an empty text, the stored text itself).
+        reason: String,
+        /// The stored size against the limits.
+        usage: Usage,
+    },
+}
+
+/// Why a memory read or update did not happen.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MemoryCallError {
+    /// The validator refused the text; nothing was stored.
+    #[error("memory update refused: {}", .errors.join(" "))]
+    Refused {
+        /// Every rule the text broke.
+        errors: Vec<String>,
+        /// The refused text's size against the limits.
+        usage: Usage,
+    },
+    /// The specialist may not use this scope (the text names plugin, capability and scope).
+    #[error("{0}")]
+    Denied(String),
+    /// The task reached a limit.
+    #[error("{0}")]
+    LimitExceeded(String),
+    /// Allowed, but it failed (no workspace/user named, the store failed).
+    #[error("{0}")]
+    Failed(String),
 }
 
 /// What the host functions of one specialist instance need from the task it serves.
@@ -58,4 +113,15 @@ pub trait TaskHost: Send + Sync {
         name: String,
         path: String,
     ) -> BoxFuture<'_, Result<Vec<u8>, SkillError>>;
+
+    /// Reads `scope`'s memory document. The grant check happens behind this call.
+    fn memory_read(&self, scope: Scope) -> BoxFuture<'_, Result<MemoryText, MemoryCallError>>;
+
+    /// Replaces `scope`'s memory document with `text`: grant check, validation and receipt
+    /// all happen behind this call.
+    fn memory_update(
+        &self,
+        scope: Scope,
+        text: String,
+    ) -> BoxFuture<'_, Result<MemoryWrite, MemoryCallError>>;
 }

@@ -2,12 +2,14 @@
 //!
 //! One command per block; a command line starts with a lowercase keyword:
 //! `save PATH` (content is every following line up to the next command line or the end),
-//! `read PATH`, `list [DIR]`, `search WORDS`. Paths have no spaces, are relative to the
+//! `read PATH`, `list [DIR]`, `search WORDS`, `remember team` (the following lines replace the
+//! whole team memory document) and `recall team`. Paths have no spaces, are relative to the
 //! workspace and never contain `..`.
 
 /// The keywords, as shown in error messages.
 pub(crate) const USAGE: &str = "commands: `save PATH` followed by the content lines, `read PATH`, \
-     `list [DIR]`, `search WORDS` (one per line; paths are relative, without `..` or spaces)";
+     `list [DIR]`, `search WORDS`, `remember team` followed by the whole team memory document, \
+     `recall team` (one per line; paths are relative, without `..` or spaces)";
 
 /// One parsed command.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,26 +22,38 @@ pub(crate) enum Command {
     List { dir: String },
     /// Lines containing every word, case-insensitively.
     Search { words: Vec<String> },
+    /// Replace the team memory document with `content` (validated by the host).
+    Remember { content: String },
+    /// Show the team memory document.
+    Recall,
 }
 
 /// A command line recognised at the start of a block, before its content is attached.
 enum Head {
     Save(String),
+    Remember,
     Other(Command),
+}
+
+/// A command whose content is the lines that follow it.
+enum Block {
+    Save(String),
+    Remember,
 }
 
 /// Parses a brief; the error says what was wrong and which commands exist.
 pub(crate) fn parse(brief: &str) -> Result<Vec<Command>, String> {
     let mut commands = Vec::new();
-    let mut open_save: Option<(String, Vec<&str>)> = None;
+    let mut open_save: Option<(Block, Vec<&str>)> = None;
     for (index, line) in brief.lines().enumerate() {
         match head(line) {
             Some(head) => {
-                if let Some((path, lines)) = open_save.take() {
-                    commands.push(save(path, &lines));
+                if let Some((block, lines)) = open_save.take() {
+                    commands.push(close(block, &lines));
                 }
                 match head? {
-                    Head::Save(path) => open_save = Some((path, Vec::new())),
+                    Head::Save(path) => open_save = Some((Block::Save(path), Vec::new())),
+                    Head::Remember => open_save = Some((Block::Remember, Vec::new())),
                     Head::Other(command) => commands.push(command),
                 }
             }
@@ -56,8 +70,8 @@ pub(crate) fn parse(brief: &str) -> Result<Vec<Command>, String> {
             },
         }
     }
-    if let Some((path, lines)) = open_save.take() {
-        commands.push(save(path, &lines));
+    if let Some((block, lines)) = open_save.take() {
+        commands.push(close(block, &lines));
     }
     if commands.is_empty() {
         return Err(format!("the brief holds no command; {USAGE}"));
@@ -81,6 +95,11 @@ fn head(line: &str) -> Option<Result<Head, String>> {
         ("search", words) if !words.is_empty() => Ok(Head::Other(Command::Search {
             words: words.iter().map(|w| w.to_lowercase()).collect(),
         })),
+        ("remember", ["team"]) => Ok(Head::Remember),
+        ("recall", ["team"]) => Ok(Head::Other(Command::Recall)),
+        ("remember" | "recall", []) => Err(format!(
+            "`{keyword}` needs the scope `team` (kb holds no private memory rights); {USAGE}"
+        )),
         ("save" | "read", []) => Err(format!("`{keyword}` needs a path; {USAGE}")),
         ("search", []) => Err(format!("`search` needs at least one word; {USAGE}")),
         // A keyword followed by prose is content, not a command.
@@ -89,14 +108,18 @@ fn head(line: &str) -> Option<Result<Head, String>> {
     Some(result)
 }
 
-fn save(path: String, lines: &[&str]) -> Command {
+/// The command of a block, with its content lines (trailing blank lines dropped).
+fn close(block: Block, lines: &[&str]) -> Command {
     let mut end = lines.len();
     while end > 0 && lines[end - 1].trim().is_empty() {
         end -= 1;
     }
     let mut content = lines[..end].join("\n");
     content.push('\n');
-    Command::Save { path, content }
+    match block {
+        Block::Save(path) => Command::Save { path, content },
+        Block::Remember => Command::Remember { content },
+    }
 }
 
 /// Like [`checked_path`], and the path must name something below the workspace root.
@@ -159,6 +182,23 @@ mod tests {
                 },
             ]
         );
+    }
+
+    #[test]
+    fn parses_memory_blocks() {
+        let cmds = parse("remember team\n## Decisions\n- 2026-03-01: x\n\nrecall team")
+            .unwrap_or_default();
+        assert_eq!(
+            cmds,
+            vec![
+                Command::Remember {
+                    content: "## Decisions\n- 2026-03-01: x\n".into()
+                },
+                Command::Recall,
+            ]
+        );
+        assert!(parse("remember").is_err());
+        assert!(parse("recall").is_err());
     }
 
     #[test]

@@ -1,11 +1,14 @@
 //! Specialist `kb`: a markdown knowledge base in its `/workspace`. Runs the commands of a brief
-//! in order and reports each result in markdown, with an artifact for every file it wrote.
+//! in order and reports each result in markdown, with an artifact for every file it wrote. It
+//! also keeps the team's decisions in team memory (`remember team`, `recall team`), which the
+//! host validates and receipts.
 
 mod command;
 mod store;
 
 use std::fmt::Write as _;
 
+use guild_sdk::memory::{self, MemoryError, Scope};
 use guild_sdk::{ArtifactRef, Brief, Report, RunError, Specialist, SpecialistInfo, log};
 
 use command::Command;
@@ -20,7 +23,7 @@ impl Specialist for Kb {
         SpecialistInfo::new(
             "Knowledge base: saves, reads, lists and searches markdown documents. Brief: one \
              command per block: `save PATH` + content lines, `read PATH`, `list [DIR]`, \
-             `search WORDS`.",
+             `search WORDS`, `remember team` + the whole team memory document, `recall team`.",
         )
     }
 
@@ -100,6 +103,44 @@ fn execute(command: &Command, out: &mut String) -> Result<Option<ArtifactRef>, S
             if truncated {
                 let _ = writeln!(out, "- _(cut at {} files)_", store::MAX_ENTRIES);
             }
+            out.push('\n');
+            Ok(None)
+        }
+        Command::Remember { content } => {
+            let update = memory::update(Scope::Team, content).map_err(|e| match e {
+                MemoryError::Refused { errors, usage } => {
+                    format!(
+                        "team memory refused the update ({usage}): {}",
+                        errors.join(" ")
+                    )
+                }
+                MemoryError::Host(e) => format!("cannot update team memory: {e}"),
+            })?;
+            match (update.stored, &update.no_op) {
+                (Some(version), _) => {
+                    let _ = writeln!(out, "### team memory: stored version {version}\n");
+                }
+                (None, reason) => {
+                    let reason = reason.as_deref().unwrap_or_default();
+                    let _ = writeln!(out, "### team memory: unchanged ({reason})\n");
+                }
+            }
+            for warning in &update.warnings {
+                let _ = writeln!(out, "- warning: {warning}");
+            }
+            let _ = writeln!(out, "- usage: {}\n", update.usage);
+            Ok(None)
+        }
+        Command::Recall => {
+            let doc =
+                memory::read(Scope::Team).map_err(|e| format!("cannot read team memory: {e}"))?;
+            let _ = writeln!(
+                out,
+                "### team memory (version {}, {})\n\n{}",
+                doc.version,
+                doc.usage,
+                doc.text.trim_end()
+            );
             out.push('\n');
             Ok(None)
         }

@@ -1,7 +1,8 @@
 //! Raw WIT bindings for the three Guild worlds; nothing outside this crate uses them directly.
 //!
 //! Each world is generated in its own module. The specialist world generates every shared
-//! interface (`types`, `log`, `config`, `http`, `tools`, `progress`, `skills`); the connector and
+//! interface (`types`, `log`, `config`, `http`, `tools`, `progress`, `skills`,
+//! `memory`); the connector and
 //! skill-loader worlds
 //! reuse those through `with`, so a host error or a tool spec is one Rust type whichever world a
 //! plugin exports. `pub_export_macro` makes wit-bindgen put the full world description (with its

@@ -3,8 +3,9 @@
 //! Implement one of [`Specialist`], [`Connector`] or [`SkillLoader`], export it with the matching
 //! macro, and build with `cargo build --target wasm32-wasip2 --release` (crate type `cdylib`).
 //! Host capabilities are plain functions: [`log`], [`config`], [`http`] and, for specialists,
-//! [`tools`], [`skills`] and [`progress`]. Each must be requested in `plugin.toml` and granted by
-//! the operator; otherwise the call returns a `denied` error ([`HostError::Denied`]).
+//! [`tools`], [`skills`], [`progress`] and [`memory`]. Each must be requested in `plugin.toml`
+//! and granted by the operator; otherwise the call returns a `denied` error
+//! ([`HostError::Denied`]).
 //!
 //! ```no_run
 //! use guild_sdk::{Brief, Report, RunError, Specialist, SpecialistInfo, config, log};
@@ -41,6 +42,7 @@ pub mod config;
 mod export;
 pub mod http;
 pub mod log;
+pub mod memory;
 pub mod progress;
 mod report;
 pub mod skills;

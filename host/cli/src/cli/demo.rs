@@ -176,9 +176,27 @@ pub(crate) async fn run(args: DemoArgs, json: bool) -> anyhow::Result<ExitCode> 
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
 
+    let memory_steps = [
+        (
+            "9. kb records a team decision in team memory (validated by the host, receipted)",
+            "remember team\n## Decisions\n- 2026-03-01: checkout caps the cart at 50 items until the timeout is fixed\n",
+        ),
+        (
+            "10. a second kb task reads the decision back",
+            "recall team",
+        ),
+    ];
+    for (title, brief) in memory_steps {
+        say(json, &format!("\n== {title}"));
+        let result = host.task("kb", brief).await?;
+        failed |= result.status != TaskStatus::Succeeded;
+        say(json, render::task_result(&result).trim_end());
+        transcript.push(result);
+    }
+
     say(
         json,
-        "\n== 9. the receipts ledger: every mutating call, hash-chained",
+        "\n== 11. the receipts ledger: every mutating call, hash-chained",
     );
     for r in host.receipts(None, 100).await?.iter().rev() {
         say(json, &format!("  {}", render::receipt_line(r)));
@@ -195,7 +213,7 @@ pub(crate) async fn run(args: DemoArgs, json: bool) -> anyhow::Result<ExitCode> 
 
     say(
         json,
-        "\n== 10. what a denial looks like: kb asks for nothing but its folder",
+        "\n== 12. what a denial looks like: kb asks for its folder and team memory, nothing more",
     );
     if let Some(kb) = host.plugin("kb") {
         say(json, render::plugin_detail(&kb).trim_end());
@@ -282,8 +300,13 @@ plugins_dir = "{plugins}"
 # Host state (receipts, tasks, compile cache); granted folders live outside it.
 data_dir = "{STATE_DIR}"
 
+# Whose team memory this host serves (plugins never choose).
+[memory]
+workspace = "demo"
+
 [grants.kb]
 fs = [{{ guest = "/workspace", host = "kb-workspace", mode = "rw" }}]
+memory = ["team:read", "team:write"]
 
 [grants.tracker]
 http = ["{tracker}"]

@@ -18,8 +18,6 @@ use crate::memory::{Actor, MemoryAccess, MemoryDoc, MemoryError, Scope, UpdateOu
 /// The tool name memory updates are recorded and receipted under.
 pub(crate) const MEMORY_UPDATE_TOOL: &str = "memory.update";
 
-// Called by the runtime's memory hook once the `memory` WIT import is linked.
-#[allow(dead_code)]
 impl TaskScope {
     /// Why this task's specialist may not use `right`, traced either way.
     fn memory_refusal(&self, scope: Scope, write: bool) -> Option<MemoryError> {

@@ -2,16 +2,30 @@
 //!
 //! Tool calls go to the one tool-call path (grant check included); reports to the task's
 //! report log; skills to the specialist's own sources, with the catalog built once per task
-//! and every level of disclosure accounted in the task's skill stats.
+//! and every level of disclosure accounted in the task's skill stats; memory to
+//! `TaskScope::memory_read` / `memory_update` (grant check, validation, receipt).
 
 use futures::future::BoxFuture;
 use guild_core::skills::{Catalog, SkillError};
 use guild_core::types::{ToolError, ToolOutcome, ToolSpec};
-use guild_runtime::{ReportError, SkillSummary, TaskHost};
+use guild_runtime::{
+    MemoryCallError, MemoryText, MemoryWrite, ReportError, SkillSummary, TaskHost,
+};
 
 use super::TaskScope;
 use super::tool_call::call_tool;
+use crate::memory::{MemoryError, Scope, UpdateOutcome};
 use crate::skills_host::HostLoaders;
+
+/// A memory failure as the runtime passes it on (denied keeps its text naming plugin,
+/// capability and scope).
+fn memory_call_error(e: MemoryError) -> MemoryCallError {
+    match e {
+        MemoryError::Denied(m) => MemoryCallError::Denied(m),
+        MemoryError::LimitExceeded(m) => MemoryCallError::LimitExceeded(m),
+        other => MemoryCallError::Failed(other.to_string()),
+    }
+}
 
 impl TaskScope {
     fn loaders(&self) -> HostLoaders {
@@ -97,6 +111,47 @@ impl TaskHost for TaskScope {
                 .read(catalog, &self.skills, &name, &path, &self.loaders())
                 .await
                 .map(|d| d.content)
+        })
+    }
+
+    fn memory_read(&self, scope: Scope) -> BoxFuture<'_, Result<MemoryText, MemoryCallError>> {
+        Box::pin(async move {
+            let doc = TaskScope::memory_read(self, scope)
+                .await
+                .map_err(memory_call_error)?;
+            Ok(MemoryText {
+                text: doc.text,
+                version: doc.version.map_or(0, |v| v.version),
+                usage: doc.usage,
+            })
+        })
+    }
+
+    fn memory_update(
+        &self,
+        scope: Scope,
+        text: String,
+    ) -> BoxFuture<'_, Result<MemoryWrite, MemoryCallError>> {
+        Box::pin(async move {
+            match TaskScope::memory_update(self, scope, text).await {
+                Ok(UpdateOutcome::Stored {
+                    version,
+                    warnings,
+                    usage,
+                    ..
+                }) => Ok(MemoryWrite::Stored {
+                    version: version.version,
+                    warnings,
+                    usage,
+                }),
+                Ok(UpdateOutcome::NoOp { reason, usage, .. }) => {
+                    Ok(MemoryWrite::NoOp { reason, usage })
+                }
+                Ok(UpdateOutcome::Refused { errors, usage, .. }) => {
+                    Err(MemoryCallError::Refused { errors, usage })
+                }
+                Err(e) => Err(memory_call_error(e)),
+            }
         })
     }
 }

@@ -106,7 +106,7 @@ pub(crate) const LATEST: Bindings = Bindings {
     },
     imports: |kind| match kind {
         PluginKind::Specialist => &[
-            "types", "log", "config", "http", "tools", "progress", "skills",
+            "types", "log", "config", "http", "tools", "progress", "skills", "memory",
         ],
         PluginKind::Connector | PluginKind::SkillLoader => &["types", "log", "config", "http"],
     },

@@ -1,8 +1,10 @@
 //! Test specialist `probe`: performs the one operation its brief describes as JSON
 //! on its first line (`{"op": "read", "path": "/data/x"}`, ...) and reports `{"ok", "value", "error"}` in `details`,
 //! with outcome satisfied when the operation succeeded and failed otherwise. The op
-//! `report_as` returns the report its brief spells out instead.
+//! `report_as` returns the report its brief spells out instead; any other op with
+//! `"claim": {"tool", "text"}` adds that claim (without an external id) to its report.
 
+mod memory_ops;
 mod ops;
 
 use guild_sdk::{Brief, Report, RunError, Specialist, SpecialistInfo};
@@ -51,6 +53,13 @@ impl Specialist for Probe {
                 Report::failed(format!("{op}: {error}")),
                 json!({ "ok": false, "value": null, "error": error }),
             ),
+        };
+        let report = match request.get("claim") {
+            Some(claim) => {
+                let field = |f: &str| claim.get(f).and_then(Value::as_str).unwrap_or_default();
+                report.claim_without_id(field("tool"), field("text"))
+            }
+            None => report,
         };
         Ok(report.details(doc.to_string()))
     }

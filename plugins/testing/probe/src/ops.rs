@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 /// The op names, for error messages.
 pub(crate) const NAMES: &str = "read, write, list, env, http, config, tool, tools, loop, alloc, \
      output, trap, recurse, sleep, print, tcp, log, seq, brief, report, reports, skills, skill_load, \
-     skill_read, report_as, open_many, tool_loop, fail_big, report_many";
+     skill_read, report_as, open_many, tool_loop, fail_big, report_many, memory_read, memory_update";
 
 /// The result of an op: the value, or the error as text.
 type OpResult = Result<Value, String>;
@@ -117,6 +117,8 @@ pub(crate) fn perform(op: &str, req: &Value) -> Result<OpResult, String> {
         "skill_read" => guild_sdk::skills::read(str_arg(req, "name")?, str_arg(req, "path")?)
             .map(|b| Value::String(String::from_utf8_lossy(&b).into_owned()))
             .map_err(|e| e.to_string()),
+        "memory_read" => crate::memory_ops::read(req)?,
+        "memory_update" => crate::memory_ops::update(req)?,
         "log" => {
             // `repeat` builds a large message inside the guest (hostcall data tests).
             let repeat = req.get("repeat").and_then(Value::as_u64).unwrap_or(1);
@@ -140,7 +142,7 @@ pub(crate) fn perform(op: &str, req: &Value) -> Result<OpResult, String> {
     })
 }
 
-fn str_arg<'a>(req: &'a Value, field: &str) -> Result<&'a str, String> {
+pub(crate) fn str_arg<'a>(req: &'a Value, field: &str) -> Result<&'a str, String> {
     req.get(field)
         .and_then(Value::as_str)
         .ok_or_else(|| format!("field `{field}` must be a string"))

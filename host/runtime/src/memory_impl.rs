@@ -1,0 +1,112 @@
+//! The host side of the `memory` interface: read and update the team or private document
+//! through the task's [`TaskHost`](crate::TaskHost), which checks the specialist's grant,
+//! validates, stores and receipts. Here only the conversion between WIT and the runtime's plain
+//! types lives, and the refusal for an instance that serves no task.
+
+use guild_core::capability::{denied, trace_decision};
+use guild_core::memory::{Scope, Usage};
+
+use crate::bindings::memory::{self, Document, Refusal, UpdateError, UpdateOutcome, UpdateResult};
+use crate::bindings::types::HostError;
+use crate::state::StoreState;
+use crate::task::{MemoryCallError, MemoryText, MemoryWrite};
+
+fn scope(scope: memory::Scope) -> Scope {
+    match scope {
+        memory::Scope::Team => Scope::Team,
+        memory::Scope::Private => Scope::Private,
+    }
+}
+
+/// Sizes beyond `u32` cannot reach the store (the hard limit is far below), so they saturate.
+fn usage(usage: Usage) -> memory::Usage {
+    let n = |v: usize| u32::try_from(v).unwrap_or(u32::MAX);
+    memory::Usage {
+        chars: n(usage.chars),
+        soft_limit: n(usage.soft_limit),
+        limit: n(usage.limit),
+    }
+}
+
+/// A failed call as the WIT's `host-error` (a refusal only comes from an update, which reports
+/// it as its own variant before calling this).
+fn host_error(e: MemoryCallError) -> HostError {
+    match e {
+        MemoryCallError::Denied(m) => HostError::Denied(m),
+        MemoryCallError::LimitExceeded(m) => HostError::LimitExceeded(m),
+        refused @ MemoryCallError::Refused { .. } => HostError::Failed(refused.to_string()),
+        MemoryCallError::Failed(m) => HostError::Failed(m),
+    }
+}
+
+impl StoreState {
+    /// The refusal for an instance that serves no task (`describe` runs without one).
+    fn no_memory_task(&self, right: &str) -> HostError {
+        trace_decision(&self.plugin, "memory", right, false);
+        HostError::Denied(denied(
+            &self.name,
+            "memory",
+            right,
+            "only specialists running a task can use memory",
+        ))
+    }
+}
+
+impl memory::Host for StoreState {
+    async fn read(
+        &mut self,
+        which: memory::Scope,
+    ) -> wasmtime::Result<Result<Document, HostError>> {
+        let which = scope(which);
+        let Some(task) = self.task.clone() else {
+            return Ok(Err(self.no_memory_task(&format!("{which}:read"))));
+        };
+        Ok(match task.memory_read(which).await {
+            Ok(MemoryText {
+                text,
+                version,
+                usage: u,
+            }) => Ok(Document {
+                text,
+                version,
+                usage: usage(u),
+            }),
+            Err(e) => Err(host_error(e)),
+        })
+    }
+
+    async fn update(
+        &mut self,
+        which: memory::Scope,
+        text: String,
+    ) -> wasmtime::Result<Result<UpdateResult, UpdateError>> {
+        let which = scope(which);
+        let Some(task) = self.task.clone() else {
+            let refusal = self.no_memory_task(&format!("{which}:write"));
+            return Ok(Err(UpdateError::Host(refusal)));
+        };
+        Ok(match task.memory_update(which, text).await {
+            Ok(MemoryWrite::Stored {
+                version,
+                warnings,
+                usage: u,
+            }) => Ok(UpdateResult {
+                outcome: UpdateOutcome::Stored(version),
+                warnings,
+                usage: usage(u),
+            }),
+            Ok(MemoryWrite::NoOp { reason, usage: u }) => Ok(UpdateResult {
+                outcome: UpdateOutcome::NoOp(reason),
+                warnings: Vec::new(),
+                usage: usage(u),
+            }),
+            Err(MemoryCallError::Refused { errors, usage: u }) => {
+                Err(UpdateError::Refused(Refusal {
+                    errors,
+                    usage: usage(u),
+                }))
+            }
+            Err(e) => Err(UpdateError::Host(host_error(e))),
+        })
+    }
+}
