@@ -14,6 +14,7 @@ mod http;
 mod ledger;
 mod limits;
 mod receipts;
+mod reload;
 mod reports;
 mod server;
 mod skill_access;

@@ -17,6 +17,7 @@ mod dispatch;
 mod host;
 mod host_error;
 mod registry;
+mod reload;
 pub mod session;
 mod skills_host;
 
@@ -32,5 +33,6 @@ pub use host::Host;
 pub use host_error::HostError;
 pub use limits::{MAX_DESCRIPTION_BYTES, MAX_REPORT_BYTES, MAX_REPORTS, PARENT_GONE};
 pub use registry::PluginInfo;
+pub use reload::ReloadReport;
 pub use session::{ApprovalRequest, Approver, BatchItem, Session, TaskInput, TaskRequest};
 pub use skills_host::HostSkills;

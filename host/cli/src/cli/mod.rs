@@ -26,7 +26,7 @@ mod batch;
 mod demo;
 mod plugins;
 mod receipts;
-mod render;
+pub(crate) mod render;
 mod skills;
 mod task;
 mod tasks;
@@ -82,6 +82,8 @@ enum Command {
     /// Inspect and check plugins.
     #[command(subcommand)]
     Plugins(plugins::PluginsCommand),
+    /// Run a long-lived host that agents reach over MCP (stdio, or streamable HTTP with --http).
+    Serve(crate::serve::ServeArgs),
 }
 
 pub(crate) fn main() -> ExitCode {
@@ -133,6 +135,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Skills(cmd) => skills::run(&cli.config, cmd, cli.json).await,
         Command::Receipts(args) => receipts::run(&cli.config, args, cli.json).await,
         Command::Plugins(cmd) => plugins::run(&cli.config, cmd, cli.json).await,
+        Command::Serve(args) => crate::serve::run(&cli.config, args).await,
     }
 }
 
