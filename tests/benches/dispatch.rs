@@ -7,12 +7,19 @@
 //!    and mutating (intent + outcome receipt appended durably), vs a plain Rust function doing
 //!    the same JSON work, vs spawning a process per call, vs one long-lived child process
 //!    answering JSON lines (how MCP stdio servers actually run);
+//!    The floor beside it: the runtime alone running the same two guests (fresh specialist
+//!    store + instantiate + `run`, whose one tool call instantiates the connector fresh and
+//!    calls it) with a task host that forwards the call and nothing else — no dispatch,
+//!    grants, receipts, validation or tracing of tasks;
 //! 2. the same task with and without the pooling allocator;
 //! 3. host start (load + compile or cache) with and without the on-disk compile cache.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use futures::future::BoxFuture;
 
 use guild_host::{Config, EngineOptions, GuildEngine, Host};
 use guild_tests::plugin_dir;
@@ -117,6 +124,111 @@ impl Drop for LineChild {
     }
 }
 
+/// The least a task host can do: forward every tool call straight to the connector, refuse
+/// everything else. What dispatch adds on top of it is the difference the bench reports.
+struct ForwardOnly {
+    runtime: guild_runtime::Runtime,
+    connector: Arc<guild_runtime::Plugin>,
+}
+
+impl guild_runtime::TaskHost for ForwardOnly {
+    fn granted_tools(&self) -> Vec<(String, guild_core::types::ToolSpec)> {
+        Vec::new()
+    }
+
+    fn call_tool(
+        &self,
+        tool: String,
+        input: String,
+        _key: Option<String>,
+    ) -> BoxFuture<'_, Result<guild_core::types::ToolOutcome, guild_core::types::ToolError>> {
+        Box::pin(async move {
+            let short = tool.rsplit('.').next().unwrap_or(&tool).to_owned();
+            self.runtime
+                .connector_call(&self.connector, &short, input)
+                .await
+                .map_err(|f| guild_core::types::ToolError::Failed(f.to_string()))
+        })
+    }
+
+    fn send_report(&self, _output: String) -> Result<String, guild_runtime::ReportError> {
+        Err(guild_runtime::ReportError::ParentGone)
+    }
+
+    fn skill_catalog(&self) -> BoxFuture<'_, Vec<guild_runtime::SkillSummary>> {
+        Box::pin(async { Vec::new() })
+    }
+
+    fn load_skill(
+        &self,
+        name: String,
+    ) -> BoxFuture<'_, Result<String, guild_core::skills::SkillError>> {
+        Box::pin(async move {
+            Err(guild_core::skills::SkillError::NotVisible {
+                skill: name,
+                visible: Vec::new(),
+            })
+        })
+    }
+
+    fn read_skill_resource(
+        &self,
+        name: String,
+        _path: String,
+    ) -> BoxFuture<'_, Result<Vec<u8>, guild_core::skills::SkillError>> {
+        Box::pin(async move {
+            Err(guild_core::skills::SkillError::NotVisible {
+                skill: name,
+                visible: Vec::new(),
+            })
+        })
+    }
+}
+
+/// The runtime floor: the probe and echo components prepared on `engine`, run with
+/// [`ForwardOnly`].
+async fn runtime_floor(
+    engine: GuildEngine,
+    cfg: &Config,
+) -> (
+    guild_runtime::Runtime,
+    Arc<guild_runtime::Plugin>,
+    Arc<ForwardOnly>,
+) {
+    use guild_core::capability::Effective;
+    use guild_core::manifest::{Limits, PluginKind};
+    let runtime = guild_runtime::Runtime::new(
+        engine,
+        guild_core::http::GuardedClient::new(guild_core::http::HttpLimits::default()),
+        guild_runtime::IoBudget {
+            stdio_kb: cfg.host.stdio_kb,
+            hostcall_kb: cfg.host.hostcall_kb,
+            max_handles: cfg.host.max_handles,
+        },
+    )
+    .expect("runtime");
+    let prepare = |name: &'static str, kind: PluginKind| {
+        let runtime = runtime.clone();
+        async move {
+            let file = plugin_dir(&format!("testing/{name}")).join(format!("{name}.wasm"));
+            let caps = Arc::new(Effective::none(name, Limits::default()));
+            Arc::new(
+                runtime
+                    .prepare(name, &format!("{name}@0.1.0"), kind, &file, caps)
+                    .await
+                    .expect("prepare"),
+            )
+        }
+    };
+    let probe = prepare("probe", PluginKind::Specialist).await;
+    let echo = prepare("echo", PluginKind::Connector).await;
+    let host = Arc::new(ForwardOnly {
+        runtime: runtime.clone(),
+        connector: echo,
+    });
+    (runtime, probe, host)
+}
+
 fn row(name: &str, d: Duration, base: Duration) {
     println!(
         "{name:<58} {:>12.1} µs {:>10.2}x",
@@ -191,7 +303,24 @@ fn main() {
             child.round_trip(std::hint::black_box(&brief), &mut line);
             std::hint::black_box(&line);
         });
+        let (floor_rt, floor_probe, forward) = runtime_floor(pooled.clone(), &config(dir.path(), &plugins, false)).await;
+        let floor = time_async(iters, || async {
+            let (answer, _) = floor_rt
+                .run_specialist(&floor_probe, forward.clone(), "bench", &brief)
+                .await;
+            assert!(
+                matches!(answer, Ok(Ok(_))),
+                "floor run failed: {answer:?}"
+            );
+            std::hint::black_box(answer.ok());
+        })
+        .await;
         row("plain Rust function call (same JSON work)", plain, plain);
+        row(
+            "runtime floor: same two fresh instances + calls, no dispatch",
+            floor,
+            plain,
+        );
         row(
             "guild task: fresh specialist + fresh connector instance",
             task,
@@ -213,8 +342,10 @@ fn main() {
             plain,
         );
         println!(
-            "   guild task vs process per call: {:.1}x faster; mutating - read-only task: {:.1} µs",
+            "   guild task vs process per call: {:.1}x faster; guild task / runtime floor: {:.2}x; \
+             mutating - read-only task: {:.1} µs",
             process.as_secs_f64() / task.as_secs_f64(),
+            task.as_secs_f64() / floor.as_secs_f64(),
             (mutating.as_secs_f64() - task.as_secs_f64()) * 1e6
         );
 

@@ -25,6 +25,8 @@ pub struct Config {
     pub dispatch: DispatchSettings,
     /// `[skills]`: the supervisor's skill sources, shared skill folders, strict allowed-tools.
     pub skills: crate::skills::SkillsSettings,
+    /// `[memory]`: whose team and private memory this host serves.
+    pub memory: MemorySettings,
     /// Folder relative paths are resolved against.
     pub base_dir: PathBuf,
     /// The file this config was read from (empty when built in code): a plugin that could
@@ -105,6 +107,19 @@ impl Default for HostSettings {
     }
 }
 
+/// `[memory]`: the workspace whose team memory and the user whose private memory this host
+/// serves. The operator names them (CLI flags override); plugins never choose.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemorySettings {
+    /// The workspace (team memory); without one, team memory is unavailable.
+    #[serde(default)]
+    pub workspace: Option<String>,
+    /// The user (private memory); without one, private memory is unavailable.
+    #[serde(default)]
+    pub user: Option<String>,
+}
+
 /// `[grants.<plugin>]`: what the operator allows one plugin.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -128,6 +143,10 @@ pub struct Grant {
     /// `"loader:NAME"`); a requested source is visible only if listed here.
     #[serde(default)]
     pub skills: Vec<crate::skills::SourceRequest>,
+    /// Memory rights (`team:read`, `team:write`, `private:read`, `private:write`); a requested
+    /// right is effective only if listed here.
+    #[serde(default)]
+    pub memory: Vec<crate::memory::MemoryAccess>,
     /// Progress reports through the report channel.
     #[serde(default)]
     pub report: bool,
@@ -246,6 +265,8 @@ struct RawConfig {
     dispatch: DispatchSettings,
     #[serde(default)]
     skills: crate::skills::SkillsSettings,
+    #[serde(default)]
+    memory: MemorySettings,
 }
 
 impl Config {
@@ -279,6 +300,7 @@ impl Config {
             grants: raw.grants,
             dispatch: raw.dispatch,
             skills: raw.skills,
+            memory: raw.memory,
             base_dir: base_dir.to_owned(),
             file: file.to_owned(),
         };
@@ -303,6 +325,14 @@ impl Config {
         self.skills
             .validate()
             .map_err(|(key, message)| invalid(key, message))?;
+        for (key, name) in [
+            ("memory.workspace", &self.memory.workspace),
+            ("memory.user", &self.memory.user),
+        ] {
+            if let Some(name) = name {
+                crate::memory::validate_owner_name(name).map_err(|m| invalid(key.to_owned(), m))?;
+            }
+        }
         if !MAX_HANDLES_RANGE.contains(&self.host.max_handles) {
             return Err(invalid(
                 "host.max_handles".into(),

@@ -3,7 +3,8 @@
 //! Plugin manifests ([`manifest`]) and the operator's configuration ([`config`]), the
 //! capability model that intersects them ([`capability`]), the guarded outbound HTTP client
 //! ([`http`]), the receipts ledger ([`receipts`]), validation of specialist reports
-//! ([`validate`]) and skills with progressive disclosure ([`skills`]).
+//! ([`validate`]), skills with progressive disclosure ([`skills`]) and team and private memory
+//! ([`memory`]).
 //!
 //! This crate depends on no wasm engine: `guild-runtime` builds on it, and `guild-host` builds
 //! on both. Nothing here can call upward; where a lower layer needs a service from a higher one
@@ -16,6 +17,7 @@ pub mod error;
 pub mod http;
 pub mod limits;
 pub mod manifest;
+pub mod memory;
 pub mod receipts;
 pub mod schema;
 pub mod settings;

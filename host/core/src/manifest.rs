@@ -137,9 +137,10 @@ pub struct Requested {
     /// LLM access (not granted by this host version).
     #[serde(default)]
     pub llm: bool,
-    /// Memory documents (not granted by this host version).
+    /// Memory rights (`team:read`, `team:write`, `private:read`, `private:write`), parsed
+    /// when the manifest is read.
     #[serde(default)]
-    pub memory: Vec<String>,
+    pub memory: Vec<crate::memory::MemoryAccess>,
     /// Report channel (not granted by this host version).
     #[serde(default)]
     pub report: bool,

@@ -14,6 +14,7 @@ use guild_runtime::{EngineOptions, GuildEngine, IoBudget, Runtime};
 
 use crate::HostError;
 use crate::background::{Background, BackgroundError, TaskCheck, TaskEvent, TaskRecord, TaskStore};
+use crate::memory::Memory;
 use crate::registry::{PluginInfo, Snapshot};
 use crate::session::Session;
 
@@ -24,6 +25,8 @@ pub(crate) struct Shared {
     pub(crate) config: Config,
     pub(crate) ledger: Arc<Ledger>,
     pub(crate) skills: Arc<Skills>,
+    /// Team and private memory of the workspace and user `[memory]` names.
+    pub(crate) memory: Memory,
     registry: RwLock<Arc<Snapshot>>,
     /// The configuration the current plugin set was loaded with (plugin folders and grants);
     /// a reload may bring a newer one. Every other setting keeps its value from the start.
@@ -107,6 +110,7 @@ impl Host {
             source,
         })?;
         let ledger = Arc::new(Ledger::open(data_dir.join(crate::receipts::LEDGER_FILE))?);
+        let memory = Memory::open(&config).map_err(HostError::Memory)?;
         let (config_skills, base_dir) = (config.skills.clone(), config.base_dir.clone());
         let shared = Arc::new(Shared {
             runtime,
@@ -115,6 +119,7 @@ impl Host {
             config,
             ledger,
             skills: Arc::new(Skills::new(config_skills, base_dir)),
+            memory,
             registry: RwLock::new(Arc::new(Snapshot::default())),
         });
         let tasks_db = data_dir.join(crate::background::TASKS_FILE);
@@ -360,6 +365,12 @@ impl Host {
     /// The engine (to share it with another host).
     pub fn engine(&self) -> &GuildEngine {
         self.shared.runtime.engine()
+    }
+
+    /// Team and private memory of the workspace and user `[memory]` names (supervisor access:
+    /// no grant check, updates recorded as `supervisor`).
+    pub fn memory(&self) -> &Memory {
+        &self.shared.memory
     }
 
     /// The configuration this host runs with.

@@ -40,6 +40,9 @@ pub enum HostError {
         /// What went wrong.
         source: StoreError,
     },
+    /// The memory store could not be opened (the error names the file).
+    #[error("failed to open the memory store: {0}")]
+    Memory(#[source] crate::memory::MemoryError),
     /// The skill folder watcher could not be started.
     #[error("failed to start the skill folder watcher: {0}")]
     Watcher(#[source] std::io::Error),

@@ -6,7 +6,7 @@
 //! dispatch, capability enforcement and limits; plugins only report facts.
 //!
 //! This crate is the top of the library: the plugin registry, dispatch and the one tool-call
-//! path, sessions, background tasks and the [`Host`] facade. It builds on `guild-core` (types,
+//! path, sessions, background tasks, team and private [`memory`] and the [`Host`] facade. It builds on `guild-core` (types,
 //! manifests, config, capabilities, receipts, validation, skills — re-exported here) and
 //! `guild-runtime` (the only crate that knows wasmtime).
 //!
@@ -16,6 +16,7 @@ pub mod background;
 mod dispatch;
 mod host;
 mod host_error;
+pub mod memory;
 mod registry;
 mod reload;
 pub mod session;

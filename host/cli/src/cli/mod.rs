@@ -24,6 +24,7 @@ macro_rules! out {
 
 mod batch;
 mod demo;
+mod memory;
 mod plugins;
 mod receipts;
 pub(crate) mod render;
@@ -82,6 +83,9 @@ enum Command {
     /// Inspect and check plugins.
     #[command(subcommand)]
     Plugins(plugins::PluginsCommand),
+    /// Team and private memory: show, update, history, restore.
+    #[command(after_help = memory::EXIT_CODES)]
+    Memory(memory::MemoryArgs),
     /// Run a long-lived host that agents reach over MCP (stdio, or streamable HTTP with --http).
     Serve(crate::serve::ServeArgs),
 }
@@ -135,6 +139,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Skills(cmd) => skills::run(&cli.config, cmd, cli.json).await,
         Command::Receipts(args) => receipts::run(&cli.config, args, cli.json).await,
         Command::Plugins(cmd) => plugins::run(&cli.config, cmd, cli.json).await,
+        Command::Memory(args) => memory::run(&cli.config, args, cli.json).await,
         Command::Serve(args) => crate::serve::run(&cli.config, args).await,
     }
 }

@@ -8,6 +8,9 @@
 //! runtime.
 
 mod fs;
+mod memory;
+#[cfg(test)]
+mod memory_tests;
 mod origins;
 mod report;
 mod skills;
@@ -18,6 +21,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 pub use crate::decision::{denied, trace_decision, trace_refusal};
 pub use fs::FsMount;
+pub use memory::MemoryGrant;
 pub use report::{CapabilityRow, RowStatus};
 
 use crate::config::{Config, Grant};
@@ -43,6 +47,8 @@ pub struct Effective {
     pub tools_not_requested: BTreeSet<String>,
     /// Skill sources requested ∩ granted, in the manifest's order.
     pub skills: Vec<SourceRequest>,
+    /// Memory rights requested ∩ granted.
+    pub memory: MemoryGrant,
     /// Progress reports through the report channel.
     pub report: bool,
     /// Effective limits.
@@ -60,6 +66,7 @@ impl Effective {
             tools_not_granted: BTreeSet::new(),
             tools_not_requested: BTreeSet::new(),
             skills: Vec::new(),
+            memory: MemoryGrant::default(),
             report: false,
             limits,
         }
@@ -232,14 +239,10 @@ pub fn resolve(
     // Skill sources: requested by the manifest, granted by the operator; never inherited.
     let skills = skills::resolve(&req.skills, &grant.skills, &mut rows).map_err(grant_err)?;
 
+    // Memory rights: requested by the manifest, granted by the operator.
+    let memory = memory::resolve(&req.memory, &grant.memory, &mut rows);
+
     // Capabilities this host version does not implement yet are reported, never granted.
-    for doc in &req.memory {
-        rows.push(CapabilityRow::denied(
-            "memory",
-            doc,
-            "not supported by this host version",
-        ));
-    }
     if req.llm {
         rows.push(CapabilityRow::denied(
             "llm",
@@ -280,6 +283,7 @@ pub fn resolve(
             tools_not_granted,
             tools_not_requested,
             skills,
+            memory,
             report,
             limits,
         },

@@ -5,6 +5,9 @@
 //! task result. [`TaskScope`] is what the runtime's `TaskHost` view of a task is made of
 //! (see [`task_host`]).
 
+mod memory;
+#[cfg(test)]
+mod memory_tests;
 mod open_intent;
 mod task_host;
 mod tool_call;
