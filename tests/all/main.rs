@@ -15,6 +15,7 @@ mod ledger;
 mod limits;
 mod memory;
 mod receipts;
+mod reload;
 mod reports;
 mod server;
 mod skill_access;

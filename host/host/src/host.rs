@@ -1,14 +1,12 @@
 //! [`Host`]: the library entry point. Every operation exists once here and is called by every
 //! adapter (CLI today; MCP and HTTP later).
 
-use std::collections::BTreeSet;
 use std::sync::{Arc, RwLock};
 
-use guild_core::capability::{CapabilityRow, RowStatus};
 use guild_core::config::Config;
 use guild_core::error::DispatchError;
 use guild_core::http::{GuardedClient, HttpLimits};
-use guild_core::receipts::{AuditKind, Ledger, Receipt, VerifyReport};
+use guild_core::receipts::{Ledger, Receipt, VerifyReport};
 use guild_core::skills::Skills;
 use guild_core::types::{RosterEntry, TaskResult};
 use guild_core::validate::{Check, external};
@@ -17,7 +15,7 @@ use guild_runtime::{CompileHelper, EngineOptions, GuildEngine, IoBudget, Runtime
 use crate::HostError;
 use crate::background::{Background, BackgroundError, TaskCheck, TaskEvent, TaskRecord, TaskStore};
 use crate::memory::Memory;
-use crate::registry::{self, PluginInfo, Snapshot};
+use crate::registry::{PluginInfo, Snapshot};
 use crate::session::Session;
 
 /// State shared by the host, its sessions and the tasks it runs. Instances never see it: their
@@ -30,6 +28,11 @@ pub(crate) struct Shared {
     /// Team and private memory of the workspace and user `[memory]` names.
     pub(crate) memory: Memory,
     registry: RwLock<Arc<Snapshot>>,
+    /// The configuration the current plugin set was loaded with (plugin folders and grants);
+    /// a reload may bring a newer one. Every other setting keeps its value from the start.
+    plugin_config: RwLock<Arc<Config>>,
+    /// Serialises reloads: one loads and swaps at a time.
+    pub(crate) reloading: tokio::sync::Mutex<()>,
 }
 
 impl Shared {
@@ -42,8 +45,23 @@ impl Shared {
             .clone()
     }
 
-    fn swap(&self, snapshot: Snapshot) {
+    pub(crate) fn swap(&self, snapshot: Snapshot) {
         *self.registry.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(snapshot);
+    }
+
+    /// The plugin folders and grants in force.
+    pub(crate) fn plugin_config(&self) -> Arc<Config> {
+        self.plugin_config
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    pub(crate) fn set_plugin_config(&self, config: Arc<Config>) {
+        *self
+            .plugin_config
+            .write()
+            .unwrap_or_else(|p| p.into_inner()) = config;
     }
 }
 
@@ -106,6 +124,8 @@ impl Host {
         let (config_skills, base_dir) = (config.skills.clone(), config.base_dir.clone());
         let shared = Arc::new(Shared {
             runtime,
+            plugin_config: RwLock::new(Arc::new(config.clone())),
+            reloading: tokio::sync::Mutex::new(()),
             config,
             ledger,
             skills: Arc::new(Skills::new(config_skills, base_dir)),
@@ -168,102 +188,10 @@ impl Host {
     }
 
     /// Loads every configured plugin again and swaps the new set in atomically. Running tasks
-    /// finish on the versions they started with. Returns the load errors (the plugins that
-    /// failed are left out; the others serve).
+    /// finish on the versions they started with. Returns the load errors (a plugin whose new
+    /// version failed keeps its old version serving; one that never loaded is left out).
     pub async fn reload(&self) -> Vec<String> {
-        let snapshot = registry::load_all(&self.shared).await;
-        let errors = snapshot.errors.clone();
-        let old = self.shared.snapshot();
-        let ledger = self.shared.ledger.clone();
-        let loaded: Vec<(String, String)> = snapshot
-            .plugins
-            .values()
-            .filter(|p| {
-                old.plugins
-                    .get(&*p.name)
-                    .is_none_or(|o| o.runtime.sha256() != p.runtime.sha256())
-            })
-            .map(|p| {
-                (
-                    p.ident.to_string(),
-                    format!(
-                        "component sha256 {}; {GRANTS_DIGEST}{}",
-                        p.runtime.sha256(),
-                        grants_digest(&p.rows)
-                    ),
-                )
-            })
-            .collect();
-        let unloaded: Vec<String> = old
-            .plugins
-            .values()
-            .filter(|p| !snapshot.plugins.contains_key(&*p.name))
-            .map(|p| p.ident.to_string())
-            .collect();
-        let regranted: Vec<(String, String)> = snapshot
-            .plugins
-            .values()
-            .filter_map(|p| {
-                let before = old.plugins.get(&*p.name)?;
-                grant_change(&before.rows, &p.rows).map(|detail| {
-                    let digest = grants_digest(&p.rows);
-                    (
-                        p.ident.to_string(),
-                        format!("{detail}; {GRANTS_DIGEST}{digest}"),
-                    )
-                })
-            })
-            .collect();
-        // Plugins seen for the first time by this process: their grant is compared with the one
-        // the ledger recorded when they last loaded (in an earlier run), so a grant widened
-        // while the host was stopped is audited too.
-        let first_seen: Vec<(String, String, String, String)> = snapshot
-            .plugins
-            .values()
-            .filter(|p| !old.plugins.contains_key(&*p.name))
-            .map(|p| {
-                (
-                    p.name.to_string(),
-                    p.ident.to_string(),
-                    grants_digest(&p.rows),
-                    granted_list(&p.rows),
-                )
-            })
-            .collect();
-        // Loads, unloads and grant changes are audit entries in the receipts chain.
-        let audited = tokio::task::spawn_blocking(move || {
-            let recent = match first_seen.is_empty() {
-                true => Vec::new(),
-                false => ledger.audit_log(AUDIT_LOOKBACK)?,
-            };
-            for (name, ident, digest, list) in first_seen {
-                let Some(before) = last_grants_digest(&recent, &name) else {
-                    continue;
-                };
-                if before != digest {
-                    let detail = format!(
-                        "granted since the last run: {list}; {GRANTS_DIGEST}{digest} (was {before})"
-                    );
-                    ledger.audit(AuditKind::GrantChanged, &ident, &detail)?;
-                }
-            }
-            for (ident, detail) in loaded {
-                ledger.audit(AuditKind::PluginLoaded, &ident, &detail)?;
-            }
-            for (ident, detail) in regranted {
-                ledger.audit(AuditKind::GrantChanged, &ident, &detail)?;
-            }
-            for ident in unloaded {
-                ledger.audit(AuditKind::PluginUnloaded, &ident, "no longer configured")?;
-            }
-            Ok::<_, guild_core::receipts::LedgerError>(())
-        })
-        .await;
-        if let Ok(Err(e)) = audited {
-            tracing::error!("failed to audit plugin changes: {e}");
-        }
-        self.shared.swap(snapshot);
-        errors
+        self.reload_with(None).await.errors
     }
 
     /// Errors of the last load, one line per plugin that failed.
@@ -464,76 +392,4 @@ impl Host {
     pub(crate) fn shared(&self) -> &Arc<Shared> {
         &self.shared
     }
-}
-
-/// Marks the digest of a plugin's effective grant in `plugin_loaded` and `grant_changed` audit
-/// details; the next run compares against it.
-const GRANTS_DIGEST: &str = "grants sha256 ";
-/// How many recent audit entries a start reads to find each plugin's last recorded grant.
-const AUDIT_LOOKBACK: usize = 10_000;
-
-/// The granted rows of a plugin, one string each, sorted (what `guild plugins show` prints as
-/// granted, computed by the code that enforces them).
-fn granted_rows(rows: &[CapabilityRow]) -> BTreeSet<String> {
-    rows.iter()
-        .filter_map(|r| match &r.status {
-            RowStatus::Granted(how) => Some(format!("{} {} ({how})", r.capability, r.target)),
-            _ => None,
-        })
-        .collect()
-}
-
-/// The granted rows as one line, `none` when nothing is granted.
-fn granted_list(rows: &[CapabilityRow]) -> String {
-    let rows = granted_rows(rows);
-    match rows.is_empty() {
-        true => "none".to_owned(),
-        false => rows.into_iter().collect::<Vec<_>>().join(", "),
-    }
-}
-
-/// A short digest of the effective grant, stable across runs.
-fn grants_digest(rows: &[CapabilityRow]) -> String {
-    use sha2::{Digest, Sha256};
-    let mut hasher = Sha256::new();
-    for row in granted_rows(rows) {
-        hasher.update(row.as_bytes());
-        hasher.update(b"\n");
-    }
-    hex::encode(&hasher.finalize()[..12])
-}
-
-/// The grant digest of the newest audit entry in `recent` (oldest first) about plugin `name`
-/// that records one.
-fn last_grants_digest(recent: &[guild_core::receipts::AuditEntry], name: &str) -> Option<String> {
-    recent
-        .iter()
-        .rev()
-        .filter(|a| a.plugin.split_once('@').is_some_and(|(n, _)| n == name))
-        .find_map(|a| {
-            let (_, rest) = a.detail.rsplit_once(GRANTS_DIGEST)?;
-            rest.split_whitespace().next().map(str::to_owned)
-        })
-}
-
-/// What changed in a plugin's effective grant between two loads (the rows `guild plugins show`
-/// prints as granted, computed by the code that enforces them), or `None` when nothing did.
-fn grant_change(before: &[CapabilityRow], after: &[CapabilityRow]) -> Option<String> {
-    let (before, after) = (granted_rows(before), granted_rows(after));
-    if before == after {
-        return None;
-    }
-    let list = |items: Vec<&String>| match items.is_empty() {
-        true => "none".to_owned(),
-        false => items
-            .into_iter()
-            .map(String::as_str)
-            .collect::<Vec<_>>()
-            .join(", "),
-    };
-    Some(format!(
-        "granted now: {}; no longer granted: {}",
-        list(after.difference(&before).collect()),
-        list(before.difference(&after).collect())
-    ))
 }

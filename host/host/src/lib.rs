@@ -19,6 +19,7 @@ mod host;
 mod host_error;
 pub mod memory;
 mod registry;
+mod reload;
 pub mod session;
 mod skills_host;
 
@@ -37,5 +38,6 @@ pub use host::Host;
 pub use host_error::HostError;
 pub use limits::{MAX_DESCRIPTION_BYTES, MAX_REPORT_BYTES, MAX_REPORTS, PARENT_GONE};
 pub use registry::PluginInfo;
+pub use reload::ReloadReport;
 pub use session::{ApprovalRequest, Approver, BatchItem, Session, TaskInput, TaskRequest};
 pub use skills_host::HostSkills;

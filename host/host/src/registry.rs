@@ -15,6 +15,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use guild_core::capability::{self, CapabilityRow};
+use guild_core::config::Config;
 use guild_core::error::LoadError;
 use guild_core::manifest::{Manifest, PluginKind, parse_tool_name};
 use guild_core::types::{RosterEntry, ToolSpec};
@@ -135,10 +136,16 @@ impl Snapshot {
     }
 }
 
-/// Loads every configured plugin folder into a new snapshot. Failures are collected, not fatal.
-pub(crate) async fn load_all(shared: &Arc<Shared>) -> Snapshot {
+/// Loads every plugin folder `config` names into a new snapshot. Failures are collected, not
+/// fatal: a plugin whose new version fails any step keeps its `previous` version serving (the
+/// error says so); a plugin that never loaded is left out.
+pub(crate) async fn load_all(
+    shared: &Arc<Shared>,
+    config: &Config,
+    previous: &Snapshot,
+) -> Snapshot {
     let mut snapshot = Snapshot::default();
-    let folders = match shared.config.plugin_folders() {
+    let folders = match config.plugin_folders() {
         Ok(f) => f,
         Err(e) => {
             snapshot
@@ -150,23 +157,35 @@ pub(crate) async fn load_all(shared: &Arc<Shared>) -> Snapshot {
     // Errors are returned to the caller (`Host::load_errors`), which shows each one once; the
     // log repeats them only at debug level.
     for dir in folders {
-        match load_one(shared, &dir).await {
-            Ok(plugin) => {
-                if let Err(e) = insert(&mut snapshot, plugin) {
-                    tracing::debug!("{e}");
-                    snapshot.errors.push(e.to_string());
-                }
-            }
+        let loaded = match load_one(shared, config, &dir).await {
+            Ok(plugin) => Arc::new(plugin),
             Err(e) => {
                 tracing::debug!("{e}");
-                snapshot.errors.push(e.to_string());
+                let kept = previous.plugins.values().find(|p| p.manifest.dir == dir);
+                match kept {
+                    Some(old) => {
+                        snapshot.errors.push(format!(
+                            "{e} (the new version was rejected; {} keeps serving)",
+                            old.ident
+                        ));
+                        old.clone()
+                    }
+                    None => {
+                        snapshot.errors.push(e.to_string());
+                        continue;
+                    }
+                }
             }
+        };
+        if let Err(e) = insert(&mut snapshot, loaded) {
+            tracing::debug!("{e}");
+            snapshot.errors.push(e.to_string());
         }
     }
     snapshot
 }
 
-fn insert(snapshot: &mut Snapshot, plugin: LoadedPlugin) -> Result<(), LoadError> {
+fn insert(snapshot: &mut Snapshot, plugin: Arc<LoadedPlugin>) -> Result<(), LoadError> {
     let name = plugin.name.to_string();
     let taken = |n: &str| {
         snapshot
@@ -197,14 +216,18 @@ fn insert(snapshot: &mut Snapshot, plugin: LoadedPlugin) -> Result<(), LoadError
     for alias in &plugin.manifest.plugin.aliases {
         snapshot.aliases.insert(alias.clone(), name.clone());
     }
-    snapshot.plugins.insert(name, Arc::new(plugin));
+    snapshot.plugins.insert(name, plugin);
     Ok(())
 }
 
-/// Loads one plugin folder.
-pub(crate) async fn load_one(shared: &Arc<Shared>, dir: &Path) -> Result<LoadedPlugin, LoadError> {
+/// Loads one plugin folder with the grants of `config`.
+pub(crate) async fn load_one(
+    shared: &Arc<Shared>,
+    config: &Config,
+    dir: &Path,
+) -> Result<LoadedPlugin, LoadError> {
     let manifest = Manifest::load(dir)?;
-    let (effective, rows) = capability::resolve(&manifest, &shared.config)?;
+    let (effective, rows) = capability::resolve(&manifest, config)?;
     let skill_sources = shared
         .skills
         .sources_for(manifest.name(), &manifest.dir, &effective.skills)
@@ -221,7 +244,7 @@ pub(crate) async fn load_one(shared: &Arc<Shared>, dir: &Path) -> Result<LoadedP
     };
     let path = manifest.component_file().map_err(component_err)?;
     manifest
-        .check_component_size(shared.config.host.max_component_mb)
+        .check_component_size(config.host.max_component_mb)
         .map_err(component_err)?;
     let kind = manifest.plugin.kind;
     let ident = format!("{}@{}", name, manifest.plugin.version);

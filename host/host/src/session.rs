@@ -148,6 +148,24 @@ impl Session {
         Ok(result)
     }
 
+    /// Runs one task and sends each progress report it accepts to `reports` as it arrives
+    /// (an adapter turns them into notifications). Dropping the future cancels the task.
+    pub async fn task_with_reports(
+        &self,
+        specialist: &str,
+        description: &str,
+        reports: tokio::sync::mpsc::UnboundedSender<crate::types::ProgressReport>,
+    ) -> Result<TaskResult, DispatchError> {
+        let options = TaskOptions {
+            approver: self.approver.clone(),
+            subscriber: Some(reports),
+            ..TaskOptions::default()
+        };
+        let mut result = dispatch::task(&self.shared, specialist, description, options).await?;
+        result.warning = self.count();
+        Ok(result)
+    }
+
     /// Runs a batch: 1..=`batch_max_size` children, at most `batch_concurrency` at once (the
     /// rest queue), results in input order. A child that fails, traps or times out never
     /// cancels its siblings; a child that cannot start carries its error in its slot.
@@ -162,17 +180,21 @@ impl Session {
         let limit = Arc::new(tokio::sync::Semaphore::new(
             self.shared.config.dispatch.batch_concurrency,
         ));
+        // One plugin set for every child: a reload during the batch never mixes versions.
+        let snapshot = self.shared.snapshot();
         // Each child is its own runtime task, so children run in parallel and one that spins
         // or blocks cannot delay its siblings.
         let children = tasks.iter().enumerate().map(|(i, t)| {
             let limit = limit.clone();
             let shared = self.shared.clone();
+            let snapshot = snapshot.clone();
             let t = t.clone();
             tokio::spawn(async move {
                 // Queue until a slot is free; the semaphore is never closed.
                 let _slot = limit.acquire().await;
                 let options = TaskOptions {
                     in_batch: true,
+                    snapshot: Some(snapshot),
                     ..TaskOptions::default()
                 };
                 let result = dispatch::task(&shared, &t.subagent_type, &t.description, options)

@@ -29,7 +29,7 @@ mod memory;
 mod keys;
 mod plugins;
 mod receipts;
-mod render;
+pub(crate) mod render;
 #[cfg(unix)]
 mod rlimit;
 mod skills;
@@ -100,6 +100,8 @@ enum Command {
     /// The team's trusted signing keys ([trust] in guild.toml).
     #[command(subcommand)]
     Keys(keys::KeysCommand),
+    /// Run a long-lived host that agents reach over MCP (stdio, or streamable HTTP with --http).
+    Serve(crate::serve::ServeArgs),
 }
 
 #[derive(clap::Args)]
@@ -190,6 +192,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::CompileComponent(args) => Ok(compile_component(&args)),
         Command::Bundle(cmd) => bundle::run(&cli.config, cmd, cli.json).await,
         Command::Keys(cmd) => keys::run(&cli.config, cmd, cli.json).await,
+        Command::Serve(args) => crate::serve::run(&cli.config, args).await,
     }
 }
 

@@ -280,6 +280,9 @@ pub(crate) struct TaskOptions {
     pub(crate) task_id: Option<String>,
     /// Receives the scope as soon as it exists (background tasks detach the parent on cancel).
     pub(crate) on_scope: Option<tokio::sync::oneshot::Sender<Arc<TaskScope>>>,
+    /// The plugin set to run on (a batch pins one for all its children); the current one when
+    /// `None`.
+    pub(crate) snapshot: Option<Arc<Snapshot>>,
 }
 
 /// Checks that a task could start (description, specialist, roster) without starting it.
@@ -333,7 +336,10 @@ pub(crate) async fn task(
     options: TaskOptions,
 ) -> Result<TaskResult, DispatchError> {
     check_description(description)?;
-    let snapshot = shared.snapshot();
+    let snapshot = options
+        .snapshot
+        .clone()
+        .unwrap_or_else(|| shared.snapshot());
     let plugin = resolve(&snapshot, name)?;
 
     let task_id = options

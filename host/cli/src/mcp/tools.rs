@@ -1,0 +1,199 @@
+//! The MCP tool list: names, descriptions and input schemas. The `task` tool carries the roster
+//! (each specialist with its one-line description) in its description and as an enum in its
+//! schema, so the list is rebuilt whenever the roster changes.
+
+use std::sync::Arc;
+
+use guild_host::types::RosterEntry;
+use rmcp::model::{JsonObject, Tool};
+use serde_json::{Value, json};
+
+/// Every tool the server offers, for the current roster and batch limit.
+pub(crate) fn all(roster: &[RosterEntry], batch_max: usize) -> Vec<Tool> {
+    let names: Vec<String> = roster
+        .iter()
+        .flat_map(|r| std::iter::once(r.name.clone()).chain(r.aliases.iter().cloned()))
+        .collect();
+    let specialist = json!({
+        "type": "string",
+        "enum": names,
+        "description": "The specialist to run (name or alias from the roster).",
+    });
+    let description = json!({
+        "type": "string",
+        "description": "The self-contained brief: the specialist sees nothing else of your thread, so it must carry all the context.",
+    });
+    let task_id = json!({"type": "string", "description": "The task id start_task returned."});
+    vec![
+        tool(
+            "task",
+            &task_description(roster, batch_max),
+            json!({
+                "type": "object",
+                "properties": {
+                    "subagent_type": specialist,
+                    "description": description,
+                    "tasks": {
+                        "type": "array",
+                        "minItems": 1,
+                        "maxItems": batch_max,
+                        "description": "A batch, mutually exclusive with subagent_type/description; results in input order, labelled [task 0], [task 1], ...",
+                        "items": {
+                            "type": "object",
+                            "properties": {"subagent_type": specialist, "description": description},
+                            "required": ["subagent_type", "description"],
+                            "additionalProperties": false,
+                        },
+                    },
+                },
+                "additionalProperties": false,
+            }),
+        ),
+        tool(
+            "start_task",
+            "Start a background task on a specialist; returns its id at once. Follow it with check_task.",
+            json!({
+                "type": "object",
+                "properties": {"subagent_type": specialist, "description": description},
+                "required": ["subagent_type", "description"],
+                "additionalProperties": false,
+            }),
+        ),
+        tool(
+            "check_task",
+            "Status of a background task (queued, running, succeeded, failed, timed_out, cancelled, interrupted), the reports since the last check, a pending approval, and the result when done.",
+            object(&[("task_id", task_id.clone())], &["task_id"]),
+        ),
+        tool(
+            "update_task",
+            "Cancel the running attempt of a background task and restart it with the original brief plus every update appended (same id).",
+            object(
+                &[
+                    ("task_id", task_id.clone()),
+                    (
+                        "update",
+                        json!({"type": "string", "description": "What to add to the brief."}),
+                    ),
+                ],
+                &["task_id", "update"],
+            ),
+        ),
+        tool(
+            "cancel_task",
+            "Cancel a live background task.",
+            object(&[("task_id", task_id.clone())], &["task_id"]),
+        ),
+        tool(
+            "list_tasks",
+            "Background tasks, newest first.",
+            object(
+                &[(
+                    "limit",
+                    json!({"type": "integer", "minimum": 1, "maximum": 1000, "default": 20}),
+                )],
+                &[],
+            ),
+        ),
+        tool(
+            "approve_task",
+            "Answer the approval request a task is waiting on (a tool with approval = always): approved true lets the call run, false refuses it.",
+            object(
+                &[
+                    ("task_id", task_id),
+                    ("approved", json!({"type": "boolean"})),
+                ],
+                &["task_id", "approved"],
+            ),
+        ),
+        tool(
+            "list_skills",
+            "The skill catalog (name and description of every skill you may load).",
+            object(&[], &[]),
+        ),
+        tool(
+            "load_skill",
+            "The SKILL.md body of one skill from the catalog.",
+            object(&[("name", json!({"type": "string"}))], &["name"]),
+        ),
+        tool(
+            "read_skill_resource",
+            "One resource file of a skill, by its path relative to the skill folder.",
+            object(
+                &[
+                    ("name", json!({"type": "string"})),
+                    ("path", json!({"type": "string"})),
+                ],
+                &["name", "path"],
+            ),
+        ),
+        tool(
+            "receipts",
+            "Receipts of mutating tool calls, newest first, or those of one task.",
+            object(
+                &[
+                    ("task_id", json!({"type": "string"})),
+                    (
+                        "limit",
+                        json!({"type": "integer", "minimum": 1, "maximum": 1000, "default": 20}),
+                    ),
+                ],
+                &[],
+            ),
+        ),
+        tool(
+            "verify_receipt",
+            "With receipt_id: fetch the receipt's verifiable URL and say what it shows. Without: check the whole receipts chain.",
+            object(&[("receipt_id", json!({"type": "string"}))], &[]),
+        ),
+        tool(
+            "reload",
+            "Load the plugins and guild.toml again and swap the new set in; running tasks finish on their versions. Says what changed and what was rejected.",
+            object(&[], &[]),
+        ),
+    ]
+}
+
+fn task_description(roster: &[RosterEntry], batch_max: usize) -> String {
+    let mut text = format!(
+        "Delegate work to a specialist. Send subagent_type and description for one task, or tasks \
+         (1 to {batch_max}) for a batch. The description must carry all the context: the \
+         specialist sees nothing else.\n\nSpecialists:\n"
+    );
+    if roster.is_empty() {
+        text.push_str("  (none loaded)\n");
+    }
+    for r in roster {
+        let aliases = match r.aliases.is_empty() {
+            true => String::new(),
+            false => format!(" (aliases: {})", r.aliases.join(", ")),
+        };
+        text.push_str(&format!(
+            "- {}@{}{aliases}: {}\n",
+            r.name,
+            r.version,
+            guild_host::text::one_line(&r.description)
+        ));
+    }
+    text
+}
+
+fn object(properties: &[(&str, Value)], required: &[&str]) -> Value {
+    let props: serde_json::Map<String, Value> = properties
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), v.clone()))
+        .collect();
+    json!({
+        "type": "object",
+        "properties": props,
+        "required": required,
+        "additionalProperties": false,
+    })
+}
+
+fn tool(name: &'static str, description: &str, schema: Value) -> Tool {
+    let schema: JsonObject = match schema {
+        Value::Object(map) => map,
+        _ => JsonObject::new(),
+    };
+    Tool::new(name, description.to_owned(), Arc::new(schema))
+}

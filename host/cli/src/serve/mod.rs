@@ -1,0 +1,221 @@
+//! `guild serve`: one long-lived host that agents reach over MCP, on stdio (the default, what
+//! MCP clients launch) or streamable HTTP (`--http 127.0.0.1:PORT`).
+//!
+//! While it runs it owns the data dir (one server per data dir, see [`lock`]). It reloads the
+//! plugins when their folders or `guild.toml` change ([`watch`]), on SIGHUP and on the `reload`
+//! tool. On SIGTERM or ctrl-c it stops taking new tasks, lets running ones finish within the
+//! grace period, then exits; background tasks still running then are marked `interrupted` by
+//! the task store, whose owner (this process) is gone.
+
+mod auth;
+mod lock;
+mod watch;
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Args;
+use guild_host::Config;
+use rmcp::ServiceExt as _;
+use rmcp::transport::StreamableHttpService;
+use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+
+use crate::mcp::{Connection, Server};
+
+/// Arguments of `guild serve`.
+#[derive(Args)]
+pub(crate) struct ServeArgs {
+    /// Serve MCP over streamable HTTP on this address (path `/mcp`) instead of stdio. Loopback
+    /// addresses need no token; any other needs the bearer token in DATA_DIR/serve.token.
+    #[arg(long, value_name = "ADDR:PORT")]
+    http: Option<SocketAddr>,
+    /// Require the bearer token (DATA_DIR/serve.token) on a loopback address too, e.g. on a
+    /// machine other users share.
+    #[arg(long)]
+    token: bool,
+    /// Seconds running tasks get to finish after SIGTERM or ctrl-c.
+    #[arg(long, default_value_t = 30, value_name = "SECONDS")]
+    grace_s: u64,
+    /// How often plugin folders and guild.toml are checked for changes (0 turns watching off).
+    #[arg(long, default_value_t = 1000, value_name = "MS")]
+    watch_ms: u64,
+}
+
+pub(crate) async fn run(config_path: &Path, args: ServeArgs) -> anyhow::Result<ExitCode> {
+    let config = Config::load(config_path).with_context(|| {
+        format!(
+            "failed to load {} (pass --config or set GUILD_CONFIG)",
+            config_path.display()
+        )
+    })?;
+    let data_dir = config.data_dir();
+    let address = match args.http {
+        Some(addr) => format!("http://{addr}/mcp"),
+        None => "stdio".to_owned(),
+    };
+    // Before anything opens the stores: a second server must not touch them.
+    let _lock = lock::ServeLock::acquire(&data_dir, &address)?;
+    let token = match args.http {
+        Some(addr) if args.token || !addr.ip().is_loopback() => {
+            Some(auth::load_or_create_token(&data_dir)?)
+        }
+        _ => None,
+    };
+    let host = crate::cli::start_host_with(config).await?;
+    let server = Server::new(host, config_path.to_path_buf());
+    let _watcher = (args.watch_ms > 0).then(|| {
+        watch::spawn(
+            server.clone(),
+            config_path.to_path_buf(),
+            Duration::from_millis(args.watch_ms),
+        )
+    });
+    tokio::spawn(reload_on_sighup(server.clone()));
+    let grace = Duration::from_secs(args.grace_s);
+    match args.http {
+        None => serve_stdio(server, grace).await?,
+        Some(addr) => serve_http(server, addr, token, grace).await?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn serve_stdio(server: Arc<Server>, grace: Duration) -> anyhow::Result<()> {
+    eprintln!("guild serve: MCP on stdio");
+    let service = Connection::new(server.clone())
+        .serve(rmcp::transport::stdio())
+        .await
+        .context("failed to start the MCP session on stdio")?;
+    let token = service.cancellation_token();
+    tokio::select! {
+        quit = service.waiting() => {
+            tracing::info!("client closed the session: {quit:?}");
+        }
+        () = shutdown_signal() => {
+            drain(&server, grace).await;
+            token.cancel();
+        }
+    }
+    Ok(())
+}
+
+async fn serve_http(
+    server: Arc<Server>,
+    addr: SocketAddr,
+    token: Option<String>,
+    grace: Duration,
+) -> anyhow::Result<()> {
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("failed to bind {addr}"))?;
+    let local = listener.local_addr()?;
+    let port = local.port();
+    let mut hosts = vec![
+        "localhost".to_owned(),
+        "127.0.0.1".to_owned(),
+        "::1".to_owned(),
+    ];
+    let mut origins = vec![
+        format!("http://localhost:{port}"),
+        format!("http://127.0.0.1:{port}"),
+    ];
+    if !local.ip().is_loopback() {
+        hosts.push(local.ip().to_string());
+        origins.push(format!("http://{local}"));
+    }
+    // Browsers send `Origin`: only this server's own origins pass, so a page on another site
+    // (DNS rebinding) cannot drive it. Clients that send no `Origin` are not browsers.
+    let transport = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(hosts)
+        .with_allowed_origins(origins)
+        .enforce_origin_validation();
+    let factory = {
+        let server = server.clone();
+        move || Ok(Connection::new(server.clone()))
+    };
+    let mcp = StreamableHttpService::new(factory, LocalSessionManager::default().into(), transport);
+    let mut router = axum::Router::new().nest_service("/mcp", mcp);
+    if let Some(token) = token {
+        router = router.layer(axum::middleware::from_fn_with_state(
+            Arc::new(token),
+            auth::require_token,
+        ));
+    }
+    eprintln!("guild serve: MCP on http://{local}/mcp");
+    tokio::select! {
+        served = axum::serve(listener, router) => served.context("the HTTP server failed")?,
+        () = shutdown_signal() => drain(&server, grace).await,
+    }
+    Ok(())
+}
+
+/// Stops taking new tasks and waits up to `grace` for the running ones.
+async fn drain(server: &Server, grace: Duration) {
+    server.drain();
+    let deadline = tokio::time::Instant::now() + grace;
+    let mut busy = server.busy();
+    if busy > 0 {
+        eprintln!(
+            "guild serve: stopping; waiting up to {}s for {busy} running task(s)",
+            grace.as_secs()
+        );
+    }
+    while busy > 0 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        busy = server.busy();
+    }
+    if busy > 0 {
+        eprintln!("guild serve: {busy} task(s) still running are left interrupted");
+    } else {
+        eprintln!("guild serve: stopped");
+    }
+}
+
+/// SIGTERM or ctrl-c.
+async fn shutdown_signal() {
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(e) => {
+                tracing::warn!("cannot watch SIGTERM: {e}");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        () = term => {}
+    }
+}
+
+async fn reload_on_sighup(server: Arc<Server>) {
+    let mut hup = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::warn!("cannot watch SIGHUP: {e}");
+            return;
+        }
+    };
+    while hup.recv().await.is_some() {
+        if let Err(e) = server.reload().await {
+            tracing::error!("reload on SIGHUP failed: {e:#}");
+        }
+    }
+}
+
+/// The plugin folders and config file a server watches.
+fn watched(config_path: &Path) -> Vec<PathBuf> {
+    let mut paths = vec![config_path.to_path_buf()];
+    if let Ok(config) = Config::load(config_path)
+        && let Ok(folders) = config.plugin_folders()
+    {
+        paths.extend(folders);
+    }
+    paths
+}

@@ -1,0 +1,219 @@
+//! `guild serve` driven by a real MCP client: the official Python SDK (`mcp`, installed by
+//! `.ci/run`) runs `mcp_client.py` against the built binary over stdio and over streamable
+//! HTTP, with the real probe, echo and kb components and a supervisor skill folder. The HTTP
+//! side's access rules (Origin, bearer token, one server per data dir, SIGTERM) are checked
+//! here with plain requests.
+
+use std::io::{BufRead as _, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+fn plugin(rel: &str) -> String {
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../plugins")
+        .join(rel);
+    assert!(
+        dir.join(format!("{name}.wasm")).is_file(),
+        "{} is missing: run plugins/build.sh before the tests",
+        dir.display()
+    );
+    dir.display().to_string()
+}
+
+/// A folder with `guild.toml` (probe and echo; probe may call `echo.guarded`, which needs
+/// approval), `reloaded.toml` (the same plus the kb specialist) and a supervisor skill.
+fn setup() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = |plugins: &[&str]| {
+        let list: Vec<String> = plugins.iter().map(|p| format!("{:?}", plugin(p))).collect();
+        format!(
+            "[host]\nplugins = [{}]\ndata_dir = \"data\"\n\n[grants.probe]\nreport = true\ntools = [\"echo.guarded\"]\n\n[skills]\nsupervisor = [\"skills\"]\n",
+            list.join(", ")
+        )
+    };
+    let write = |rel: &str, text: &str| {
+        let path = dir.path().join(rel);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    };
+    write("guild.toml", &config(&["testing/probe", "testing/echo"]));
+    write(
+        "reloaded.toml",
+        &config(&["testing/probe", "testing/echo", "kb"]),
+    );
+    write(
+        "skills/release-notes/SKILL.md",
+        "---\nname: release-notes\ndescription: How to write release notes for a Guild release.\n---\n\nWrite the notes from the template in template.md.\n",
+    );
+    write(
+        "skills/release-notes/template.md",
+        "# Release X.Y\n\n## Changes\n",
+    );
+    dir
+}
+
+fn python_client(args: &[&str]) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_client.py");
+    let out = Command::new("python3")
+        .arg(&script)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("python3 runs (the MCP client needs `pip install mcp`, see .ci/run)");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.contains("all checks passed"),
+        "the MCP client failed:\n{stdout}\n{stderr}"
+    );
+}
+
+fn guild(dir: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_guild"));
+    cmd.arg("--config")
+        .arg(dir.join("guild.toml"))
+        .env_remove("GUILD_CONFIG")
+        .env_remove("GUILD_LOG")
+        .stdin(Stdio::null());
+    cmd
+}
+
+/// A running `guild serve --http 127.0.0.1:0` and its URL.
+struct HttpServer {
+    child: Child,
+    url: String,
+    stderr: BufReader<std::process::ChildStderr>,
+}
+
+impl HttpServer {
+    fn start(dir: &Path, extra: &[&str]) -> Self {
+        let mut child = guild(dir)
+            .args(["serve", "--http", "127.0.0.1:0", "--watch-ms", "200"])
+            .args(extra)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("guild serve starts");
+        let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
+        let mut line = String::new();
+        let url = loop {
+            line.clear();
+            let n = stderr.read_line(&mut line).expect("read stderr");
+            assert!(n > 0, "guild serve ended before serving");
+            if let Some(url) = line.trim().strip_prefix("guild serve: MCP on ") {
+                break url.to_owned();
+            }
+        };
+        Self { child, url, stderr }
+    }
+
+    /// SIGTERM; returns the exit status and the rest of stderr.
+    fn stop(mut self) -> (std::process::ExitStatus, String) {
+        let status = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(status.success());
+        let mut rest = String::new();
+        let _ = std::io::Read::read_to_string(&mut self.stderr, &mut rest);
+        (self.child.wait().expect("wait"), rest)
+    }
+}
+
+#[test]
+fn a_python_mcp_client_drives_guild_serve_over_stdio() {
+    let dir = setup();
+    let config = dir.path().join("guild.toml").display().to_string();
+    let reloaded = dir.path().join("reloaded.toml").display().to_string();
+    python_client(&["stdio", env!("CARGO_BIN_EXE_guild"), &config, &reloaded]);
+}
+
+#[test]
+fn a_python_mcp_client_drives_guild_serve_over_streamable_http() {
+    let dir = setup();
+    let server = HttpServer::start(dir.path(), &[]);
+    let config = dir.path().join("guild.toml").display().to_string();
+    let reloaded = dir.path().join("reloaded.toml").display().to_string();
+    python_client(&["http", &server.url, &config, &reloaded]);
+    let (status, stderr) = server.stop();
+    assert!(status.success(), "{stderr}");
+    assert!(stderr.contains("guild serve: stopped"), "{stderr}");
+}
+
+fn initialize_body() -> String {
+    serde_json::json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "curl", "version": "1"}}
+    })
+    .to_string()
+}
+
+async fn post(url: &str, headers: &[(&str, &str)]) -> reqwest::StatusCode {
+    let mut request = reqwest::Client::new()
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(initialize_body());
+    for (k, v) in headers {
+        request = request.header(*k, *v);
+    }
+    request.send().await.expect("request is answered").status()
+}
+
+#[tokio::test]
+async fn http_refuses_foreign_origins_and_a_second_server_on_the_data_dir() {
+    let dir = setup();
+    let server = HttpServer::start(dir.path(), &[]);
+    assert!(post(&server.url, &[]).await.is_success());
+    let own = server.url.trim_end_matches("/mcp").to_owned();
+    assert!(
+        post(&server.url, &[("origin", own.as_str())])
+            .await
+            .is_success()
+    );
+    // A page elsewhere (DNS rebinding) is refused.
+    assert_eq!(
+        post(&server.url, &[("origin", "http://evil.example")]).await,
+        reqwest::StatusCode::FORBIDDEN
+    );
+
+    let second = guild(dir.path())
+        .args(["serve", "--http", "127.0.0.1:0"])
+        .output()
+        .expect("second guild serve runs");
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert_eq!(second.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("another guild serve already runs")
+            && stderr.contains(&format!("pid {}", server.child.id())),
+        "{stderr}"
+    );
+    let (status, _) = server.stop();
+    assert!(status.success());
+}
+
+#[tokio::test]
+async fn with_token_only_the_bearer_token_gets_in() {
+    let dir = setup();
+    let server = HttpServer::start(dir.path(), &["--token"]);
+    let token_file: PathBuf = dir.path().join("data/serve.token");
+    let token = std::fs::read_to_string(&token_file).expect("token written");
+    let bearer = format!("Bearer {}", token.trim());
+    assert_eq!(
+        post(&server.url, &[]).await,
+        reqwest::StatusCode::UNAUTHORIZED
+    );
+    assert_eq!(
+        post(&server.url, &[("authorization", "Bearer wrong")]).await,
+        reqwest::StatusCode::UNAUTHORIZED
+    );
+    assert!(
+        post(&server.url, &[("authorization", bearer.as_str())])
+            .await
+            .is_success()
+    );
+    let (status, _) = server.stop();
+    assert!(status.success());
+}

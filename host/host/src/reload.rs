@@ -1,0 +1,243 @@
+//! Reload: load the configured plugins again off the request path, then swap the whole set in
+//! at once. Tasks already running hold the snapshot they started with, so they finish on their
+//! version; new tasks get the new one. A plugin whose new version fails any step keeps its old
+//! version serving (the registry does that); a removed plugin stops taking new tasks. Every
+//! swap is audited in the receipts chain: `plugin_loaded`, `plugin_unloaded` and
+//! `grant_changed`, each naming versions and component digests.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use guild_core::capability::{CapabilityRow, RowStatus};
+use guild_core::config::Config;
+use guild_core::receipts::AuditKind;
+
+use crate::host::Host;
+use crate::registry;
+
+/// What one reload did.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ReloadReport {
+    /// One line per plugin that failed (with "keeps serving" when its old version stayed).
+    pub errors: Vec<String>,
+    /// `name@version (sha256 …)` of every version newly serving.
+    pub loaded: Vec<String>,
+    /// `name@version` of every plugin that stopped taking new tasks.
+    pub unloaded: Vec<String>,
+    /// `name@version: what changed` for every plugin whose effective grant changed.
+    pub grant_changes: Vec<String>,
+    /// Whether the roster (names, versions, descriptions) differs from before.
+    pub roster_changed: bool,
+}
+
+impl ReloadReport {
+    /// Whether anything was swapped.
+    pub fn changed(&self) -> bool {
+        !self.loaded.is_empty() || !self.unloaded.is_empty() || !self.grant_changes.is_empty()
+    }
+
+    /// The report as a person reads it, one line per fact.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        for l in &self.loaded {
+            out.push_str(&format!("loaded {l}\n"));
+        }
+        for u in &self.unloaded {
+            out.push_str(&format!("unloaded {u}\n"));
+        }
+        for g in &self.grant_changes {
+            out.push_str(&format!("grant changed {g}\n"));
+        }
+        for e in &self.errors {
+            out.push_str(&format!("error: {e}\n"));
+        }
+        if out.is_empty() {
+            out.push_str("no change\n");
+        }
+        out
+    }
+}
+
+impl Host {
+    /// Reloads the plugin set: with `config`'s plugin folders and grants when given (a changed
+    /// `guild.toml`), else with those in force. Other settings keep their values from the start.
+    pub async fn reload_with(&self, config: Option<Config>) -> ReloadReport {
+        let shared = self.shared();
+        let _one_at_a_time = shared.reloading.lock().await;
+        let config = match config {
+            Some(c) => Arc::new(c),
+            None => shared.plugin_config(),
+        };
+        let old = shared.snapshot();
+        let snapshot = registry::load_all(shared, &config, &old).await;
+        let mut report = ReloadReport {
+            errors: snapshot.errors.clone(),
+            roster_changed: old.roster() != snapshot.roster(),
+            ..ReloadReport::default()
+        };
+        let mut audit: Vec<(AuditKind, String, String)> = Vec::new();
+        for p in snapshot.plugins.values() {
+            let before = old.plugins.get(&*p.name);
+            let digest = grants_digest(&p.rows);
+            if before.is_none_or(|o| o.runtime.sha256() != p.runtime.sha256() || o.ident != p.ident)
+            {
+                let detail = match before {
+                    Some(o) => format!(
+                        "component sha256 {} (replaces {} sha256 {}); {GRANTS_DIGEST}{digest}",
+                        p.runtime.sha256(),
+                        o.ident,
+                        o.runtime.sha256()
+                    ),
+                    None => format!(
+                        "component sha256 {}; {GRANTS_DIGEST}{digest}",
+                        p.runtime.sha256()
+                    ),
+                };
+                report
+                    .loaded
+                    .push(format!("{} (sha256 {})", p.ident, p.runtime.sha256()));
+                audit.push((AuditKind::PluginLoaded, p.ident.to_string(), detail));
+            }
+            if let Some(change) = before.and_then(|b| grant_change(&b.rows, &p.rows)) {
+                report.grant_changes.push(format!("{}: {change}", p.ident));
+                audit.push((
+                    AuditKind::GrantChanged,
+                    p.ident.to_string(),
+                    format!("{change}; {GRANTS_DIGEST}{digest}"),
+                ));
+            }
+        }
+        for p in old.plugins.values() {
+            if !snapshot.plugins.contains_key(&*p.name) {
+                report.unloaded.push(p.ident.to_string());
+                audit.push((
+                    AuditKind::PluginUnloaded,
+                    p.ident.to_string(),
+                    format!(
+                        "no longer configured or no longer loadable (sha256 {})",
+                        p.runtime.sha256()
+                    ),
+                ));
+            }
+        }
+        // Plugins seen for the first time by this process: their grant is compared with the one
+        // the ledger recorded when they last loaded (in an earlier run), so a grant widened
+        // while the host was stopped is audited too.
+        let first_seen: Vec<(String, String, String, String)> = snapshot
+            .plugins
+            .values()
+            .filter(|p| !old.plugins.contains_key(&*p.name))
+            .map(|p| {
+                (
+                    p.name.to_string(),
+                    p.ident.to_string(),
+                    grants_digest(&p.rows),
+                    granted_list(&p.rows),
+                )
+            })
+            .collect();
+        let ledger = shared.ledger.clone();
+        let audited = tokio::task::spawn_blocking(move || {
+            let recent = match first_seen.is_empty() {
+                true => Vec::new(),
+                false => ledger.audit_log(AUDIT_LOOKBACK)?,
+            };
+            for (name, ident, digest, list) in first_seen {
+                let Some(before) = last_grants_digest(&recent, &name) else {
+                    continue;
+                };
+                if before != digest {
+                    let detail = format!(
+                        "granted since the last run: {list}; {GRANTS_DIGEST}{digest} (was {before})"
+                    );
+                    ledger.audit(AuditKind::GrantChanged, &ident, &detail)?;
+                }
+            }
+            for (kind, ident, detail) in audit {
+                ledger.audit(kind, &ident, &detail)?;
+            }
+            Ok::<_, guild_core::receipts::LedgerError>(())
+        })
+        .await;
+        if let Ok(Err(e)) = audited {
+            tracing::error!("failed to audit plugin changes: {e}");
+        }
+        shared.swap(snapshot);
+        shared.set_plugin_config(config);
+        report
+    }
+}
+
+/// Marks the digest of a plugin's effective grant in `plugin_loaded` and `grant_changed` audit
+/// details; the next run compares against it.
+const GRANTS_DIGEST: &str = "grants sha256 ";
+/// How many recent audit entries a start reads to find each plugin's last recorded grant.
+const AUDIT_LOOKBACK: usize = 10_000;
+
+/// The granted rows of a plugin, one string each, sorted (what `guild plugins show` prints as
+/// granted, computed by the code that enforces them).
+fn granted_rows(rows: &[CapabilityRow]) -> BTreeSet<String> {
+    rows.iter()
+        .filter_map(|r| match &r.status {
+            RowStatus::Granted(how) => Some(format!("{} {} ({how})", r.capability, r.target)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The granted rows as one line, `none` when nothing is granted.
+fn granted_list(rows: &[CapabilityRow]) -> String {
+    let rows = granted_rows(rows);
+    match rows.is_empty() {
+        true => "none".to_owned(),
+        false => rows.into_iter().collect::<Vec<_>>().join(", "),
+    }
+}
+
+/// A short digest of the effective grant, stable across runs.
+fn grants_digest(rows: &[CapabilityRow]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hasher = Sha256::new();
+    for row in granted_rows(rows) {
+        hasher.update(row.as_bytes());
+        hasher.update(b"\n");
+    }
+    hex::encode(&hasher.finalize()[..12])
+}
+
+/// The grant digest of the newest audit entry in `recent` (oldest first) about plugin `name`
+/// that records one.
+fn last_grants_digest(recent: &[guild_core::receipts::AuditEntry], name: &str) -> Option<String> {
+    recent
+        .iter()
+        .rev()
+        .filter(|a| a.plugin.split_once('@').is_some_and(|(n, _)| n == name))
+        .find_map(|a| {
+            let (_, rest) = a.detail.rsplit_once(GRANTS_DIGEST)?;
+            rest.split_whitespace().next().map(str::to_owned)
+        })
+}
+
+/// What changed in a plugin's effective grant between two loads (the rows `guild plugins show`
+/// prints as granted, computed by the code that enforces them), or `None` when nothing did.
+fn grant_change(before: &[CapabilityRow], after: &[CapabilityRow]) -> Option<String> {
+    let (before, after) = (granted_rows(before), granted_rows(after));
+    if before == after {
+        return None;
+    }
+    let list = |items: Vec<&String>| match items.is_empty() {
+        true => "none".to_owned(),
+        false => items
+            .into_iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .join(", "),
+    };
+    Some(format!(
+        "granted now: {}; no longer granted: {}",
+        list(after.difference(&before).collect()),
+        list(before.difference(&after).collect())
+    ))
+}
