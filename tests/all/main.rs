@@ -23,5 +23,5 @@ mod skill_grants;
 mod skills;
 mod skills_wild;
 mod tool_input;
-mod wit_versions;
 mod wasi_http;
+mod wit_versions;

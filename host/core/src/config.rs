@@ -335,6 +335,7 @@ struct RawConfig {
     skills: crate::skills::SkillsSettings,
     #[serde(default)]
     memory: MemorySettings,
+    #[serde(default)]
     trust: TrustSettings,
 }
 

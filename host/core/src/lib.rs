@@ -11,6 +11,7 @@
 //! it defines a trait (e.g. [`skills::SkillLoaders`]).
 
 pub mod bundle;
+mod calendar;
 pub mod capability;
 pub mod config;
 pub mod decision;

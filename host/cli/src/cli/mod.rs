@@ -25,8 +25,8 @@ macro_rules! out {
 mod batch;
 mod bundle;
 mod demo;
-mod memory;
 mod keys;
+mod memory;
 mod plugins;
 mod receipts;
 pub(crate) mod render;
