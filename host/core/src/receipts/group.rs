@@ -183,21 +183,9 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+    use crate::receipts::tests::intent;
     use crate::receipts::{EntryKind, ReceiptStatus};
     use crate::types::CallStatus;
-
-    fn intent(task: &str, key: &str, input: u8) -> Intent {
-        Intent {
-            task_id: task.into(),
-            route: "planner".into(),
-            plugin: "tracker@1.0.0".into(),
-            tool: "tracker.create_issue".into(),
-            receipt_type: "issue".into(),
-            operation: "create".into(),
-            input_sha256: hex::encode([input; 32]),
-            idempotency_key: Some(key.into()),
-        }
-    }
 
     /// One write run on a writer thread.
     type Write<T> = Box<dyn FnOnce(&Ledger) -> T + Send>;
@@ -230,7 +218,7 @@ mod tests {
         let ledger = Arc::new(Ledger::open(dir.path().join("l.db")).expect("open"));
         // A first call under key "k"; a later begin with the same key and another input is an
         // idempotency conflict, and must not take the other writes of its group down.
-        let first = ledger.begin(intent("t0", "k", 1)).expect("first");
+        let first = ledger.begin(intent("t0", Some("k"), 1)).expect("first");
         let Begin::Proceed(first) = first else {
             panic!("first call was a replay");
         };
@@ -247,9 +235,9 @@ mod tests {
             )
             .expect("complete");
         let writes: Vec<Write<Result<Begin, LedgerError>>> = vec![
-            Box::new(|l| l.begin(intent("t1", "a", 2))),
-            Box::new(|l| l.begin(intent("t2", "k", 9))),
-            Box::new(|l| l.begin(intent("t3", "b", 3))),
+            Box::new(|l| l.begin(intent("t1", Some("a"), 2))),
+            Box::new(|l| l.begin(intent("t2", Some("k"), 9))),
+            Box::new(|l| l.begin(intent("t3", Some("b"), 3))),
         ];
         let results = queued_group(&ledger, writes);
         let proceeded = results
@@ -281,10 +269,12 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let ledger = Arc::new(Ledger::open(dir.path().join("l.db")).expect("open"));
         let ids: Vec<IntentId> = (0..4u8)
-            .map(|i| match ledger.begin(intent("t", &format!("k{i}"), i)) {
-                Ok(Begin::Proceed(id)) => id,
-                other => panic!("begin {i}: {other:?}"),
-            })
+            .map(
+                |i| match ledger.begin(intent("t", Some(&format!("k{i}")), i)) {
+                    Ok(Begin::Proceed(id)) => id,
+                    other => panic!("begin {i}: {other:?}"),
+                },
+            )
             .collect();
         let done = |ext: String| Completion {
             status: CallStatus::Success,

@@ -8,7 +8,8 @@ fn sha(n: u8) -> String {
     hex::encode([n; 32])
 }
 
-fn intent(task: &str, key: Option<&str>, input: u8) -> Intent {
+/// An intent of the tracker's `create_issue` (shared with the group-commit tests).
+pub(super) fn intent(task: &str, key: Option<&str>, input: u8) -> Intent {
     Intent {
         task_id: task.into(),
         route: "planner".into(),
