@@ -22,35 +22,48 @@ fn plugin(rel: &str) -> String {
 }
 
 /// A folder with `guild.toml` (probe and echo; probe may call `echo.guarded`, which needs
-/// approval), `reloaded.toml` (the same plus the kb specialist) and a supervisor skill.
-fn setup() -> tempfile::TempDir {
+/// approval; `extra` appended), `reloaded.toml` (the same plus the kb specialist) and a
+/// supervisor skill with a text and a binary resource.
+fn setup_with(extra: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");
     let config = |plugins: &[&str]| {
         let list: Vec<String> = plugins.iter().map(|p| format!("{:?}", plugin(p))).collect();
         format!(
-            "[host]\nplugins = [{}]\ndata_dir = \"data\"\n\n[grants.probe]\nreport = true\ntools = [\"echo.guarded\"]\n\n[skills]\nsupervisor = [\"skills\"]\n",
+            "[host]\nplugins = [{}]\ndata_dir = \"data\"\n\n[grants.probe]\nreport = true\ntools = [\"echo.guarded\"]\n\n[skills]\nsupervisor = [\"skills\"]\n{extra}",
             list.join(", ")
         )
     };
-    let write = |rel: &str, text: &str| {
+    let write = |rel: &str, bytes: &[u8]| {
         let path = dir.path().join(rel);
         std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-        std::fs::write(path, text).expect("write");
+        std::fs::write(path, bytes).expect("write");
     };
-    write("guild.toml", &config(&["testing/probe", "testing/echo"]));
+    write(
+        "guild.toml",
+        config(&["testing/probe", "testing/echo"]).as_bytes(),
+    );
     write(
         "reloaded.toml",
-        &config(&["testing/probe", "testing/echo", "kb"]),
+        config(&["testing/probe", "testing/echo", "kb"]).as_bytes(),
     );
     write(
         "skills/release-notes/SKILL.md",
-        "---\nname: release-notes\ndescription: How to write release notes for a Guild release.\n---\n\nWrite the notes from the template in template.md.\n",
+        b"---\nname: release-notes\ndescription: How to write release notes for a Guild release.\n---\n\nWrite the notes from the template in template.md.\n",
     );
     write(
         "skills/release-notes/template.md",
-        "# Release X.Y\n\n## Changes\n",
+        b"# Release X.Y\n\n## Changes\n",
+    );
+    write(
+        "skills/release-notes/logo.bin",
+        &[0x89, 0x00, 0xff, 0xfe, 0x10],
     );
     dir
+}
+
+/// The usual setup, with the workspace `acme` and user `ann` named for memory.
+fn setup() -> tempfile::TempDir {
+    setup_with("\n[memory]\nworkspace = \"acme\"\nuser = \"ann\"\n")
 }
 
 fn python_client(args: &[&str]) {
@@ -127,6 +140,33 @@ fn a_python_mcp_client_drives_guild_serve_over_stdio() {
     let config = dir.path().join("guild.toml").display().to_string();
     let reloaded = dir.path().join("reloaded.toml").display().to_string();
     python_client(&["stdio", env!("CARGO_BIN_EXE_guild"), &config, &reloaded]);
+    // The MCP memory tools wrote through the same store as `guild memory`.
+    let out = guild(dir.path())
+        .args(["memory", "history", "--team", "--json"])
+        .output()
+        .expect("guild memory history runs");
+    let history: serde_json::Value = serde_json::from_slice(&out.stdout).expect("history is JSON");
+    let actors: Vec<&str> = history
+        .as_array()
+        .expect("a list of versions")
+        .iter()
+        .filter_map(|v| v["actor"].as_str())
+        .collect();
+    assert_eq!(actors, ["supervisor", "supervisor"], "{history}");
+}
+
+#[test]
+fn wakeup_delivery_sends_background_reports_as_log_notifications() {
+    let dir = setup_with("\n[dispatch]\ndelivery = \"wakeup\"\n");
+    let config = dir.path().join("guild.toml").display().to_string();
+    python_client(&["wakeup", env!("CARGO_BIN_EXE_guild"), &config]);
+}
+
+#[test]
+fn quiet_delivery_sends_no_log_notifications() {
+    let dir = setup_with("");
+    let config = dir.path().join("guild.toml").display().to_string();
+    python_client(&["quiet", env!("CARGO_BIN_EXE_guild"), &config]);
 }
 
 #[test]

@@ -3,42 +3,44 @@
 Run by host/cli/tests/mcp.rs:
     python3 mcp_client.py stdio GUILD_BINARY CONFIG RELOADED_CONFIG
     python3 mcp_client.py http URL CONFIG RELOADED_CONFIG
+    python3 mcp_client.py wakeup|quiet GUILD_BINARY CONFIG
 
 It covers initialize, tools/list (roster in the `task` tool), a single task with progress
 notifications, a batch, a background task, an approval, cancellation, the skills tools, a failing
 call (isError) and `notifications/tools/list_changed` after a reload (stdio: the `reload` tool;
-http: the file watcher). Each check prints `ok NAME`; the first failure raises and exits non-zero.
+http: the file watcher); then memory (mcp_memory_checks.py), skills as resources, approvals by
+approve_task and by elicitation (a second session) and, in the wakeup/quiet modes, report delivery
+as log notifications (mcp_more_checks.py). Each check prints `ok NAME`; the first failure raises
+and exits non-zero.
 """
 
 import json
+import os
 import shutil
+from contextlib import asynccontextmanager
 import sys
 
 import anyio
-import mcp.types as types
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-
-def check(name, condition, detail=""):
-    if not condition:
-        raise AssertionError(f"{name}: {detail}")
-    print(f"ok {name}", flush=True)
-
-
-def text_of(result):
-    return "".join(c.text for c in result.content if getattr(c, "type", "") == "text")
-
-
-def probe(op):
-    return json.dumps(op)
+from mcp_common import Notified, check, probe, text_of
+from mcp_memory_checks import memory_checks
+from mcp_more_checks import (
+    approval_by_tool_checks,
+    elicitation_answers,
+    elicitation_checks,
+    skill_resource_checks,
+    wakeup_checks,
+)
 
 
-async def session_checks(session, list_changed, config, reloaded, reload_by_tool):
+async def session_checks(session, notified, config, reloaded, reload_by_tool):
     init = await session.initialize()
     check("initialize", init.server_info.name == "guild", init)
     check("tools capability", init.capabilities.tools is not None and init.capabilities.tools.list_changed)
+    check("resources capability", init.capabilities.resources is not None and init.capabilities.resources.list_changed)
 
     tools = {t.name: t for t in (await session.list_tools()).tools}
     expected = {
@@ -146,36 +148,66 @@ async def session_checks(session, list_changed, config, reloaded, reload_by_tool
     check("resource outside the skill is refused", escape.is_error, text_of(escape))
 
     # A reload that adds a specialist changes the roster: tools/list_changed, then the new enum.
+    notified.reset("notifications/tools/list_changed")
     shutil.copyfile(reloaded, config)
     if reload_by_tool:
         result = await session.call_tool("reload", {})
         check("reload tool", "loaded kb@0.1.0" in text_of(result), text_of(result))
     with anyio.fail_after(60):
-        await list_changed.wait()
+        await notified.wait("notifications/tools/list_changed")
     check("tools/list_changed", True)
     tools = {t.name: t for t in (await session.list_tools()).tools}
     enum = tools["task"].input_schema["properties"]["subagent_type"]["enum"]
     check("roster after reload", "kb" in enum, enum)
 
 
+@asynccontextmanager
+async def stdio_session(binary, args, **callbacks):
+    """A client session with `guild serve` launched over stdio."""
+    async with stdio_client(StdioServerParameters(command=binary, args=args)) as (read, write):
+        async with ClientSession(read, write, **callbacks) as session:
+            yield session
+
+
+@asynccontextmanager
+async def http_session(url, **callbacks):
+    """A client session with the server at `url` over streamable HTTP."""
+    async with streamable_http_client(url) as streams:
+        async with ClientSession(streams[0], streams[1], **callbacks) as session:
+            yield session
+
+
 async def main():
-    mode, target, config, reloaded = sys.argv[1:5]
-    list_changed = anyio.Event()
+    mode, target, config = sys.argv[1:4]
+    serve = ["--config", config, "serve", "--watch-ms", "0"]
+    if mode in ("wakeup", "quiet"):
+        logs = []
 
-    async def on_message(message):
-        if isinstance(message, types.ToolListChangedNotification) or getattr(getattr(message, "root", None), "method", "") == "notifications/tools/list_changed":
-            list_changed.set()
+        async def on_log(params):
+            logs.append(params)
 
-    if mode == "stdio":
-        params = StdioServerParameters(command=target, args=["--config", config, "serve", "--watch-ms", "0"])
-        async with stdio_client(params) as (read, write):
-            async with ClientSession(read, write, message_handler=on_message) as session:
-                await session_checks(session, list_changed, config, reloaded, reload_by_tool=True)
-    else:
-        async with streamable_http_client(target) as streams:
-            read, write = streams[0], streams[1]
-            async with ClientSession(read, write, message_handler=on_message) as session:
-                await session_checks(session, list_changed, config, reloaded, reload_by_tool=False)
+        flags = ["--workspace", "flagged", "--user", "u"] if mode == "wakeup" else []
+        async with stdio_session(target, serve + flags, logging_callback=on_log) as session:
+            await wakeup_checks(session, logs, wakeup=mode == "wakeup")
+        print("all checks passed", flush=True)
+        return
+
+    reloaded = sys.argv[4]
+    skills_dir = os.path.join(os.path.dirname(config), "skills")
+    notified = Notified()
+    first = stdio_session(target, serve, message_handler=notified.handle) if mode == "stdio" else http_session(target, message_handler=notified.handle)
+    async with first as session:
+        await session_checks(session, notified, config, reloaded, reload_by_tool=mode == "stdio")
+        await memory_checks(session)
+        await approval_by_tool_checks(session)
+        await skill_resource_checks(session, skills_dir, notified)
+
+    # A client that declares elicitation answers approvals itself.
+    seen = []
+    answer = elicitation_answers(["accept", "decline"], seen)
+    second = stdio_session(target, serve, elicitation_callback=answer) if mode == "stdio" else http_session(target, elicitation_callback=answer)
+    async with second as session:
+        await elicitation_checks(session, seen)
     print("all checks passed", flush=True)
 
 

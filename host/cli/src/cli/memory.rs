@@ -102,16 +102,7 @@ pub(crate) async fn run(config: &Path, args: MemoryArgs, json: bool) -> anyhow::
             config.display()
         )
     })?;
-    for (flag, value, slot) in [
-        ("--workspace", args.workspace, &mut config.memory.workspace),
-        ("--user", args.user, &mut config.memory.user),
-    ] {
-        if let Some(name) = value {
-            guild_host::memory::validate_owner_name(&name)
-                .map_err(|e| anyhow::anyhow!("{flag}: {e}"))?;
-            *slot = Some(name);
-        }
-    }
+    name_owners(&mut config, args.workspace, args.user)?;
     let memory = {
         let config = config.clone();
         tokio::task::spawn_blocking(move || Memory::open(&config).map_err(anyhow::Error::from))
@@ -182,6 +173,25 @@ async fn show(
         None => eprintln!("{scope} memory is empty: {usage}"),
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Applies `--workspace` / `--user` over `[memory]` in guild.toml (also used by `guild serve`).
+pub(crate) fn name_owners(
+    config: &mut Config,
+    workspace: Option<String>,
+    user: Option<String>,
+) -> anyhow::Result<()> {
+    for (flag, value, slot) in [
+        ("--workspace", workspace, &mut config.memory.workspace),
+        ("--user", user, &mut config.memory.user),
+    ] {
+        if let Some(name) = value {
+            guild_host::memory::validate_owner_name(&name)
+                .map_err(|e| anyhow::anyhow!("{flag}: {e}"))?;
+            *slot = Some(name);
+        }
+    }
+    Ok(())
 }
 
 /// Prints an update's outcome: warnings and errors on stderr, the result on stdout.

@@ -26,7 +26,7 @@ mod batch;
 mod bundle;
 mod demo;
 mod keys;
-mod memory;
+pub(crate) mod memory;
 mod plugins;
 mod receipts;
 pub(crate) mod render;

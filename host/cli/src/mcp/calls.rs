@@ -1,75 +1,19 @@
 //! The tool calls: each parses its arguments, calls one `Host` operation and renders the
 //! result with the CLI's renderer. `Err(message)` becomes an `isError` result.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-
-use futures::future::BoxFuture;
 use guild_host::background::{BackgroundStatus, TaskCheck, TaskRecord};
 use guild_host::session::render_batch;
 use guild_host::text::one_line;
 use guild_host::types::{ProgressReport, TaskStatus};
-use guild_host::{ApprovalRequest, Approver, TaskInput};
+use guild_host::{ApprovalRequest, TaskInput};
 use rmcp::RoleServer;
 use rmcp::model::{CallToolResult, ProgressNotificationParam, ProgressToken};
 use rmcp::service::RequestContext;
 use serde_json::{Value, json};
-use tokio::sync::{broadcast, oneshot};
 
+use super::approvals::{client_elicits, elicit};
 use super::{Connection, Running, success};
 use crate::cli::render;
-
-/// Approval requests of this connection's `task` calls, answered by `approve_task`.
-pub(crate) struct Approvals {
-    waiting: Mutex<HashMap<String, (ApprovalRequest, oneshot::Sender<bool>)>>,
-    asked: broadcast::Sender<ApprovalRequest>,
-}
-
-impl Default for Approvals {
-    fn default() -> Self {
-        Self {
-            waiting: Mutex::new(HashMap::new()),
-            asked: broadcast::channel(16).0,
-        }
-    }
-}
-
-impl Approvals {
-    /// Answers a waiting request; false when none waits for `task_id`.
-    fn answer(&self, task_id: &str, approved: bool) -> bool {
-        let entry = self
-            .waiting
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(task_id);
-        match entry {
-            Some((_, tx)) => tx.send(approved).is_ok(),
-            None => false,
-        }
-    }
-
-    fn pending(&self, task_id: &str) -> Option<ApprovalRequest> {
-        self.waiting
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(task_id)
-            .map(|(r, _)| r.clone())
-    }
-}
-
-impl Approver for Approvals {
-    fn approve(&self, request: ApprovalRequest) -> BoxFuture<'static, bool> {
-        let (tx, rx) = oneshot::channel();
-        self.waiting
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(request.task_id.clone(), (request.clone(), tx));
-        // Nobody listening is fine: `check_task` shows the request too.
-        let _ = self.asked.send(request);
-        // A dropped sender (the call was cancelled) refuses.
-        Box::pin(async move { rx.await.unwrap_or(false) })
-    }
-}
 
 fn str_arg<'a>(args: &'a Value, key: &str) -> Result<&'a str, String> {
     args.get(key)
@@ -227,6 +171,8 @@ impl Connection {
                 ))
             }
             "list_skills" | "load_skill" | "read_skill_resource" => self.skill(name, args).await,
+            "read_memory" => super::memory::read(host.memory(), args).await,
+            "update_memory" => super::memory::update(host.memory(), args).await,
             "receipts" => {
                 let task = args.get("task_id").and_then(Value::as_str);
                 let receipts = host
@@ -339,6 +285,9 @@ impl Connection {
                 }
                 Ok(req) = asked.recv() => {
                     notify(&context, token.as_ref(), step, approval_text(&req).trim().to_owned()).await;
+                    if client_elicits(&context.peer) {
+                        self.ask_by_elicitation(&context, req);
+                    }
                 }
                 result = &mut run => break result,
             }
@@ -360,6 +309,18 @@ impl Connection {
             out.is_error = Some(true);
         }
         Ok(out)
+    }
+
+    /// Sends `elicitation/create` for `req` without holding up the task's other events; the
+    /// user's answer approves or refuses the call.
+    fn ask_by_elicitation(&self, context: &RequestContext<RoleServer>, req: ApprovalRequest) {
+        let (peer, approvals) = (context.peer.clone(), self.approvals.clone());
+        tokio::spawn(async move {
+            if let Some(approved) = elicit(&peer, &req).await {
+                tracing::info!(task_id = %req.task_id, approved, "approval answered by elicitation");
+                approvals.answer(&req.task_id, approved);
+            }
+        });
     }
 
     async fn skill(&self, name: &str, args: &Value) -> Result<CallToolResult, String> {

@@ -2,10 +2,16 @@
 //! per MCP session), all over one shared [`Server`] (the host, the reload entry point, the
 //! drain flag and the clients to tell when the tool list changes). Every tool is a thin call
 //! into `guild_host::Host`; results carry the text the CLI prints plus `structuredContent`, and
-//! failures are `isError` results with the library's message.
+//! failures are `isError` results with the library's message. Skills and memory documents
+//! are also resources ([`resources`]); with `wakeup` delivery, background reports are also log
+//! notifications ([`wakeup`]).
 
+mod approvals;
 mod calls;
+mod memory;
+mod resources;
 mod tools;
+mod wakeup;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -16,7 +22,8 @@ use guild_host::skills::TaskSkills;
 use guild_host::{Config, Host, ReloadReport};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
@@ -30,8 +37,11 @@ pub(crate) struct Server {
     draining: AtomicBool,
     /// `task` calls running now (background tasks are counted by the host).
     running: AtomicUsize,
-    /// Clients to notify when the tool list changes.
+    /// Clients to notify when the tool list or the resources change.
     peers: Mutex<Vec<Peer<RoleServer>>>,
+    /// The supervisor's skill set as last seen ([`resources::signature`]): a reload that
+    /// changes it sends `notifications/resources/list_changed`.
+    skill_set: tokio::sync::Mutex<Option<String>>,
 }
 
 impl Server {
@@ -42,6 +52,7 @@ impl Server {
             draining: AtomicBool::new(false),
             running: AtomicUsize::new(0),
             peers: Mutex::new(Vec::new()),
+            skill_set: tokio::sync::Mutex::new(None),
         })
     }
 
@@ -84,22 +95,51 @@ impl Server {
             tracing::info!("reload: {}", report.render().trim_end().replace('\n', "; "));
         }
         if report.roster_changed {
-            self.tools_changed().await;
+            self.notify_all(Changed::Tools).await;
+        }
+        if self.skill_set_changed().await {
+            self.notify_all(Changed::Resources).await;
         }
         Ok(report)
     }
 
-    /// Sends `notifications/tools/list_changed` to every connected client.
-    async fn tools_changed(&self) {
+    /// Records the supervisor's current skill set; true when it differs from the one seen
+    /// before (never on the first look).
+    async fn skill_set_changed(&self) -> bool {
+        let skills = self.host.skills();
+        // The skills watcher re-scans on its own interval; a reload sees the folders as they
+        // are now.
+        let service = skills.service().clone();
+        if let Err(e) = tokio::task::spawn_blocking(move || service.refresh()).await {
+            tracing::warn!("failed to re-scan the skill folders: {e}");
+        }
+        let now = match skills.catalog(None).await {
+            Ok(catalog) => resources::signature(&catalog),
+            Err(e) => {
+                tracing::warn!("cannot list the supervisor's skills: {e}");
+                return false;
+            }
+        };
+        let mut seen = self.skill_set.lock().await;
+        let changed = seen.as_ref().is_some_and(|before| *before != now);
+        *seen = Some(now);
+        changed
+    }
+
+    /// Sends `notifications/tools/list_changed` or `notifications/resources/list_changed` to
+    /// every connected client.
+    async fn notify_all(&self, what: Changed) {
         let peers: Vec<Peer<RoleServer>> =
             self.peers.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        let mut gone = Vec::new();
-        for (i, peer) in peers.iter().enumerate() {
-            if peer.notify_tool_list_changed().await.is_err() {
-                gone.push(i);
-            }
+        let mut gone = false;
+        for peer in &peers {
+            let sent = match what {
+                Changed::Tools => peer.notify_tool_list_changed().await,
+                Changed::Resources => peer.notify_resource_list_changed().await,
+            };
+            gone |= sent.is_err();
         }
-        if !gone.is_empty() {
+        if gone {
             let mut list = self.peers.lock().unwrap_or_else(|p| p.into_inner());
             list.retain(|p| !p.is_transport_closed());
         }
@@ -111,6 +151,13 @@ impl Server {
             false => Ok(()),
         }
     }
+}
+
+/// Which list changed.
+#[derive(Clone, Copy)]
+enum Changed {
+    Tools,
+    Resources,
 }
 
 /// Counts one running `task` call for the graceful shutdown.
@@ -135,19 +182,21 @@ impl Drop for Running<'_> {
 pub(crate) struct Connection {
     server: Arc<Server>,
     session: guild_host::Session,
-    approvals: Arc<calls::Approvals>,
+    approvals: Arc<approvals::Approvals>,
     skills: Arc<TaskSkills>,
+    log_level: Arc<wakeup::LogLevel>,
 }
 
 impl Connection {
     pub(crate) fn new(server: Arc<Server>) -> Self {
-        let approvals = Arc::new(calls::Approvals::default());
+        let approvals = Arc::new(approvals::Approvals::default());
         let session = server.host.session().with_approver(approvals.clone());
         Self {
             server,
             session,
             approvals,
             skills: Arc::new(TaskSkills::new()),
+            log_level: Arc::default(),
         }
     }
 }
@@ -165,26 +214,65 @@ fn failure(message: impl std::fmt::Display) -> CallToolResult {
 }
 
 impl ServerHandler for Connection {
+    // `enable_logging`: MCP logging carries `wakeup` report delivery (see `wakeup`).
+    #[allow(deprecated)]
     fn get_info(&self) -> ServerConfig {
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_tool_list_changed()
+            .enable_resources()
+            .enable_resources_list_changed()
+            .enable_logging()
             .build();
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("guild", env!("CARGO_PKG_VERSION")))
             .with_instructions(
                 "Guild runs specialists in sandboxes. Use `task` to delegate (its description \
-                 lists the specialists), `start_task`/`check_task` for long work, and the skills \
-                 tools to read the skills you may use.",
+                 lists the specialists), `start_task`/`check_task` for long work, the skills \
+                 tools (or the skill:// resources) to read the skills you may use, and \
+                 `read_memory`/`update_memory` for the team's and your own memory.",
             )
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        // The skill set a later reload compares with.
+        self.server.skill_set_changed().await;
+        wakeup::spawn(&self.server, context.peer.clone(), self.log_level.clone());
         self.server
             .peers
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .push(context.peer);
+    }
+
+    // MCP logging carries `wakeup` report delivery (see `wakeup`).
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.log_level.set(request.level);
+        Ok(())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(ListResourcesResult::with_all_items(
+            self.resource_list().await?,
+        ))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let contents = self.resource_contents(&request.uri).await?;
+        Ok(ReadResourceResult::new(vec![contents]).into())
     }
 
     async fn list_tools(
@@ -193,10 +281,9 @@ impl ServerHandler for Connection {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let batch_max = self.server.host.config().dispatch.batch_max_size;
-        Ok(ListToolsResult::with_all_items(tools::all(
-            &self.server.host.roster(),
-            batch_max,
-        )))
+        let mut all = tools::all(&self.server.host.roster(), batch_max);
+        all.extend(memory::tools(self.server.host.memory()).await);
+        Ok(ListToolsResult::with_all_items(all))
     }
 
     async fn call_tool(

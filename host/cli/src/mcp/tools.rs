@@ -177,7 +177,7 @@ fn task_description(roster: &[RosterEntry], batch_max: usize) -> String {
     text
 }
 
-fn object(properties: &[(&str, Value)], required: &[&str]) -> Value {
+pub(super) fn object(properties: &[(&str, Value)], required: &[&str]) -> Value {
     let props: serde_json::Map<String, Value> = properties
         .iter()
         .map(|(k, v)| ((*k).to_owned(), v.clone()))
@@ -190,7 +190,7 @@ fn object(properties: &[(&str, Value)], required: &[&str]) -> Value {
     })
 }
 
-fn tool(name: &'static str, description: &str, schema: Value) -> Tool {
+pub(super) fn tool(name: &'static str, description: &str, schema: Value) -> Tool {
     let schema: JsonObject = match schema {
         Value::Object(map) => map,
         _ => JsonObject::new(),

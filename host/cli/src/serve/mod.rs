@@ -44,15 +44,22 @@ pub(crate) struct ServeArgs {
     /// How often plugin folders and guild.toml are checked for changes (0 turns watching off).
     #[arg(long, default_value_t = 1000, value_name = "MS")]
     watch_ms: u64,
+    /// Workspace whose team memory the memory tools serve (overrides `[memory] workspace`).
+    #[arg(long)]
+    workspace: Option<String>,
+    /// User whose private memory the memory tools serve (overrides `[memory] user`).
+    #[arg(long)]
+    user: Option<String>,
 }
 
 pub(crate) async fn run(config_path: &Path, args: ServeArgs) -> anyhow::Result<ExitCode> {
-    let config = Config::load(config_path).with_context(|| {
+    let mut config = Config::load(config_path).with_context(|| {
         format!(
             "failed to load {} (pass --config or set GUILD_CONFIG)",
             config_path.display()
         )
     })?;
+    crate::cli::memory::name_owners(&mut config, args.workspace.clone(), args.user.clone())?;
     let data_dir = config.data_dir();
     let address = match args.http {
         Some(addr) => format!("http://{addr}/mcp"),
