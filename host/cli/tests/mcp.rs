@@ -257,3 +257,152 @@ async fn with_token_only_the_bearer_token_gets_in() {
     let (status, _) = server.stop();
     assert!(status.success());
 }
+
+/// A bare JSON-RPC client over a `guild serve` stdio pipe, for the Tasks extension, which the
+/// Python SDK's client does not implement.
+struct StdioPeer {
+    child: Child,
+    stdin: std::process::ChildStdin,
+    stdout: BufReader<std::process::ChildStdout>,
+    next_id: u64,
+}
+
+impl StdioPeer {
+    fn start(dir: &Path, capabilities: serde_json::Value) -> (Self, serde_json::Value) {
+        let mut child = guild(dir)
+            .args(["serve", "--watch-ms", "0"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("guild serve starts");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        let mut peer = Self {
+            child,
+            stdin,
+            stdout,
+            next_id: 0,
+        };
+        let init = peer.request(
+            "initialize",
+            serde_json::json!({"protocolVersion": "2025-06-18", "capabilities": capabilities,
+                               "clientInfo": {"name": "tasks-test", "version": "1"}}),
+        );
+        peer.send(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        (peer, init)
+    }
+
+    fn send(&mut self, message: serde_json::Value) {
+        use std::io::Write as _;
+        writeln!(self.stdin, "{message}").expect("write to the server");
+        self.stdin.flush().expect("flush");
+    }
+
+    /// Sends a request and returns its whole response (`result` or `error`), skipping
+    /// notifications.
+    fn request(&mut self, method: &str, params: serde_json::Value) -> serde_json::Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(
+            serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
+        );
+        loop {
+            let mut line = String::new();
+            let n = self
+                .stdout
+                .read_line(&mut line)
+                .expect("read from the server");
+            assert!(n > 0, "the server closed stdout while {method} was pending");
+            let message: serde_json::Value = serde_json::from_str(&line).expect("a JSON line");
+            if message["id"] == id {
+                return message;
+            }
+        }
+    }
+
+    /// `tasks/get` until the task leaves `working`.
+    fn wait(&mut self, task_id: &str) -> serde_json::Value {
+        for _ in 0..1200 {
+            let got = self.request("tasks/get", serde_json::json!({"taskId": task_id}));
+            if got["result"]["status"] != "working" {
+                return got;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        panic!("task {task_id} still working after a minute");
+    }
+
+    fn stop(mut self) {
+        drop(self.stdin);
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn tasks_extension_runs_a_task_call_as_a_background_task() {
+    let dir = setup();
+    let tasks = serde_json::json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+    let (mut peer, init) = StdioPeer::start(dir.path(), tasks);
+    assert!(
+        init["result"]["capabilities"]["extensions"]["io.modelcontextprotocol/tasks"].is_object(),
+        "{init}"
+    );
+    let call = |op: serde_json::Value| serde_json::json!({"name": "task", "arguments": {"subagent_type": "probe", "description": op.to_string()}});
+    let created = peer.request(
+        "tools/call",
+        call(serde_json::json!({"op": "reports", "texts": ["first"]})),
+    );
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    let task_id = created["result"]["taskId"]
+        .as_str()
+        .expect("taskId")
+        .to_owned();
+    let done = peer.wait(&task_id);
+    assert_eq!(done["result"]["status"], "completed", "{done}");
+    assert_eq!(
+        done["result"]["result"]["structuredContent"]["status"], "succeeded",
+        "{done}"
+    );
+    // The same background task the task tools see.
+    let checked = peer.request(
+        "tools/call",
+        serde_json::json!({"name": "check_task", "arguments": {"task_id": task_id}}),
+    );
+    assert_eq!(
+        checked["result"]["structuredContent"]["task"]["status"], "succeeded",
+        "{checked}"
+    );
+
+    let created = peer.request(
+        "tools/call",
+        call(serde_json::json!({"op": "sleep", "ms": 20000})),
+    );
+    let task_id = created["result"]["taskId"]
+        .as_str()
+        .expect("taskId")
+        .to_owned();
+    let cancelled = peer.request("tasks/cancel", serde_json::json!({"taskId": task_id}));
+    assert!(cancelled.get("error").is_none(), "{cancelled}");
+    let done = peer.wait(&task_id);
+    assert_eq!(done["result"]["status"], "cancelled", "{done}");
+    let unknown = peer.request("tasks/get", serde_json::json!({"taskId": "nope"}));
+    assert!(
+        unknown["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("nope")),
+        "{unknown}"
+    );
+    peer.stop();
+
+    // A client that did not declare the extension gets the result itself, and no tasks/get.
+    let (mut peer, _) = StdioPeer::start(dir.path(), serde_json::json!({}));
+    let result = peer.request("tools/call", call(serde_json::json!({"op": "brief"})));
+    assert_eq!(
+        result["result"]["structuredContent"]["status"], "succeeded",
+        "{result}"
+    );
+    let refused = peer.request("tasks/get", serde_json::json!({"taskId": task_id}));
+    assert!(refused["error"]["code"].is_i64(), "{refused}");
+    peer.stop();
+}

@@ -4,12 +4,14 @@
 //! into `guild_host::Host`; results carry the text the CLI prints plus `structuredContent`, and
 //! failures are `isError` results with the library's message. Skills and memory documents
 //! are also resources ([`resources`]); with `wakeup` delivery, background reports are also log
-//! notifications ([`wakeup`]).
+//! notifications ([`wakeup`]); clients that declare the Tasks extension get a `task` call as a
+//! background task ([`tasks_ext`]).
 
 mod approvals;
 mod calls;
 mod memory;
 mod resources;
+mod tasks_ext;
 mod tools;
 mod wakeup;
 
@@ -19,11 +21,12 @@ use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
 use guild_host::skills::TaskSkills;
-use guild_host::{Config, Host, ReloadReport};
+use guild_host::{Config, Host, ReloadReport, TaskInput};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
-    ReadResourceResponse, ReadResourceResult, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ContentBlock,
+    GetTaskParams, GetTaskResult, Implementation, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
@@ -223,6 +226,7 @@ impl ServerHandler for Connection {
             .enable_resources()
             .enable_resources_list_changed()
             .enable_logging()
+            .enable_tasks()
             .build();
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("guild", env!("CARGO_PKG_VERSION")))
@@ -275,6 +279,22 @@ impl ServerHandler for Connection {
         Ok(ReadResourceResult::new(vec![contents]).into())
     }
 
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        self.get_task_state(&request.task_id)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.cancel_task_run(&request.task_id)
+    }
+
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
@@ -292,6 +312,16 @@ impl ServerHandler for Connection {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let args = Value::Object(request.arguments.unwrap_or_default());
+        // A client that declared the Tasks extension gets a single `task` as a task handle.
+        if request.name == "task"
+            && tasks_ext::client_declared(&context)
+            && let Ok(TaskInput::Single(t)) = TaskInput::from_json(&args)
+        {
+            return Ok(match self.start_as_task(&t.subagent_type, &t.description) {
+                Ok(task) => CallToolResponse::Task(task),
+                Err(message) => failure(message).into(),
+            });
+        }
         let result = match self.call(&request.name, &args, context).await {
             Ok(r) => r,
             Err(message) => failure(message),
