@@ -3,7 +3,7 @@
 //! the elicitation capability, by the user's accept/decline of an `elicitation/create` request
 //! the server sends while the single task waits.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Mutex;
 
 use futures::future::BoxFuture;
@@ -19,6 +19,9 @@ use tokio::sync::{broadcast, oneshot};
 /// The requests waiting for an answer, by task id.
 pub(crate) struct Approvals {
     waiting: Mutex<HashMap<String, (ApprovalRequest, oneshot::Sender<bool>)>>,
+    /// Requests already sent to the client by elicitation (each is asked once, even when
+    /// several `task` calls of the connection see it).
+    elicited: Mutex<HashSet<String>>,
     pub(super) asked: broadcast::Sender<ApprovalRequest>,
 }
 
@@ -26,6 +29,7 @@ impl Default for Approvals {
     fn default() -> Self {
         Self {
             waiting: Mutex::new(HashMap::new()),
+            elicited: Mutex::new(HashSet::new()),
             asked: broadcast::channel(16).0,
         }
     }
@@ -39,10 +43,24 @@ impl Approvals {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(task_id);
+        self.elicited
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(task_id);
         match entry {
             Some((_, tx)) => tx.send(approved).is_ok(),
             None => false,
         }
+    }
+
+    /// True the first time it is called for a waiting request: the caller asks the client.
+    pub(super) fn claim_for_elicitation(&self, task_id: &str) -> bool {
+        self.pending(task_id).is_some()
+            && self
+                .elicited
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(task_id.to_owned())
     }
 
     pub(super) fn pending(&self, task_id: &str) -> Option<ApprovalRequest> {

@@ -285,7 +285,7 @@ impl Connection {
                 }
                 Ok(req) = asked.recv() => {
                     notify(&context, token.as_ref(), step, approval_text(&req).trim().to_owned()).await;
-                    if client_elicits(&context.peer) {
+                    if client_elicits(&context.peer) && self.approvals.claim_for_elicitation(&req.task_id) {
                         self.ask_by_elicitation(&context, req);
                     }
                 }

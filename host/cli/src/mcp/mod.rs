@@ -239,14 +239,17 @@ impl ServerHandler for Connection {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        // The skill set a later reload compares with.
-        self.server.skill_set_changed().await;
         wakeup::spawn(&self.server, context.peer.clone(), self.log_level.clone());
         self.server
             .peers
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .push(context.peer);
+        // The first look records the skill set a later reload compares with; a change seen
+        // here (the folders changed since the last look) is not swallowed.
+        if self.server.skill_set_changed().await {
+            self.server.notify_all(Changed::Resources).await;
+        }
     }
 
     // MCP logging carries `wakeup` report delivery (see `wakeup`).
