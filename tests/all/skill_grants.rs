@@ -148,3 +148,73 @@ async fn a_skill_grant_the_plugin_did_not_request_is_unused() {
         Some(RowStatus::Granted(_))
     ));
 }
+
+/// A private probe whose manifest requests (and whose grant gives) `loader:echo`: echo is a
+/// connector, so the probe is refused at load, whichever of the two folders is listed first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_loader_source_naming_a_connector_is_refused_at_load_in_either_order() {
+    for probe_first in [true, false] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let plugin = setup(dir.path());
+        let manifest = Path::new(&plugin).join("plugin.toml");
+        let text = std::fs::read_to_string(&manifest).expect("read manifest");
+        std::fs::write(
+            &manifest,
+            text.replace("\"loader:team-skills\"", "\"loader:echo\""),
+        )
+        .expect("write manifest");
+        let plugins = match probe_first {
+            true => [plugin.as_str(), "testing/echo"],
+            false => ["testing/echo", plugin.as_str()],
+        };
+        let h = host_with_config(
+            dir.path(),
+            &plugins,
+            "[grants.probe]\nskills = [\"skills/\", \"loader:echo\"]\n",
+        )
+        .await;
+        let errors = h.load_errors();
+        assert_eq!(errors.len(), 1, "probe first: {probe_first}: {errors:?}");
+        for part in [
+            "plugin 'probe'",
+            "`capabilities.skills`",
+            "plugin.toml",
+            "\"loader:echo\"",
+            "which is a connector, not a skill-loader",
+        ] {
+            assert!(
+                errors[0].contains(part),
+                "missing {part:?} in {}",
+                errors[0]
+            );
+        }
+        assert!(h.plugin("probe").is_none(), "the probe was loaded anyway");
+        assert!(
+            h.plugin("echo").is_some(),
+            "the connector itself still loads"
+        );
+    }
+}
+
+/// The same manifest without the grant: the source is not in force, so nothing is refused
+/// (the allowed side of the pair above; a granted real loader is `granted_loader_source_is_visible`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ungranted_loader_source_naming_a_connector_is_not_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let plugin = setup(dir.path());
+    let manifest = Path::new(&plugin).join("plugin.toml");
+    let text = std::fs::read_to_string(&manifest).expect("read manifest");
+    std::fs::write(
+        &manifest,
+        text.replace("\"loader:team-skills\"", "\"loader:echo\""),
+    )
+    .expect("write manifest");
+    let h = host_with_config(
+        dir.path(),
+        &[plugin.as_str(), "testing/echo"],
+        "[grants.probe]\nskills = [\"skills/\"]\n",
+    )
+    .await;
+    assert!(h.load_errors().is_empty(), "{:?}", h.load_errors());
+    assert!(h.plugin("probe").is_some());
+}

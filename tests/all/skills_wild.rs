@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use guild_host::skills::{
     Mode, NoLoaders, Severity, SkillError, SkillSource, Skills, SkillsSettings, SourceKind,
-    TaskSkills, check_dir, scan_folder, split_frontmatter,
+    TaskSkills, check_dir, rescan_folder, scan_folder, split_frontmatter,
 };
 use guild_tests::repo_root;
 
@@ -475,4 +475,56 @@ async fn rescan_sees_every_kind_of_change_without_a_full_walk() {
     let changes = skills.refresh();
     assert_eq!(changes[0].diff.removed, vec!["alpha"]);
     assert!(skills.refresh().is_empty());
+}
+
+/// The re-scan's cache, both ways: a skill whose folder and `SKILL.md` are untouched is reused
+/// as it was (the same entry, nothing read), and an edited (same size), added or removed skill
+/// is seen, while its neighbours stay cached.
+#[test]
+fn rescan_reuses_untouched_skills_and_reloads_changed_ones() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("skills");
+    for name in ["alpha", "beta", "gamma"] {
+        let d = write_skill(&root, name, "description: first", "body");
+        std::fs::create_dir_all(d.join("references")).expect("mkdir");
+        std::fs::write(d.join("references/notes.md"), "notes").expect("write");
+    }
+    // Stamps younger than the file system's timestamp granularity are never trusted (they are
+    // re-read on every scan), so let them age before looking for cache hits.
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    let first = scan_folder(&root, Mode::Lenient, "t");
+    assert_eq!(first.catalog.names(), vec!["alpha", "beta", "gamma"]);
+    let same = |a: &guild_host::skills::FolderScan, b: &guild_host::skills::FolderScan, n: &str| {
+        let (a, b) = (
+            a.catalog.get(n).expect("in a"),
+            b.catalog.get(n).expect("in b"),
+        );
+        std::sync::Arc::ptr_eq(a, b)
+    };
+
+    let second = rescan_folder(&root, Mode::Lenient, "t", Some(&first));
+    for name in ["alpha", "beta", "gamma"] {
+        assert!(same(&first, &second, name), "{name} was loaded again");
+    }
+
+    let beta = root.join("beta").join("SKILL.md");
+    let text = std::fs::read_to_string(&beta).expect("read");
+    std::fs::write(&beta, text.replace("first", "other")).expect("write");
+    write_skill(&root, "delta", "description: new", "body");
+    std::fs::remove_dir_all(root.join("gamma")).expect("rm");
+    let third = rescan_folder(&root, Mode::Lenient, "t", Some(&second));
+    assert_eq!(third.catalog.names(), vec!["alpha", "beta", "delta"]);
+    assert!(
+        same(&second, &third, "alpha"),
+        "untouched alpha was loaded again"
+    );
+    assert!(!same(&second, &third, "beta"), "edited beta was reused");
+    assert_eq!(
+        third.catalog.get("beta").expect("beta").description,
+        "other"
+    );
+    let diff = guild_host::skills::Catalog::diff(&second.catalog, &third.catalog);
+    assert_eq!(diff.changed, vec!["beta"]);
+    assert_eq!(diff.added, vec!["delta"]);
+    assert_eq!(diff.removed, vec!["gamma"]);
 }

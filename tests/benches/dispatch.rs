@@ -11,8 +11,14 @@
 //!    store + instantiate + `run`, whose one tool call instantiates the connector fresh and
 //!    calls it) with a task host that forwards the call and nothing else — no dispatch,
 //!    grants, receipts, validation or tracing of tasks;
-//! 2. the same task with and without the pooling allocator;
-//! 3. host start (load + compile or cache) with and without the on-disk compile cache.
+//!    And under both, bare wasmtime ([`bare`]): the same two guests on the same engine with
+//!    bindings generated in the bench and nothing else, so dispatch reads as a multiple of it;
+//! 2. batch throughput (1,000 tasks, concurrency 4) vs one after another and vs bare wasmtime
+//!    running 1,000 such fresh instance pairs four at a time;
+//! 3. the same task with and without the pooling allocator;
+//! 4. host start (load + compile or cache) with and without the on-disk compile cache.
+
+mod bare;
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
@@ -244,6 +250,25 @@ async fn runtime_floor(
     (runtime, probe, host)
 }
 
+/// Runs `n` bare task-equivalents with at most `concurrency` at once, each on its own tokio
+/// task (as a batch's children run), and checks every one succeeded.
+async fn bare_concurrent(floor: &Arc<bare::Floor>, brief: &str, n: usize, concurrency: usize) {
+    use futures::StreamExt;
+    let results: Vec<_> = futures::stream::iter(0..n)
+        .map(|_| {
+            let floor = floor.clone();
+            let brief = brief.to_owned();
+            tokio::spawn(async move { floor.run(&brief).await.map(|_| ()) })
+        })
+        .buffer_unordered(concurrency)
+        .collect()
+        .await;
+    assert!(
+        results.iter().all(|r| matches!(r, Ok(Ok(())))),
+        "a bare run failed"
+    );
+}
+
 fn row(name: &str, d: Duration, base: Duration) {
     println!(
         "{name:<58} {:>12.1} µs {:>10.2}x",
@@ -330,7 +355,24 @@ fn main() {
             std::hint::black_box(answer.ok());
         })
         .await;
+        let bare_floor = bare::Floor::new(
+            pooled.wasmtime_engine(),
+            &plugin_dir("testing/probe").join("probe.wasm"),
+            &plugin_dir("testing/echo").join("echo.wasm"),
+        )
+        .expect("bare floor");
+        let details = bare_floor.run(&brief).await.expect("bare run");
+        assert!(details.contains("\"ok\":true"), "bare run failed: {details}");
+        let bare_one = time_async(iters, || async {
+            std::hint::black_box(bare_floor.run(&brief).await.expect("bare run"));
+        })
+        .await;
         row("plain Rust function call (same JSON work)", plain, plain);
+        row(
+            "bare wasmtime: same two guests, fresh instances + calls",
+            bare_one,
+            plain,
+        );
         row(
             "runtime floor: same two fresh instances + calls, no dispatch",
             floor,
@@ -357,10 +399,13 @@ fn main() {
             plain,
         );
         println!(
-            "   guild task vs process per call: {:.1}x faster; guild task / runtime floor: {:.2}x; \
+            "   guild task vs process per call: {:.1}x faster; guild task / bare wasmtime: {:.2}x; \
+             guild task / runtime floor: {:.2}x; runtime floor / bare wasmtime: {:.2}x; \
              mutating - read-only task: {:.1} µs",
             process.as_secs_f64() / task.as_secs_f64(),
+            task.as_secs_f64() / bare_one.as_secs_f64(),
             task.as_secs_f64() / floor.as_secs_f64(),
+            floor.as_secs_f64() / bare_one.as_secs_f64(),
             (mutating.as_secs_f64() - task.as_secs_f64()) * 1e6
         );
 
@@ -374,7 +419,11 @@ fn main() {
         let session = host.session();
         let mut batch_best = Duration::MAX;
         let mut seq_best = Duration::MAX;
+        let mut bare_best = Duration::MAX;
         for _ in 0..3 {
+            let t = Instant::now();
+            bare_concurrent(&bare_floor, &brief, 1000, 4).await;
+            bare_best = bare_best.min(t.elapsed());
             let t = Instant::now();
             let items = session.batch(&requests).await.expect("batch");
             batch_best = batch_best.min(t.elapsed());
@@ -402,6 +451,16 @@ fn main() {
             "one batch, batch_concurrency = 4",
             rate(batch_best),
             seq_best.as_secs_f64() / batch_best.as_secs_f64()
+        );
+        println!(
+            "{:<58} {:>12.0} tasks/s {:>6.2}x",
+            "bare wasmtime: 1,000 fresh instance pairs, 4 at a time",
+            rate(bare_best),
+            seq_best.as_secs_f64() / bare_best.as_secs_f64()
+        );
+        println!(
+            "   batch throughput is {:.0}% of bare wasmtime's at the same concurrency",
+            100.0 * bare_best.as_secs_f64() / batch_best.as_secs_f64()
         );
 
         println!("\n== instantiation: task with one host call, no tool (median of {iters})");

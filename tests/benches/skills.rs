@@ -4,7 +4,8 @@
 //! Run: `cargo bench -p guild-tests --bench skills`. Prints medians; no timing is asserted.
 //!
 //! 1. building the catalog: a cold scan of 10,000 skill folders (stat + parse every SKILL.md),
-//!    and the watcher's incremental re-scan when nothing changed (stat only);
+//!    the watcher's incremental re-scan when nothing changed (stat only), and when one
+//!    `SKILL.md` changed (stat all, parse that one);
 //! 2. serving the catalog: building a caller's catalog from the cached scan and rendering it;
 //! 3. body load latency (level 2) for one skill in a fresh task;
 //! 4. the catalog-vs-full byte ratio on tests/skills-corpus: what progressive disclosure saves.
@@ -89,9 +90,24 @@ fn main() {
         kind: SourceKind::Own,
     }];
     let catalog = rt.block_on(skills.catalog(&sources, &NoLoaders));
-    let rescan = time(5, || {
+    let rescan = time(11, || {
         assert!(skills.refresh().is_empty());
     });
+    // One SKILL.md rewritten between re-scans (untimed); the re-scan must report it.
+    let mut samples = Vec::new();
+    for n in 0..11 {
+        let name = format!("skill-{:05}", (n * 7919) % SKILLS);
+        let file = root.join(&name).join("SKILL.md");
+        let text = std::fs::read_to_string(&file).expect("read SKILL.md");
+        let edited = text.replacen("description: ", &format!("description: (edit {n}) "), 1);
+        std::fs::write(&file, edited).expect("write SKILL.md");
+        let t = Instant::now();
+        let changes = skills.refresh();
+        samples.push(t.elapsed());
+        assert_eq!(changes.len(), 1, "{changes:?}");
+        assert_eq!(changes[0].diff.changed, vec![name]);
+    }
+    let rescan_one = guild_tests::median(samples);
     let serve = time(20, || {
         let c = rt.block_on(skills.catalog(&sources, &NoLoaders));
         std::hint::black_box(c.render());
@@ -125,6 +141,11 @@ fn main() {
         "{:<52} {:>12}",
         "rebuild catalog: watcher re-scan, no change",
         fmt(rescan)
+    );
+    println!(
+        "{:<52} {:>12}",
+        "rebuild catalog: watcher re-scan, one SKILL.md changed",
+        fmt(rescan_one)
     );
     println!(
         "{:<52} {:>12}",

@@ -182,7 +182,49 @@ pub(crate) async fn load_all(
             snapshot.errors.push(e.to_string());
         }
     }
+    refuse_wrong_loaders(&mut snapshot);
     snapshot
+}
+
+/// Refuses every specialist whose granted skill sources name, as `loader:X`, a loaded plugin
+/// that is not a skill-loader: the host would otherwise call a connector's or specialist's
+/// component as a loader on every catalog. Checked once the whole set is loaded, so the order
+/// of the plugin folders does not matter. A loader that is not loaded at all is left to the
+/// catalog, which reports it unavailable (it may be added by a later reload).
+fn refuse_wrong_loaders(snapshot: &mut Snapshot) {
+    let mut refused = Vec::new();
+    for plugin in snapshot.plugins.values() {
+        for source in &plugin.skill_sources {
+            let crate::skills::SkillSource::Loader { plugin: loader } = source else {
+                continue;
+            };
+            let Some(target) = snapshot.plugins.get(loader) else {
+                continue;
+            };
+            let kind = target.manifest.plugin.kind;
+            if kind == PluginKind::SkillLoader {
+                continue;
+            }
+            let e = LoadError::Grant {
+                plugin: plugin.name.to_string(),
+                message: format!(
+                    "key `capabilities.skills` of {}: \"loader:{loader}\" names plugin '{loader}', \
+                     which is a {kind}, not a skill-loader; name a skill-loader plugin there \
+                     (and in `[grants.{}] skills`) or remove the entry",
+                    plugin.manifest.dir.join("plugin.toml").display(),
+                    plugin.name
+                ),
+            };
+            tracing::debug!("{e}");
+            snapshot.errors.push(e.to_string());
+            refused.push(plugin.name.to_string());
+            break;
+        }
+    }
+    for name in refused {
+        snapshot.plugins.remove(&name);
+        snapshot.aliases.retain(|_, target| *target != name);
+    }
 }
 
 fn insert(snapshot: &mut Snapshot, plugin: Arc<LoadedPlugin>) -> Result<(), LoadError> {

@@ -197,6 +197,13 @@ impl GuildEngine {
         &self.inner.engine
     }
 
+    /// The wasmtime engine itself, for benchmarks that measure bare wasmtime on exactly this
+    /// engine's settings (pooling, keep-resident, epochs). Not part of the library's API.
+    #[doc(hidden)]
+    pub fn wasmtime_engine(&self) -> &Engine {
+        &self.inner.engine
+    }
+
     /// Options this engine was built with.
     pub fn options(&self) -> &EngineOptions {
         &self.inner.options

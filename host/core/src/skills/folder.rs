@@ -6,7 +6,8 @@
 //! of the skills folder and two per skill: the skill folder's own metadata changes when an
 //! entry is added, removed or renamed in it, and `SKILL.md`'s (size, mtime, ctime, inode)
 //! changes when it is written or replaced; a skill is walked and parsed again only when one of
-//! them changed, and the folder is listed again only when its own metadata changed. Edits
+//! them changed, and the folder is listed again only when its own metadata changed; when nothing
+//! changed at all the watcher keeps its cached scan as it was (no catalog is rebuilt). Edits
 //! inside a resource sub-folder do not change those, so the resource listing a body shows is
 //! taken fresh when the body is loaded (see [`super::disclose`]).
 //!
@@ -15,6 +16,7 @@
 //! resources); `SKILL.md` is read through a capability handle rooted at the skills folder and
 //! cut at [`MAX_SKILL_MD`] while reading. Symlinked resource files are not listed.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -95,6 +97,31 @@ pub fn rescan_folder(
     label: &str,
     previous: Option<&FolderScan>,
 ) -> FolderScan {
+    match previous {
+        Some(p) => rescan_if_changed(dir, mode, label, p).unwrap_or_else(|| p.clone()),
+        None => rescan(dir, mode, label, None, false).unwrap_or_default(),
+    }
+}
+
+/// [`rescan_folder`] for the watcher: `None` when nothing changed (same listing, every skill
+/// reused), so the caller keeps `previous` as it is instead of rebuilding an equal catalog.
+pub(crate) fn rescan_if_changed(
+    dir: &Path,
+    mode: Mode,
+    label: &str,
+    previous: &FolderScan,
+) -> Option<FolderScan> {
+    rescan(dir, mode, label, Some(previous), true)
+}
+
+/// The scan itself; with `keep_if_same`, `None` when it would rebuild `previous` unchanged.
+fn rescan(
+    dir: &Path,
+    mode: Mode,
+    label: &str,
+    previous: Option<&FolderScan>,
+    keep_if_same: bool,
+) -> Option<FolderScan> {
     let mut scan = FolderScan {
         dir: dir.to_owned(),
         ..FolderScan::default()
@@ -108,14 +135,15 @@ pub fn rescan_folder(
                 format!("cannot read skills folder: {e}"),
                 Severity::Error,
             ));
-            return scan;
+            return Some(scan);
         }
     };
     scan.root = Some(root);
-    scan.listing = match previous {
-        Some(p) if p.root == Some(root) => p.listing.clone(),
+    let same_listing = previous.is_some_and(|p| p.root == Some(root));
+    let listing = match previous {
+        Some(p) if same_listing => Cow::Borrowed(&p.listing),
         _ => match layout::list(dir) {
-            Ok(listing) => listing,
+            Ok(listing) => Cow::Owned(listing),
             Err(e) => {
                 scan.catalog.problems.push(Problem::new(
                     dir,
@@ -123,23 +151,28 @@ pub fn rescan_folder(
                     format!("cannot read skills folder: {e}"),
                     Severity::Error,
                 ));
-                return scan;
+                return Some(scan);
             }
         },
     };
-    scan.catalog.problems.extend(scan.listing.problems.clone());
 
     // Which children can be reused as they were; the others are (re)loaded in parallel.
     // Two stats per skill, spread over threads like the loads.
-    let children: Vec<usize> = (0..scan.listing.children.len()).collect();
+    let children: Vec<usize> = (0..listing.children.len()).collect();
     let mut slots: Vec<Option<Arc<Seen>>> = layout::parallel(&children, PER_THREAD * 4, |&i| {
-        let name = &scan.listing.children[i];
+        let name = &listing.children[i];
         previous
             .and_then(|p| p.seen.get(name))
             .filter(|old| unchanged(&dir.join(name), old))
             .cloned()
     });
     let todo: Vec<usize> = (0..slots.len()).filter(|&i| slots[i].is_none()).collect();
+    if keep_if_same && same_listing && todo.is_empty() {
+        // Same children, every one reused: the result would equal `previous`.
+        return None;
+    }
+    scan.listing = listing.into_owned();
+    scan.catalog.problems.extend(scan.listing.problems.clone());
     let handle = if todo.is_empty() {
         None
     } else {
@@ -175,7 +208,7 @@ pub fn rescan_folder(
     for entry in entries {
         scan.catalog.insert_first_wins(entry, dir);
     }
-    scan
+    Some(scan)
 }
 
 /// True when neither the folder nor its `SKILL.md` changed since `old` was loaded.

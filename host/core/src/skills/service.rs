@@ -15,7 +15,7 @@ use super::disclose::{
     Disclosure, Level, already_loaded_note, check_relative, folder_body, loader_body,
     read_resource, resolve_base_dir,
 };
-use super::folder::{FolderScan, rescan_folder, scan_folder, scan_skill};
+use super::folder::{FolderScan, rescan_if_changed, scan_folder, scan_skill};
 use super::format::{Mode, Problem, SKILL_FILE, Severity, parse_skill_md, validate_skill_name};
 use super::task::TaskSkills;
 use super::{SkillError, SkillLoaders};
@@ -129,7 +129,10 @@ impl Skills {
             .collect();
         let mut changes = Vec::new();
         for ((path, label), old) in cached {
-            let new = rescan_folder(&path, Mode::Lenient, &label, Some(&old));
+            // Unchanged (the common case, every interval): the cached scan stays as it is.
+            let Some(new) = rescan_if_changed(&path, Mode::Lenient, &label, &old) else {
+                continue;
+            };
             let diff = Catalog::diff(&old.catalog, &new.catalog);
             // Always kept: it carries the stamps the next re-scan compares against.
             self.folders()
