@@ -19,6 +19,9 @@ use super::{build, new, render, start_host_with, task};
 /// How often the source files are checked for changes.
 const POLL: Duration = Duration::from_millis(500);
 
+/// How long a development host lets one component compile.
+const DEV_COMPILE_TIMEOUT_S: u32 = 900;
+
 /// The brief a specialist runs when `--brief` is not given.
 const DEFAULT_BRIEF: &str = "hello from guild dev";
 
@@ -132,8 +135,10 @@ fn dev_config(dir: &Path, others: &[PathBuf], scratch: &Path) -> anyhow::Result<
         .iter()
         .map(|f| serde_json::to_string(&f.display().to_string()))
         .collect::<Result<_, _>>()?;
+    // The author's own code: compiling a Python or JavaScript component on a busy machine may
+    // take minutes, longer than a production host should wait.
     let mut text = format!(
-        "[host]\nplugins = [{}]\ndata_dir = {}\n\n",
+        "[host]\nplugins = [{}]\ndata_dir = {}\ncompile_timeout_s = {DEV_COMPILE_TIMEOUT_S}\n\n",
         quoted.join(", "),
         serde_json::to_string(&scratch.display().to_string())?
     );
