@@ -48,17 +48,23 @@ mod report;
 pub mod skills;
 mod tool;
 pub mod tools;
+mod typed;
 mod types;
 
 pub use export::{Connector, SkillLoader, Specialist};
 pub use report::{NextAction, NextStep, Report};
 pub use tool::{Approval, CallStatus, ToolOutcome, ToolSpec};
+pub use typed::{Tool, Toolbox, call_typed, spec_of};
 pub use types::{
     ArtifactRef, Brief, Claim, HostError, Outcome, RunError, SkillMeta, SpecialistInfo, sha256_hex,
 };
 
 /// Re-exported so plugins can use the same `serde_json` as the SDK's builders.
 pub use serde_json;
+
+/// Re-exported: the JSON Schema derive typed tools use (`#[derive(JsonSchema)]` needs the
+/// `schemars` crate as a dependency of the plugin, same major version).
+pub use schemars;
 
 /// Implementation details of the export macros. Not part of the API.
 #[doc(hidden)]

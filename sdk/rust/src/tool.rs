@@ -189,6 +189,36 @@ impl ToolOutcome {
         Self::with_status(CallStatus::Failed(error), output)
     }
 
+    /// The call did not happen because its input was wrong: a failed outcome whose error
+    /// starts with `invalid input:` and whose output is
+    /// `{"error": ..., "kind": "invalid-input"}`, so a caller (often a model) can fix its call.
+    ///
+    /// ```
+    /// let refused = guild_sdk::ToolOutcome::invalid_input("field `title` is required");
+    /// assert_eq!(refused.error(), Some("invalid input: field `title` is required"));
+    /// ```
+    pub fn invalid_input(message: impl Into<String>) -> Self {
+        let error = format!("invalid input: {}", message.into());
+        let output = serde_json::json!({ "error": error, "kind": "invalid-input" }).to_string();
+        Self::with_status(CallStatus::Failed(error), output)
+    }
+
+    /// A success whose output is `value` serialized; a value that does not serialize becomes a
+    /// failed outcome saying so.
+    ///
+    /// ```
+    /// #[derive(serde::Serialize)]
+    /// struct Created { number: u64 }
+    /// let done = guild_sdk::ToolOutcome::success_json(&Created { number: 7 });
+    /// assert_eq!(done.output, r#"{"number":7}"#);
+    /// ```
+    pub fn success_json<T: serde::Serialize + ?Sized>(value: &T) -> Self {
+        match serde_json::to_value(value) {
+            Ok(output) => Self::success(output),
+            Err(e) => Self::failed(format!("the tool's output does not serialize: {e}")),
+        }
+    }
+
     /// Sets the identifier in the external system.
     pub fn external_id(mut self, id: impl Into<String>) -> Self {
         self.external_id = Some(id.into());

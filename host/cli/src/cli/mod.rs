@@ -23,10 +23,13 @@ macro_rules! out {
 }
 
 mod batch;
+mod build;
 mod bundle;
 mod demo;
+mod dev;
 mod keys;
 pub(crate) mod memory;
+mod new;
 mod plugins;
 mod receipts;
 pub(crate) mod render;
@@ -102,6 +105,12 @@ enum Command {
     Keys(keys::KeysCommand),
     /// Run a long-lived host that agents reach over MCP (stdio, or streamable HTTP with --http).
     Serve(crate::serve::ServeArgs),
+    /// Scaffold a plugin folder: source, plugin.toml, build.sh, a test and the WIT.
+    New(new::NewArgs),
+    /// Build a plugin folder (its build.sh) and check the component loads as its kind.
+    Build(build::BuildArgs),
+    /// Build, load and run one plugin folder, then rebuild and rerun on every change.
+    Dev(dev::DevArgs),
 }
 
 #[derive(clap::Args)]
@@ -193,6 +202,9 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Bundle(cmd) => bundle::run(&cli.config, cmd, cli.json).await,
         Command::Keys(cmd) => keys::run(&cli.config, cmd, cli.json).await,
         Command::Serve(args) => crate::serve::run(&cli.config, args).await,
+        Command::New(args) => new::run(args, cli.json),
+        Command::Build(args) => build::run(args, cli.json).await,
+        Command::Dev(args) => dev::run(args).await,
     }
 }
 
