@@ -29,6 +29,7 @@ mod keys;
 mod memory;
 mod plugins;
 mod receipts;
+mod reload;
 pub(crate) mod render;
 #[cfg(unix)]
 mod rlimit;
@@ -102,6 +103,8 @@ enum Command {
     Keys(keys::KeysCommand),
     /// Run a long-lived host that agents reach over MCP (stdio, or streamable HTTP with --http).
     Serve(crate::serve::ServeArgs),
+    /// Ask the running `guild serve` of this data dir to reload its plugins and guild.toml.
+    Reload,
 }
 
 #[derive(clap::Args)]
@@ -193,6 +196,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Bundle(cmd) => bundle::run(&cli.config, cmd, cli.json).await,
         Command::Keys(cmd) => keys::run(&cli.config, cmd, cli.json).await,
         Command::Serve(args) => crate::serve::run(&cli.config, args).await,
+        Command::Reload => reload::run(&cli.config, cli.json).await,
     }
 }
 
