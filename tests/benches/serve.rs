@@ -10,7 +10,8 @@
 //! Run (release, after `plugins/build.sh`): `cargo build --release --workspace && cargo bench
 //! -p guild-tests --bench serve`. The MCP part drives the built `target/release/guild` with raw
 //! JSON-RPC over the child's stdio and plain HTTP POSTs. `GUILD_BENCH_ITERS` sets the round
-//! trips (default 200). Prints medians and ratios; no timing is asserted anywhere.
+//! trips (default 200); `GUILD_BENCH_PARTS=round-trip,reload,storm` picks parts (default all).
+//! Prints medians and ratios; no timing is asserted anywhere.
 
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::{Path, PathBuf};
@@ -33,9 +34,17 @@ fn main() {
         .build()
         .expect("runtime");
     let dir = tempfile::tempdir().expect("tempdir");
-    round_trips(&runtime, dir.path(), iters);
-    reload_latency(&runtime, dir.path());
-    storm(&runtime, dir.path());
+    let parts = std::env::var("GUILD_BENCH_PARTS").unwrap_or_default();
+    let part = |name: &str| parts.is_empty() || parts.split(',').any(|p| p == name);
+    if part("round-trip") {
+        round_trips(&runtime, dir.path(), iters);
+    }
+    if part("reload") {
+        reload_latency(&runtime, dir.path());
+    }
+    if part("storm") {
+        storm(&runtime, dir.path());
+    }
 }
 
 fn ms(d: Duration) -> f64 {
@@ -327,7 +336,7 @@ impl Copy {
 
 fn reload_latency(runtime: &tokio::runtime::Runtime, dir: &Path) {
     println!("reload latency (files changed → new version serving, Host::reload_with):");
-    for (rel, name, samples) in [("testing/probe", "probe", 10), ("digest", "digest", 3)] {
+    for (rel, name, samples) in [("testing/probe", "probe", 10), ("digest", "digest", 2)] {
         let base = dir.join(format!("reload-{name}"));
         let copy = Copy::new(rel, &base);
         let mut plugins = vec![copy.dir.clone()];

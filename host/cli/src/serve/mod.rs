@@ -160,6 +160,13 @@ async fn serve_http(
         ));
     }
     eprintln!("guild serve: MCP on http://{local}/mcp");
+    // Answers are written in pieces (SSE): without TCP_NODELAY, Nagle's algorithm holds the
+    // last piece until the client's delayed ACK, ~40 ms per call.
+    let listener = axum::serve::ListenerExt::tap_io(listener, |stream| {
+        if let Err(e) = stream.set_nodelay(true) {
+            tracing::debug!("failed to set TCP_NODELAY: {e}");
+        }
+    });
     tokio::select! {
         served = axum::serve(listener, router) => served.context("the HTTP server failed")?,
         () = shutdown_signal() => drain(&server, grace).await,
