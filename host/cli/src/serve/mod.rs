@@ -99,6 +99,7 @@ pub(crate) async fn run(config_path: &Path, args: ServeArgs) -> anyhow::Result<E
 }
 
 async fn serve_stdio(server: Arc<Server>, grace: Duration) -> anyhow::Result<()> {
+    let shutdown = shutdown_signal();
     eprintln!("guild serve: MCP on stdio");
     let service = Connection::new(server.clone())
         .serve(rmcp::transport::stdio())
@@ -109,7 +110,7 @@ async fn serve_stdio(server: Arc<Server>, grace: Duration) -> anyhow::Result<()>
         quit = service.waiting() => {
             tracing::info!("client closed the session: {quit:?}");
         }
-        () = shutdown_signal() => {
+        () = shutdown => {
             drain(&server, grace).await;
             token.cancel();
         }
@@ -159,6 +160,7 @@ async fn serve_http(
             auth::require_token,
         ));
     }
+    let shutdown = shutdown_signal();
     eprintln!("guild serve: MCP on http://{local}/mcp");
     // Answers are written in pieces (SSE): without TCP_NODELAY, Nagle's algorithm holds the
     // last piece until the client's delayed ACK, ~40 ms per call.
@@ -169,7 +171,7 @@ async fn serve_http(
     });
     tokio::select! {
         served = axum::serve(listener, router) => served.context("the HTTP server failed")?,
-        () = shutdown_signal() => drain(&server, grace).await,
+        () = shutdown => drain(&server, grace).await,
     }
     Ok(())
 }
@@ -196,22 +198,27 @@ async fn drain(server: &Server, grace: Duration) {
     }
 }
 
-/// SIGTERM or ctrl-c.
-async fn shutdown_signal() {
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
+/// SIGTERM or ctrl-c. The SIGTERM handler is installed when this is called, not when the
+/// future is first polled: a SIGTERM sent right after the server said it serves must not meet
+/// the default action (which would kill the process without draining).
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
+    let term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate());
+    async move {
+        let term = async {
+            match term {
+                Ok(mut s) => {
+                    s.recv().await;
+                }
+                Err(e) => {
+                    tracing::warn!("cannot watch SIGTERM: {e}");
+                    std::future::pending::<()>().await;
+                }
             }
-            Err(e) => {
-                tracing::warn!("cannot watch SIGTERM: {e}");
-                std::future::pending::<()>().await;
-            }
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            () = term => {}
         }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        () = term => {}
     }
 }
 
