@@ -16,6 +16,7 @@ mod limits;
 mod memory;
 mod receipts;
 mod reload;
+mod reload_load;
 mod reports;
 mod server;
 mod skill_access;

@@ -238,6 +238,15 @@ pub(crate) async fn run(args: DemoArgs, json: bool) -> anyhow::Result<ExitCode> 
             ),
         );
     }
+
+    // The server takes the data dir over: this process's host lets go of it first.
+    drop(host);
+    say(
+        json,
+        "\n== 13. an MCP client drives `guild serve` over stdio (what Claude Code or Cursor do)",
+    );
+    failed |= !mcp_session(json, &config_file).await?;
+
     if json {
         super::print_json(&Transcript { tasks: &transcript })?;
     }
@@ -246,6 +255,135 @@ pub(crate) async fn run(args: DemoArgs, json: bool) -> anyhow::Result<ExitCode> 
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Starts `guild serve` on the demo's config as a child, speaks MCP to it over its stdio
+/// (JSON-RPC lines: initialize, tools/list, one `task` call) and prints what it answered.
+/// Returns whether the task succeeded.
+async fn mcp_session(json: bool, config_file: &Path) -> anyhow::Result<bool> {
+    let config_file = config_file.to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        let exe = std::env::current_exe().context("failed to find the guild binary")?;
+        let mut child = std::process::Command::new(exe)
+            .arg("--config")
+            .arg(&config_file)
+            .args(["serve", "--watch", "off"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .context("failed to start guild serve")?;
+        let outcome = McpClient::new(&mut child).and_then(|client| client.session(json));
+        // Closing stdin ends the session; the server exits.
+        drop(child.stdin.take());
+        let _ = child.wait();
+        outcome
+    })
+    .await?
+}
+
+/// The demo's MCP client: JSON-RPC lines over a child's stdio.
+struct McpClient {
+    stdin: std::process::ChildStdin,
+    stdout: std::io::BufReader<std::process::ChildStdout>,
+    next_id: u64,
+}
+
+impl McpClient {
+    fn new(child: &mut std::process::Child) -> anyhow::Result<Self> {
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            anyhow::bail!("guild serve started without pipes");
+        };
+        Ok(Self {
+            stdin,
+            stdout: std::io::BufReader::new(stdout),
+            next_id: 0,
+        })
+    }
+
+    fn send(&mut self, message: &serde_json::Value) -> anyhow::Result<()> {
+        use std::io::Write as _;
+        writeln!(self.stdin, "{message}").context("failed to write to guild serve")
+    }
+
+    /// One request; its result (an error answer is an error).
+    fn rpc(
+        &mut self,
+        method: &str,
+        params: serde_json::Value,
+    ) -> anyhow::Result<serde_json::Value> {
+        use std::io::BufRead as _;
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(
+            &serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
+        )?;
+        loop {
+            let mut line = String::new();
+            if self.stdout.read_line(&mut line)? == 0 {
+                anyhow::bail!("guild serve closed its stdout during {method}");
+            }
+            let message: serde_json::Value = serde_json::from_str(&line).with_context(|| {
+                format!(
+                    "guild serve wrote a line that is not JSON-RPC: {}",
+                    line.trim_end()
+                )
+            })?;
+            if message["id"] == id {
+                if let Some(error) = message.get("error") {
+                    anyhow::bail!("{method} failed: {error}");
+                }
+                return Ok(message["result"].clone());
+            }
+        }
+    }
+
+    fn session(mut self, json: bool) -> anyhow::Result<bool> {
+        use serde_json::{Value, json};
+        let init = self.rpc(
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "guild-demo", "version": env!("CARGO_PKG_VERSION")}}),
+        )?;
+        say(
+            json,
+            &format!(
+                "  initialize: server {} {}, protocol {}",
+                init["serverInfo"]["name"].as_str().unwrap_or("?"),
+                init["serverInfo"]["version"].as_str().unwrap_or("?"),
+                init["protocolVersion"].as_str().unwrap_or("?")
+            ),
+        );
+        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))?;
+        let tools = self.rpc("tools/list", json!({}))?;
+        let tools = tools["tools"].as_array().cloned().unwrap_or_default();
+        let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
+        say(json, &format!("  tools/list: {}", names.join(", ")));
+        let roster: Vec<&str> = tools
+            .iter()
+            .find(|t| t["name"] == "task")
+            .and_then(|t| t["inputSchema"]["properties"]["subagent_type"]["enum"].as_array())
+            .map(|e| e.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        say(
+            json,
+            &format!("  roster in the task tool: {}", roster.join(", ")),
+        );
+        let result = self.rpc(
+            "tools/call",
+            json!({"name": "task",
+                   "arguments": {"subagent_type": "kb", "description": "search checkout"}}),
+        )?;
+        say(json, "  tools/call task kb \"search checkout\":");
+        for block in result["content"].as_array().into_iter().flatten() {
+            if let Some(text) = block["text"].as_str() {
+                for line in guild_host::text::for_terminal(text).trim_end().lines() {
+                    say(json, &format!("    {line}"));
+                }
+            }
+        }
+        Ok(result["isError"] != true)
+    }
 }
 
 #[derive(serde::Serialize)]

@@ -32,6 +32,7 @@ pub(crate) mod memory;
 mod new;
 mod plugins;
 mod receipts;
+mod reload;
 pub(crate) mod render;
 #[cfg(unix)]
 mod rlimit;
@@ -111,6 +112,8 @@ enum Command {
     Build(build::BuildArgs),
     /// Build, load and run one plugin folder, then rebuild and rerun on every change.
     Dev(dev::DevArgs),
+    /// Ask the running `guild serve` of this data dir to reload its plugins and guild.toml.
+    Reload,
 }
 
 #[derive(clap::Args)]
@@ -205,6 +208,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::New(args) => new::run(args, cli.json),
         Command::Build(args) => build::run(args, cli.json).await,
         Command::Dev(args) => dev::run(args).await,
+        Command::Reload => reload::run(&cli.config, cli.json).await,
     }
 }
 

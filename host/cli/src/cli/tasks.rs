@@ -1,10 +1,13 @@
-//! `guild tasks start | check | update | cancel | list`.
+//! `guild tasks start | check | update | cancel | approve | list`.
 //!
-//! A background task lives as long as the host process that runs it. Until `guild serve` keeps
-//! a host running, `tasks start` runs the task in this process and streams its reports; while
-//! it runs, a line `update <text>` or `cancel` on stdin updates or cancels it. The other
-//! A tool that needs approval pauses the task and shows the request; `approve` or `deny` on
-//! stdin answers it. The other subcommands work on the task store, so `check` and `list` also show tasks of earlier runs
+//! A background task lives as long as the host process that runs it. When a `guild serve` runs
+//! on the data dir it owns the task store: `start`, `update`, `cancel` and `approve` are sent to
+//! it through its control socket (`crate::serve::control`), the task runs there and outlives
+//! this command, and `check` follows it. Without a server, `tasks start` runs the task in this
+//! process and streams its reports; while it runs, a line `update <text>` or `cancel` on stdin
+//! updates or cancels it. A tool that needs approval pauses the task and shows the request;
+//! `approve` or `deny` on stdin answers it. The other subcommands work on the task store, so
+//! `check` and `list` also show tasks of earlier runs
 //! (a task whose process ended shows `interrupted`, with its reports), and `update` restarts an
 //! interrupted task with the update appended. `check` and `list` only read: they open the
 //! store read-only and start no host (no plugin is loaded, nothing is written).
@@ -22,8 +25,10 @@ use guild_host::{Config, Host};
 use tokio::io::AsyncBufReadExt;
 
 use guild_host::text::one_line;
+use serde_json::Value;
 
 use super::{print_json, render, start_host};
+use crate::serve::control::{self, Request, Response};
 
 /// Background task subcommands.
 #[derive(Subcommand)]
@@ -51,6 +56,15 @@ pub(crate) enum TasksCommand {
     Cancel {
         /// Task id.
         id: String,
+    },
+    /// Answer a task's pending approval on the running server (without a server, answer on the
+    /// stdin of `guild tasks start`).
+    Approve {
+        /// Task id.
+        id: String,
+        /// Deny the call instead.
+        #[arg(long)]
+        deny: bool,
     },
     /// Tasks, newest first.
     List {
@@ -108,6 +122,13 @@ pub(crate) async fn run(config: &Path, cmd: TasksCommand, json: bool) -> anyhow:
             specialist,
             description,
         } => {
+            let request = Request::StartTask {
+                specialist: specialist.clone(),
+                description: description.clone(),
+            };
+            if let Some(response) = on_server(config, &request).await? {
+                return answered(&response, json, "follow it with `guild tasks check ID`");
+            }
             let host = start_host(config).await?;
             let id = host.start_task(&specialist, &description)?;
             eprintln!(
@@ -116,18 +137,65 @@ pub(crate) async fn run(config: &Path, cmd: TasksCommand, json: bool) -> anyhow:
             follow(&host, &id, json).await
         }
         TasksCommand::Update { id, text } => {
+            let request = Request::UpdateTask {
+                id: id.clone(),
+                text: text.clone(),
+            };
+            if let Some(response) = on_server(config, &request).await? {
+                return answered(&response, json, "follow it with `guild tasks check ID`");
+            }
             let host = start_host(config).await?;
             let attempt = host.update_task(&id, &text)?;
             eprintln!("task {id}: attempt {attempt} started");
             follow(&host, &id, json).await
         }
         TasksCommand::Cancel { id } => {
+            if let Some(response) =
+                on_server(config, &Request::CancelTask { id: id.clone() }).await?
+            {
+                return answered(&response, json, "");
+            }
             let host = start_host(config).await?;
             host.cancel_task(&id)?;
             outln!("task {id} cancelled")?;
             Ok(ExitCode::SUCCESS)
         }
+        TasksCommand::Approve { id, deny } => {
+            let request = Request::ApproveTask {
+                id,
+                approved: !deny,
+            };
+            match on_server(config, &request).await? {
+                Some(response) => answered(&response, json, ""),
+                None => anyhow::bail!(
+                    "no server running for {}: a task waiting for approval runs in the `guild \
+                     tasks start` that started it; type `approve` or `deny` there",
+                    super::reload::data_dir(config)?.display()
+                ),
+            }
+        }
     }
+}
+
+/// Sends `request` to the server running on the config's data dir; `None` when none runs.
+async fn on_server(config: &Path, request: &Request) -> anyhow::Result<Option<Response>> {
+    let data_dir = super::reload::data_dir(config)?;
+    control::call(&data_dir, request).await
+}
+
+/// Prints the server's answer (`hint` on stderr, with `ID` replaced by the task id).
+fn answered(response: &Response, json: bool, hint: &str) -> anyhow::Result<ExitCode> {
+    if json {
+        print_json(&response.result)?;
+    } else {
+        out!("{}", guild_host::text::for_terminal(&response.text))?;
+    }
+    if !hint.is_empty()
+        && let Some(id) = response.result.get("task_id").and_then(Value::as_str)
+    {
+        eprintln!("{}", hint.replace("ID", &one_line(id)));
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The task store of the configured data dir, opened read-only; `None` when there is none yet.

@@ -148,7 +148,8 @@ impl Server {
         }
     }
 
-    fn check_open(&self) -> Result<(), String> {
+    /// Refuses new tasks while the server shuts down.
+    pub(crate) fn check_open(&self) -> Result<(), String> {
         match self.draining.load(Ordering::SeqCst) {
             true => Err("the server is shutting down and takes no new tasks; try again once it has restarted".to_owned()),
             false => Ok(()),

@@ -1,18 +1,20 @@
 //! `guild serve`: one long-lived host that agents reach over MCP, on stdio (the default, what
 //! MCP clients launch) or streamable HTTP (`--http 127.0.0.1:PORT`).
 //!
-//! While it runs it owns the data dir (one server per data dir, see [`lock`]). It reloads the
-//! plugins when their folders or `guild.toml` change ([`watch`]), on SIGHUP and on the `reload`
-//! tool. On SIGTERM or ctrl-c it stops taking new tasks, lets running ones finish within the
+//! While it runs it owns the data dir (one server per data dir, see [`lock`]); the CLI commands
+//! that change tasks, and `guild reload`, reach it through its control socket ([`control`]). It
+//! reloads the plugins when their folders, skill folders or `guild.toml` change ([`watch`]), on
+//! SIGHUP, on `guild reload` and on the `reload` tool. On SIGTERM or ctrl-c it stops taking new tasks, lets running ones finish within the
 //! grace period, then exits; background tasks still running then are marked `interrupted` by
 //! the task store, whose owner (this process) is gone.
 
 mod auth;
+pub(crate) mod control;
 mod lock;
 mod watch;
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -41,8 +43,13 @@ pub(crate) struct ServeArgs {
     /// Seconds running tasks get to finish after SIGTERM or ctrl-c.
     #[arg(long, default_value_t = 30, value_name = "SECONDS")]
     grace_s: u64,
-    /// How often plugin folders and guild.toml are checked for changes (0 turns watching off).
-    #[arg(long, default_value_t = 1000, value_name = "MS")]
+    /// How changes to plugin folders, skill folders and guild.toml are noticed: file system
+    /// events with polling as the fallback (auto), events only, polling only, or off.
+    #[arg(long, value_enum, default_value = "auto", value_name = "MODE")]
+    watch: watch::WatchMode,
+    /// Quiet time before a change is reloaded (debounce), and the polling interval (0 turns
+    /// watching off).
+    #[arg(long, default_value_t = 500, value_name = "MS")]
     watch_ms: u64,
     /// Workspace whose team memory the memory tools serve (overrides `[memory] workspace`).
     #[arg(long)]
@@ -67,6 +74,9 @@ pub(crate) async fn run(config_path: &Path, args: ServeArgs) -> anyhow::Result<E
     };
     // Before anything opens the stores: a second server must not touch them.
     let _lock = lock::ServeLock::acquire(&data_dir, &address)?;
+    // Bound before the host starts, so a CLI command made meanwhile waits for this server
+    // instead of opening the stores itself.
+    let mut control = control::ControlSocket::bind(&data_dir)?;
     let token = match args.http {
         Some(addr) if args.token || !addr.ip().is_loopback() => {
             Some(auth::load_or_create_token(&data_dir)?)
@@ -75,13 +85,17 @@ pub(crate) async fn run(config_path: &Path, args: ServeArgs) -> anyhow::Result<E
     };
     let host = crate::cli::start_host_with(config).await?;
     let server = Server::new(host, config_path.to_path_buf());
-    let _watcher = (args.watch_ms > 0).then(|| {
-        watch::spawn(
-            server.clone(),
-            config_path.to_path_buf(),
-            Duration::from_millis(args.watch_ms),
-        )
-    });
+    control.serve(server.clone());
+    let mode = match args.watch_ms {
+        0 => watch::WatchMode::Off,
+        _ => args.watch,
+    };
+    let _watcher = watch::spawn(
+        server.clone(),
+        config_path.to_path_buf(),
+        mode,
+        Duration::from_millis(args.watch_ms),
+    )?;
     tokio::spawn(reload_on_sighup(server.clone()));
     let grace = Duration::from_secs(args.grace_s);
     match args.http {
@@ -92,6 +106,7 @@ pub(crate) async fn run(config_path: &Path, args: ServeArgs) -> anyhow::Result<E
 }
 
 async fn serve_stdio(server: Arc<Server>, grace: Duration) -> anyhow::Result<()> {
+    let shutdown = shutdown_signal();
     eprintln!("guild serve: MCP on stdio");
     let service = Connection::new(server.clone())
         .serve(rmcp::transport::stdio())
@@ -102,7 +117,7 @@ async fn serve_stdio(server: Arc<Server>, grace: Duration) -> anyhow::Result<()>
         quit = service.waiting() => {
             tracing::info!("client closed the session: {quit:?}");
         }
-        () = shutdown_signal() => {
+        () = shutdown => {
             drain(&server, grace).await;
             token.cancel();
         }
@@ -152,10 +167,18 @@ async fn serve_http(
             auth::require_token,
         ));
     }
+    let shutdown = shutdown_signal();
     eprintln!("guild serve: MCP on http://{local}/mcp");
+    // Answers are written in pieces (SSE): without TCP_NODELAY, Nagle's algorithm holds the
+    // last piece until the client's delayed ACK, ~40 ms per call.
+    let listener = axum::serve::ListenerExt::tap_io(listener, |stream| {
+        if let Err(e) = stream.set_nodelay(true) {
+            tracing::debug!("failed to set TCP_NODELAY: {e}");
+        }
+    });
     tokio::select! {
         served = axum::serve(listener, router) => served.context("the HTTP server failed")?,
-        () = shutdown_signal() => drain(&server, grace).await,
+        () = shutdown => drain(&server, grace).await,
     }
     Ok(())
 }
@@ -182,22 +205,27 @@ async fn drain(server: &Server, grace: Duration) {
     }
 }
 
-/// SIGTERM or ctrl-c.
-async fn shutdown_signal() {
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
+/// SIGTERM or ctrl-c. The SIGTERM handler is installed when this is called, not when the
+/// future is first polled: a SIGTERM sent right after the server said it serves must not meet
+/// the default action (which would kill the process without draining).
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
+    let term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate());
+    async move {
+        let term = async {
+            match term {
+                Ok(mut s) => {
+                    s.recv().await;
+                }
+                Err(e) => {
+                    tracing::warn!("cannot watch SIGTERM: {e}");
+                    std::future::pending::<()>().await;
+                }
             }
-            Err(e) => {
-                tracing::warn!("cannot watch SIGTERM: {e}");
-                std::future::pending::<()>().await;
-            }
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            () = term => {}
         }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        () = term => {}
     }
 }
 
@@ -210,19 +238,6 @@ async fn reload_on_sighup(server: Arc<Server>) {
         }
     };
     while hup.recv().await.is_some() {
-        if let Err(e) = server.reload().await {
-            tracing::error!("reload on SIGHUP failed: {e:#}");
-        }
+        watch::reload(&server, "on SIGHUP").await;
     }
-}
-
-/// The plugin folders and config file a server watches.
-fn watched(config_path: &Path) -> Vec<PathBuf> {
-    let mut paths = vec![config_path.to_path_buf()];
-    if let Ok(config) = Config::load(config_path)
-        && let Ok(folders) = config.plugin_folders()
-    {
-        paths.extend(folders);
-    }
-    paths
 }

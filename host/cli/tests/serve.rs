@@ -1,0 +1,326 @@
+//! A running `guild serve` as the CLI and an operator meet it: the control socket (`guild
+//! reload`, `guild tasks start|cancel|approve` going through the server that owns the data
+//! dir), and hot reload when a plugin's files change (file system events and polling, a change
+//! arriving in pieces reloaded once), and on SIGHUP. Real binary, real probe and echo
+//! components.
+
+use std::io::{BufRead as _, BufReader, Read as _};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStderr, Command, Output, Stdio};
+
+use serde_json::{Value, json};
+
+/// A built plugin folder under the repository's `plugins/`.
+fn plugin(rel: &str) -> PathBuf {
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../plugins")
+        .join(rel);
+    assert!(
+        dir.join(format!("{name}.wasm")).is_file(),
+        "{} is missing: run plugins/build.sh before the tests",
+        dir.display()
+    );
+    dir
+}
+
+/// Writes a copy of the probe at `version` into `dir` (the component first, in two pieces
+/// when `pieces`, then the manifest).
+fn probe_copy(dir: &Path, version: &str, pieces: bool) {
+    std::fs::create_dir_all(dir).expect("plugin dir");
+    let bytes = std::fs::read(plugin("testing/probe").join("probe.wasm")).expect("probe.wasm");
+    if pieces {
+        use std::io::Write as _;
+        let mut file = std::fs::File::create(dir.join("probe.wasm")).expect("create");
+        let (first, second) = bytes.split_at(bytes.len() / 2);
+        file.write_all(first).expect("first half");
+        file.sync_all().expect("sync");
+        std::thread::sleep(std::time::Duration::from_millis(150));
+        file.write_all(second).expect("second half");
+        file.sync_all().expect("sync");
+        std::thread::sleep(std::time::Duration::from_millis(150));
+    } else {
+        std::fs::write(dir.join("probe.wasm"), &bytes).expect("component");
+    }
+    let manifest = format!(
+        "[plugin]\nname = \"probe\"\nversion = \"{version}\"\nkind = \"specialist\"\n\
+         component = \"probe.wasm\"\ndescription = \"Probe copy.\"\n\n[capabilities]\n\
+         tools = [\"echo.guarded\"]\n"
+    );
+    std::fs::write(dir.join("plugin.toml"), manifest).expect("manifest");
+}
+
+/// A folder with `guild.toml` loading a copy of the probe (0.1.0) and the echo connector.
+fn setup() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    probe_copy(&dir.path().join("probe"), "0.1.0", false);
+    let text = format!(
+        "[host]\nplugins = [\"probe\", {:?}]\ndata_dir = \"data\"\n\n[grants.probe]\ntools = [\"echo.guarded\"]\n",
+        plugin("testing/echo").display().to_string()
+    );
+    std::fs::write(dir.path().join("guild.toml"), text).expect("guild.toml");
+    dir
+}
+
+fn guild(dir: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_guild"));
+    cmd.arg("--config")
+        .arg(dir.join("guild.toml"))
+        .args(args)
+        .env_remove("GUILD_CONFIG")
+        .env_remove("GUILD_LOG")
+        .stdin(Stdio::null());
+    cmd
+}
+
+fn run(dir: &Path, args: &[&str]) -> Output {
+    guild(dir, args).output().expect("guild runs")
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A running `guild serve --http 127.0.0.1:0`.
+struct Server {
+    child: Child,
+    stderr: BufReader<ChildStderr>,
+    /// Stderr lines read so far.
+    seen: Vec<String>,
+}
+
+impl Server {
+    fn start(dir: &Path, extra: &[&str]) -> Self {
+        let mut child = guild(dir, &["serve", "--http", "127.0.0.1:0"])
+            .args(extra)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("guild serve starts");
+        let stderr = BufReader::new(child.stderr.take().expect("stderr"));
+        let mut server = Self {
+            child,
+            stderr,
+            seen: Vec::new(),
+        };
+        server.wait_for("guild serve: MCP on ");
+        server
+    }
+
+    /// Reads stderr until a line containing `text`, and returns it.
+    fn wait_for(&mut self, text: &str) -> String {
+        loop {
+            let mut line = String::new();
+            let n = self.stderr.read_line(&mut line).expect("read stderr");
+            assert!(
+                n > 0,
+                "guild serve ended before printing {text:?}:\n{}",
+                self.seen.join("")
+            );
+            self.seen.push(line.clone());
+            if line.contains(text) {
+                return line;
+            }
+        }
+    }
+
+    fn signal(&self, name: &str) {
+        let status = Command::new("kill")
+            .args([&format!("-{name}"), &self.child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(status.success());
+    }
+
+    /// SIGTERM; returns everything it printed on stderr.
+    fn stop(mut self) -> String {
+        self.signal("TERM");
+        let mut rest = String::new();
+        let _ = self.stderr.read_to_string(&mut rest);
+        let status = self.child.wait().expect("wait");
+        let all = self.seen.concat() + &rest;
+        assert!(status.success(), "{all}");
+        all
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `guild tasks check ID --json`.
+fn check(dir: &Path, id: &str) -> Value {
+    let out = run(dir, &["--json", "tasks", "check", id]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    serde_json::from_str::<Value>(&stdout(&out)).expect("check prints JSON")["task"].clone()
+}
+
+/// Checks the task until `done` holds (the server runs it), and returns the last record.
+fn check_until(dir: &Path, id: &str, done: impl Fn(&Value) -> bool) -> Value {
+    for _ in 0..600 {
+        let task = check(dir, id);
+        if done(&task) {
+            return task;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    panic!("task {id} never got there: {}", check(dir, id));
+}
+
+/// `guild --json tasks start` through the server; returns the task id.
+fn start_on_server(dir: &Path, brief: &Value) -> String {
+    let out = run(
+        dir,
+        &["--json", "tasks", "start", "probe", &brief.to_string()],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let answer: Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+    answer["task_id"].as_str().expect("task id").to_owned()
+}
+
+#[test]
+fn guild_reload_without_a_server_names_the_data_dir() {
+    let dir = setup();
+    let out = run(dir.path(), &["reload"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("no server running for") && err.contains("data"),
+        "{err}"
+    );
+    let out = run(dir.path(), &["tasks", "approve", "some-task"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("no server running for"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn task_commands_and_reload_go_through_the_running_server() {
+    let dir = setup();
+    let server = Server::start(dir.path(), &["--watch", "off"]);
+    let socket = dir.path().join("data/serve.sock");
+    assert!(socket.exists());
+
+    let out = run(dir.path(), &["reload"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "no change\n");
+
+    // A task waiting for approval runs on the server, which owns it: the starting command has
+    // ended, yet the task is not interrupted.
+    let guarded = json!({"op": "tool", "name": "echo.guarded", "input": {"to": "team"}});
+    let id = start_on_server(dir.path(), &guarded);
+    let task = check_until(dir.path(), &id, |t| t["status"] == "running");
+    assert_eq!(task["specialist"], "probe");
+    let out = run(dir.path(), &["tasks", "cancel", &id]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), format!("task {id} cancelled\n"));
+    check_until(dir.path(), &id, |t| t["status"] == "cancelled");
+
+    // Approved through the server, the call goes ahead and the task succeeds.
+    let id = start_on_server(dir.path(), &guarded);
+    let mut approved = None;
+    for _ in 0..600 {
+        let out = run(dir.path(), &["tasks", "approve", &id]);
+        if out.status.success() {
+            approved = Some(stdout(&out));
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(
+        approved.as_deref(),
+        Some(format!("task {id}: call approved\n").as_str())
+    );
+    let task = check_until(dir.path(), &id, |t| t["status"] == "succeeded");
+    assert_eq!(task["result"]["specialist"], "probe@0.1.0");
+
+    // An unknown task is the server's error, shown as the CLI's.
+    let out = run(dir.path(), &["tasks", "cancel", "no-such-task"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("no-such-task"), "{}", stderr(&out));
+
+    server.stop();
+    assert!(
+        !socket.exists(),
+        "the control socket is removed on shutdown"
+    );
+}
+
+/// Changes the probe's files in pieces while the server watches in `mode`; a task started
+/// afterwards runs on the new version, and the change caused exactly one reload.
+fn a_change_in_pieces_reloads_once(mode: &str) {
+    let dir = setup();
+    let mut server = Server::start(dir.path(), &["--watch", mode, "--watch-ms", "700"]);
+    probe_copy(&dir.path().join("probe"), "0.2.0", true);
+    let line = server.wait_for("guild serve: reloaded after a change");
+    assert!(line.contains("loaded probe@0.2.0"), "{line}");
+    assert!(!line.contains("error"), "{line}");
+
+    let id = start_on_server(dir.path(), &json!({"op": "brief"}));
+    let task = check_until(dir.path(), &id, |t| t["status"] == "succeeded");
+    assert_eq!(task["result"]["specialist"], "probe@0.2.0");
+
+    let log = server.stop();
+    assert_eq!(
+        log.matches("reloaded after a change").count(),
+        1,
+        "one debounced reload:\n{log}"
+    );
+}
+
+#[test]
+fn with_file_system_events_a_change_in_pieces_reloads_once() {
+    a_change_in_pieces_reloads_once("events");
+}
+
+#[test]
+fn with_polling_a_change_in_pieces_reloads_once() {
+    a_change_in_pieces_reloads_once("poll");
+}
+
+#[test]
+fn events_mode_refuses_a_folder_it_cannot_watch_and_auto_falls_back_to_polling() {
+    let dir = setup();
+    let config = std::fs::read_to_string(dir.path().join("guild.toml")).expect("read");
+    let config = config.replace(
+        "data_dir",
+        "plugins_dir = \"not-there-yet/plugins\"\ndata_dir",
+    );
+    std::fs::write(dir.path().join("guild.toml"), config).expect("write");
+    let out = run(
+        dir.path(),
+        &["serve", "--http", "127.0.0.1:0", "--watch", "events"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("failed to watch for changes") && err.contains("--watch poll"),
+        "{err}"
+    );
+
+    let mut server = Server::start(dir.path(), &["--watch", "auto"]);
+    let _ = &mut server;
+    let log = server.stop();
+    assert!(log.contains("polling every"), "{log}");
+}
+
+#[test]
+fn sighup_reloads() {
+    let dir = setup();
+    let mut server = Server::start(dir.path(), &["--watch", "off"]);
+    probe_copy(&dir.path().join("probe"), "0.3.0", false);
+    server.signal("HUP");
+    let line = server.wait_for("guild serve: reloaded on SIGHUP");
+    assert!(line.contains("loaded probe@0.3.0"), "{line}");
+    server.stop();
+}

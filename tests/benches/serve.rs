@@ -1,0 +1,467 @@
+//! `guild serve` figures, each against its baseline in the same run:
+//!
+//! 1. MCP round trip of one task (`tools/call task` on the probe) over stdio and over
+//!    streamable HTTP, against the same task through the library (`Host::task`);
+//! 2. reload latency (a plugin's files changed → the new version serving) for the Rust probe
+//!    and the Python digest plugin, cold (component bytes never compiled) and with the compile
+//!    cache (bytes compiled before);
+//! 3. task throughput (4 clients, tool-calling tasks) during a reload storm vs without.
+//!
+//! Run (release, after `plugins/build.sh`): `cargo build --release --workspace && cargo bench
+//! -p guild-tests --bench serve`. The MCP part drives the built `target/release/guild` with raw
+//! JSON-RPC over the child's stdio and plain HTTP POSTs. `GUILD_BENCH_ITERS` sets the round
+//! trips (default 200); `GUILD_BENCH_PARTS=round-trip,reload,storm` picks parts (default all).
+//! Prints medians and ratios; no timing is asserted anywhere.
+
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use guild_host::{Config, EngineOptions, GuildEngine, Host};
+use guild_tests::{median, plugin_dir};
+use serde_json::{Value, json};
+
+fn main() {
+    let iters: usize = std::env::var("GUILD_BENCH_ITERS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(200);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let parts = std::env::var("GUILD_BENCH_PARTS").unwrap_or_default();
+    let part = |name: &str| parts.is_empty() || parts.split(',').any(|p| p == name);
+    if part("round-trip") {
+        round_trips(&runtime, dir.path(), iters);
+    }
+    if part("reload") {
+        reload_latency(&runtime, dir.path());
+    }
+    if part("storm") {
+        storm(&runtime, dir.path());
+    }
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+/// The built `guild` next to this bench's executable (target/release/deps/serve-… → ../guild).
+fn guild_binary() -> PathBuf {
+    let exe = std::env::current_exe().expect("bench path");
+    let bin = exe
+        .parent()
+        .and_then(Path::parent)
+        .map(|d| d.join("guild"))
+        .expect("target dir");
+    assert!(
+        bin.is_file(),
+        "{} is missing: run `cargo build --release --workspace` first",
+        bin.display()
+    );
+    bin
+}
+
+fn write_config(dir: &Path, name: &str, plugins: &[PathBuf], extra: &str) -> PathBuf {
+    let list: Vec<String> = plugins
+        .iter()
+        .map(|p| format!("{:?}", p.display().to_string()))
+        .collect();
+    let text = format!(
+        "[host]\nplugins = [{}]\ndata_dir = {:?}\n\n[dispatch]\nbillable_threshold = 0\n\n\
+         [grants.probe]\ntools = [\"echo.create\"]\n{extra}",
+        list.join(", "),
+        format!("data-{name}")
+    );
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::write(&path, text).expect("config");
+    path
+}
+
+fn task_call(id: u64) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+        "name": "task",
+        "arguments": {"subagent_type": "probe", "description": json!({"op": "brief"}).to_string()}
+    }})
+}
+
+fn initialize() -> Value {
+    json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "bench", "version": "1"}}})
+}
+
+fn round_trips(runtime: &tokio::runtime::Runtime, dir: &Path, iters: usize) {
+    let plugins = [plugin_dir("testing/probe"), plugin_dir("testing/echo")];
+    let brief = json!({"op": "brief"}).to_string();
+
+    // Library: the same task, in process.
+    let config = write_config(dir, "lib", &plugins, "");
+    let host = runtime
+        .block_on(Host::new(Config::load(&config).expect("config")))
+        .expect("host");
+    let library: Vec<Duration> = (0..iters + 20)
+        .map(|_| {
+            let t = Instant::now();
+            runtime
+                .block_on(host.task("probe", &brief))
+                .expect("task runs");
+            t.elapsed()
+        })
+        .skip(20)
+        .collect();
+    drop(host);
+
+    // stdio: one long-lived child, JSON lines.
+    let config = write_config(dir, "stdio", &plugins, "");
+    let mut child = Command::new(guild_binary())
+        .args(["--config", &config.display().to_string(), "serve"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("guild serve");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut call = |request: &Value| -> Value {
+        writeln!(stdin, "{request}").expect("send");
+        stdin.flush().expect("flush");
+        if request.get("id").is_none() {
+            return Value::Null;
+        }
+        loop {
+            let mut line = String::new();
+            assert!(
+                stdout.read_line(&mut line).expect("read") > 0,
+                "server ended"
+            );
+            let message: Value = serde_json::from_str(&line).expect("JSON-RPC");
+            if message.get("id") == request.get("id") {
+                return message;
+            }
+        }
+    };
+    call(&initialize());
+    call(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let stdio: Vec<Duration> = (0..iters as u64 + 20)
+        .map(|i| {
+            let t = Instant::now();
+            let answer = call(&task_call(i + 1));
+            let took = t.elapsed();
+            assert!(answer["result"]["isError"] != true, "{answer}");
+            took
+        })
+        .skip(20)
+        .collect();
+    drop(stdin);
+    let _ = child.wait();
+
+    // Streamable HTTP: one session, one POST per call.
+    let config = write_config(dir, "http", &plugins, "");
+    let (mut child, url) = http_server(&config);
+    let http = runtime.block_on(async {
+        let client = reqwest::Client::new();
+        let post = |body: Value, session: Option<String>| {
+            let mut request = client
+                .post(&url)
+                .header("content-type", "application/json")
+                .header("accept", "application/json, text/event-stream")
+                .body(body.to_string());
+            if let Some(s) = session {
+                request = request.header("mcp-session-id", s);
+            }
+            request.send()
+        };
+        let init = post(initialize(), None).await.expect("initialize");
+        let session = init
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let _ = init.text().await;
+        post(
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            session.clone(),
+        )
+        .await
+        .expect("initialized");
+        let mut samples = Vec::new();
+        for i in 0..iters as u64 + 20 {
+            let t = Instant::now();
+            let body = post(task_call(i + 1), session.clone())
+                .await
+                .expect("call")
+                .text()
+                .await
+                .expect("body");
+            let took = t.elapsed();
+            assert!(body.contains("\"result\""), "{body}");
+            if i >= 20 {
+                samples.push(took);
+            }
+        }
+        samples
+    });
+    let _ = child.kill();
+    let _ = child.wait();
+
+    let (library, stdio, http) = (median(library), median(stdio), median(http));
+    println!("task round trip (probe, median of {iters}):");
+    println!("  library Host::task      {:>8.3} ms  1.0x", ms(library));
+    println!(
+        "  MCP over stdio          {:>8.3} ms  {:.1}x",
+        ms(stdio),
+        stdio.as_secs_f64() / library.as_secs_f64()
+    );
+    println!(
+        "  MCP over HTTP           {:>8.3} ms  {:.1}x",
+        ms(http),
+        http.as_secs_f64() / library.as_secs_f64()
+    );
+}
+
+fn http_server(config: &Path) -> (Child, String) {
+    let mut child = Command::new(guild_binary())
+        .args(["--config", &config.display().to_string()])
+        .args(["serve", "--http", "127.0.0.1:0", "--watch", "off"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("guild serve --http");
+    let url = child.stderr.take().and_then(|stderr| {
+        let mut stderr = BufReader::new(stderr);
+        let mut line = String::new();
+        while stderr.read_line(&mut line).unwrap_or(0) > 0 {
+            if let Some(url) = line.trim().strip_prefix("guild serve: MCP on ") {
+                let url = url.to_owned();
+                // Keep draining stderr so the server never blocks on a full pipe.
+                std::thread::spawn(move || for _ in stderr.lines() {});
+                return Some(url);
+            }
+            line.clear();
+        }
+        None
+    });
+    match url {
+        Some(url) => (child, url),
+        None => {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("guild serve --http ended before serving");
+        }
+    }
+}
+
+/// `bytes` with a custom section appended: the same component, other bytes (a cache miss).
+fn with_custom_section(bytes: &[u8], tag: u64) -> Vec<u8> {
+    fn leb(mut n: usize, out: &mut Vec<u8>) {
+        loop {
+            let byte = (n & 0x7f) as u8;
+            n >>= 7;
+            if n == 0 {
+                out.push(byte);
+                return;
+            }
+            out.push(byte | 0x80);
+        }
+    }
+    let name = b"guild-bench";
+    let payload = tag.to_le_bytes();
+    let mut body = Vec::new();
+    leb(name.len(), &mut body);
+    body.extend_from_slice(name);
+    body.extend_from_slice(&payload);
+    let mut out = bytes.to_vec();
+    out.push(0);
+    leb(body.len(), &mut out);
+    out.extend_from_slice(&body);
+    out
+}
+
+/// A copy of a plugin folder whose manifest version and component bytes the bench changes.
+struct Copy {
+    dir: PathBuf,
+    component: String,
+    bytes: Vec<u8>,
+    manifest: String,
+}
+
+impl Copy {
+    fn new(rel: &str, into: &Path) -> Self {
+        let from = plugin_dir(rel);
+        let name = from
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        let dir = into.join(name);
+        std::fs::create_dir_all(&dir).expect("copy dir");
+        let component = format!("{name}.wasm");
+        let bytes = std::fs::read(from.join(&component)).expect("component");
+        let manifest = std::fs::read_to_string(from.join("plugin.toml")).expect("manifest");
+        let copy = Self {
+            dir,
+            component,
+            bytes,
+            manifest,
+        };
+        copy.write(1, 0);
+        copy
+    }
+
+    /// Version `0.0.version`, component bytes tagged `tag`.
+    fn write(&self, version: u64, tag: u64) {
+        std::fs::write(
+            self.dir.join(&self.component),
+            with_custom_section(&self.bytes, tag),
+        )
+        .expect("component");
+        let manifest = self
+            .manifest
+            .lines()
+            .map(|l| match l.starts_with("version") {
+                true => format!("version = \"0.0.{version}\""),
+                false => l.to_owned(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        std::fs::write(self.dir.join("plugin.toml"), manifest).expect("manifest");
+    }
+}
+
+fn reload_latency(runtime: &tokio::runtime::Runtime, dir: &Path) {
+    println!("reload latency (files changed → new version serving, Host::reload_with):");
+    for (rel, name, samples) in [("testing/probe", "probe", 10), ("digest", "digest", 2)] {
+        let base = dir.join(format!("reload-{name}"));
+        let copy = Copy::new(rel, &base);
+        let mut plugins = vec![copy.dir.clone()];
+        if name == "digest" {
+            plugins.push(plugin_dir("tracker"));
+        }
+        let config = write_config(&base, "guild", &plugins, "");
+        let engine = GuildEngine::new(EngineOptions {
+            cache_dir: Some(base.join("cache")),
+            ..EngineOptions::default()
+        })
+        .expect("engine");
+        let host = runtime
+            .block_on(Host::with_engine(
+                Config::load(&config).expect("config"),
+                engine,
+            ))
+            .expect("host");
+        let mut version = 1;
+        let mut measure = |tag: u64| {
+            version += 1;
+            copy.write(version, tag);
+            let t = Instant::now();
+            let report = runtime.block_on(host.reload_with(None));
+            let took = t.elapsed();
+            assert!(report.errors.is_empty(), "{:?}", report.errors);
+            assert!(
+                report
+                    .loaded
+                    .iter()
+                    .any(|l| l.starts_with(&format!("{name}@0.0.{version}"))),
+                "{report:?}"
+            );
+            took
+        };
+        // Cold: bytes never seen. Cached: the bytes of an earlier cold round.
+        let cold: Vec<Duration> = (0..samples).map(|i| measure(1000 + i)).collect();
+        let cached: Vec<Duration> = (0..samples).map(|i| measure(1000 + i)).collect();
+        let (cold, cached) = (median(cold), median(cached));
+        println!(
+            "  {name:<7} cold {:>9.1} ms   cached {:>7.1} ms   ({:.0}x faster)",
+            ms(cold),
+            ms(cached),
+            cold.as_secs_f64() / cached.as_secs_f64()
+        );
+    }
+}
+
+fn storm(runtime: &tokio::runtime::Runtime, dir: &Path) {
+    let base = dir.join("storm");
+    let echo = Copy::new("testing/echo", &base);
+    let config = write_config(
+        &base,
+        "guild",
+        &[plugin_dir("testing/probe"), echo.dir.clone()],
+        "",
+    );
+    let host = runtime
+        .block_on(Host::new(Config::load(&config).expect("config")))
+        .expect("host");
+    // Both versions compiled once, so the storm swaps from the cache.
+    for v in [2, 3] {
+        echo.write(v, v);
+        runtime.block_on(host.reload_with(None));
+    }
+    let run = |reloading: bool| -> (f64, usize) {
+        let stop = Arc::new(AtomicBool::new(false));
+        let reloads = Arc::new(AtomicUsize::new(0));
+        let storm = reloading.then(|| {
+            let (host, stop, reloads) = (host.clone(), stop.clone(), reloads.clone());
+            let echo_dir = echo.dir.clone();
+            let (bytes, manifest, component) = (
+                echo.bytes.clone(),
+                echo.manifest.clone(),
+                echo.component.clone(),
+            );
+            runtime.spawn(async move {
+                let copy = Copy {
+                    dir: echo_dir,
+                    component,
+                    bytes,
+                    manifest,
+                };
+                let mut v = 0u64;
+                while !stop.load(Ordering::SeqCst) {
+                    v += 1;
+                    copy.write(2 + v % 2, 2 + v % 2);
+                    host.reload_with(None).await;
+                    reloads.fetch_add(1, Ordering::SeqCst);
+                }
+            })
+        });
+        let tasks = 2000;
+        let t = Instant::now();
+        runtime.block_on(async {
+            let mut clients = Vec::new();
+            for c in 0..4 {
+                let host = host.clone();
+                clients.push(tokio::spawn(async move {
+                    for n in 0..tasks / 4 {
+                        let brief = json!({"op": "tool", "name": "echo.create",
+                                           "input": {"c": c, "n": n}});
+                        host.task("probe", &brief.to_string())
+                            .await
+                            .expect("task runs");
+                    }
+                }));
+            }
+            for c in clients {
+                c.await.expect("client");
+            }
+        });
+        let rate = tasks as f64 / t.elapsed().as_secs_f64();
+        stop.store(true, Ordering::SeqCst);
+        if let Some(s) = storm {
+            let _ = runtime.block_on(s);
+        }
+        (rate, reloads.load(Ordering::SeqCst))
+    };
+    let (calm, _) = run(false);
+    let (stormy, reloads) = run(true);
+    println!("task throughput (probe calling echo.create, 4 clients, 2000 tasks):");
+    println!("  no reloads          {calm:>8.0} tasks/s  1.00x");
+    println!(
+        "  reload storm        {stormy:>8.0} tasks/s  {:.2}x  ({reloads} reloads meanwhile)",
+        stormy / calm
+    );
+}
