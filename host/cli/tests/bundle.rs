@@ -61,6 +61,21 @@ impl Team {
             .env_remove("GUILD_CONFIG")
             .env_remove("GUILD_LOG")
             .env_remove("SOURCE_DATE_EPOCH")
+            .env_remove("SSH_AUTH_SOCK")
+            .stdin(Stdio::null())
+            .output()
+            .expect("guild runs")
+    }
+
+    /// `guild` with the ssh-agent at `socket`.
+    fn guild_with_agent(&self, socket: &Path, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_guild"))
+            .current_dir(self.dir.path())
+            .arg("--config")
+            .arg(self.path("guild.toml"))
+            .args(args)
+            .env_remove("GUILD_CONFIG")
+            .env("SSH_AUTH_SOCK", socket)
             .stdin(Stdio::null())
             .output()
             .expect("guild runs")
@@ -107,7 +122,7 @@ impl Team {
             "-o",
             name,
             "--created",
-            "1800000000",
+            "1760000000",
         ]);
         self.ok(&["bundle", "sign", name, "--key", "lead"]);
         name.to_owned()
@@ -151,7 +166,7 @@ fn pack_sign_install_then_the_plugin_serves_a_task() {
         "-o",
         "again.guild",
         "--created",
-        "1800000000",
+        "1760000000",
     ]);
     assert!(again.contains("packed probe@0.1.0"), "{again}");
     let unsigned = std::fs::read(team.path("again.guild")).expect("read");
@@ -162,7 +177,7 @@ fn pack_sign_install_then_the_plugin_serves_a_task() {
         "-o",
         "third.guild",
         "--created",
-        "1800000000",
+        "1760000000",
     ]);
     assert_eq!(
         unsigned,
@@ -386,4 +401,242 @@ fn rollback_and_equivocation_need_an_explicit_audited_override() {
     // The ledger still knows 0.2.0 was installed: the rollback stays refused without the flag.
     let e = team.refused(&["bundle", "install", &v1]);
     assert!(e.contains("rollback refused"), "{e}");
+}
+
+/// A real `ssh-agent` on a socket in the test's folder, stopped when dropped.
+struct Agent {
+    child: std::process::Child,
+    socket: PathBuf,
+}
+
+impl Agent {
+    fn start(dir: &Path) -> Agent {
+        let socket = dir.join("agent.sock");
+        let child = Command::new("ssh-agent")
+            .arg("-D")
+            .arg("-a")
+            .arg(&socket)
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("ssh-agent runs (install openssh-client)");
+        let agent = Agent { child, socket };
+        // The socket appears once the agent listens; give up after a generous bound.
+        for _ in 0..500 {
+            if agent.socket.exists() {
+                return agent;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        panic!("ssh-agent did not create {}", agent.socket.display());
+    }
+
+    fn add(&self, key: &Path) {
+        let out = Command::new("ssh-add")
+            .arg(key)
+            .env("SSH_AUTH_SOCK", &self.socket)
+            .output()
+            .expect("ssh-add runs");
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_public_key_signs_through_the_ssh_agent_holding_its_private_half() {
+    let team = Team::new();
+    team.keygen("second", "");
+    team.ok(&["keys", "add", "lead@team", "lead.pub"]);
+    team.ok(&["bundle", "pack", "src", "-o", "p.guild"]);
+    let agent = Agent::start(team.dir.path());
+    agent.add(&team.path("lead"));
+    // The private key file is gone: only the agent can sign now.
+    std::fs::remove_file(team.path("lead")).expect("rm");
+
+    let e = team.refused(&["bundle", "sign", "p.guild", "--key", "lead.pub"]);
+    assert!(e.contains("SSH_AUTH_SOCK is not set"), "{e}");
+    let out = team.guild_with_agent(
+        &agent.socket,
+        &["bundle", "sign", "p.guild", "--key", "second.pub"],
+    );
+    assert!(!out.status.success(), "a key the agent lacks signed");
+    let e = text(&out.stderr);
+    assert!(
+        e.contains("refused to sign") && e.contains("ssh-add"),
+        "{e}"
+    );
+
+    let out = team.guild_with_agent(
+        &agent.socket,
+        &["bundle", "sign", "p.guild", "--key", "lead.pub"],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let verified = team.ok(&["bundle", "verify", "p.guild"]);
+    assert!(verified.contains("signed by: lead@team"), "{verified}");
+
+    // What the agent signed checks out with ssh-keygen too.
+    let manifest = team
+        .guild(&["bundle", "extract-manifest", "p.guild"])
+        .stdout;
+    let sig = team
+        .guild(&["bundle", "extract-signature", "p.guild"])
+        .stdout;
+    std::fs::write(team.path("m.sig"), sig).expect("write");
+    let mut verify = Command::new("ssh-keygen")
+        .args(["-Y", "verify", "-f"])
+        .arg(team.path("allowed_signers"))
+        .args(["-I", "lead@team", "-n", "guild-bundle", "-s"])
+        .arg(team.path("m.sig"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("ssh-keygen runs");
+    std::io::Write::write_all(&mut verify.stdin.take().expect("stdin"), &manifest).expect("write");
+    let out = verify.wait_with_output().expect("ssh-keygen ends");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
+#[test]
+fn a_bundle_created_in_the_future_is_refused() {
+    let team = Team::new();
+    team.ok(&["keys", "add", "lead@team", "lead.pub"]);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_secs();
+    let tomorrow = (now + 86_400).to_string();
+    team.ok(&[
+        "bundle",
+        "pack",
+        "src",
+        "-o",
+        "f.guild",
+        "--created",
+        &tomorrow,
+    ]);
+    team.ok(&["bundle", "sign", "f.guild", "--key", "lead"]);
+    let e = team.refused(&["bundle", "install", "f.guild"]);
+    assert!(
+        e.contains("later than now") && e.contains("clock skew"),
+        "{e}"
+    );
+    assert!(team.installed().is_empty());
+    let now = now.to_string();
+    team.ok(&["bundle", "pack", "src", "-o", "n.guild", "--created", &now]);
+    team.ok(&["bundle", "sign", "n.guild", "--key", "lead"]);
+    team.ok(&["bundle", "install", "n.guild"]);
+}
+
+#[test]
+fn install_compiles_the_verified_bytes_and_a_bad_component_keeps_the_old_version() {
+    let team = Team::new();
+    std::fs::write(
+        team.path("guild.toml"),
+        "[host]\nplugins_dir = \"plugins\"\ndata_dir = \"data\"\n\n[trust]\nthreshold = 1\n",
+    )
+    .expect("guild.toml");
+    team.ok(&["keys", "add", "lead@team", "lead.pub"]);
+    let v1 = team.signed_bundle("v1.guild");
+    team.ok(&["bundle", "install", &v1]);
+    // The compile cache holds the entry of exactly the component bytes that were verified.
+    let wasm = std::fs::read(team.path("src/probe.wasm")).expect("read");
+    let sha = sha256_hex(&wasm);
+    let cached: Vec<String> = std::fs::read_dir(team.path("data/cache"))
+        .expect("cache folder")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        cached
+            .iter()
+            .any(|n| n.starts_with(&sha) && n.ends_with(".cwasm")),
+        "{sha} not in {cached:?}"
+    );
+    let before = std::fs::read(team.path("plugins/probe/plugin.toml")).expect("read");
+
+    // A component header followed by garbage: signed and intact, but it does not compile.
+    team.set_version("0.2.0");
+    let mut junk = vec![0x00, b'a', b's', b'm', 0x0d, 0x00, 0x01, 0x00];
+    junk.extend_from_slice(b"not a component body");
+    std::fs::write(team.path("src/probe.wasm"), junk).expect("write");
+    let v2 = team.signed_bundle("v2.guild");
+    let e = team.refused(&["bundle", "install", &v2]);
+    assert!(
+        e.contains("\"probe.wasm\"") && e.contains("does not compile"),
+        "{e}"
+    );
+    assert_eq!(
+        std::fs::read(team.path("plugins/probe/plugin.toml")).expect("read"),
+        before,
+        "the installed version changed"
+    );
+    assert_eq!(
+        std::fs::read(team.path("plugins/probe/probe.wasm")).expect("read"),
+        wasm
+    );
+    assert_eq!(team.installed(), ["probe"], "no staging left behind");
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(bytes))
+}
+
+#[test]
+fn keys_edits_replace_the_trust_files_atomically() {
+    let team = Team::new();
+    team.keygen("second", "");
+    // The team's list lives in a checkout and is linked in; its mode is the team's choice.
+    std::fs::create_dir_all(team.path("checkout")).expect("mkdir");
+    let real = team.path("checkout/allowed_signers");
+    std::fs::write(&real, "# team keys\n").expect("write");
+    std::os::unix::fs::symlink(&real, team.path("allowed_signers")).expect("symlink");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o640)).expect("chmod");
+
+    team.ok(&["keys", "add", "lead@team", "lead.pub"]);
+    team.ok(&["keys", "add", "second@team", "second.pub"]);
+    team.ok(&["keys", "remove", "lead@team"]);
+    let link = std::fs::symlink_metadata(team.path("allowed_signers")).expect("stat");
+    assert!(link.file_type().is_symlink(), "the symlink was replaced");
+    let text_now = std::fs::read_to_string(&real).expect("read");
+    assert!(
+        text_now.starts_with("# team keys\n")
+            && text_now.contains("second@team")
+            && !text_now.contains("lead@team"),
+        "{text_now}"
+    );
+    let mode = std::fs::metadata(&real).expect("stat").permissions().mode();
+    assert_eq!(mode & 0o777, 0o640, "permissions kept");
+
+    team.ok(&["keys", "revoke", "lead.pub"]);
+    let revoked = team.path("revoked_signers");
+    let mode = std::fs::metadata(&revoked)
+        .expect("stat")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o644, "a new trust file is readable");
+    for dir in [team.path(""), team.path("checkout")] {
+        let leftovers: Vec<_> = std::fs::read_dir(&dir)
+            .expect("read_dir")
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with(".guild-keys-"))
+            .collect();
+        assert!(leftovers.is_empty(), "{leftovers:?}");
+    }
+
+    // A list that does not parse is never rewritten.
+    std::fs::write(&real, "lead@team not-a-key\n").expect("write");
+    let e = team.refused(&["keys", "add", "lead@team", "lead.pub"]);
+    assert!(e.contains("allowed_signers"), "{e}");
+    assert_eq!(
+        std::fs::read_to_string(&real).expect("read"),
+        "lead@team not-a-key\n"
+    );
 }

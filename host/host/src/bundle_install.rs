@@ -1,8 +1,10 @@
 //! Installing a signed bundle into the plugins folder (DESIGN §10): verify everything in memory
 //! first (`guild_core::bundle`), refuse a rollback or equivocation the ledger knows about unless
 //! the operator overrides it (audited), then write the verified bytes into a private staging
-//! folder and rename it into place. Nothing reaches the plugins folder's top level before every
-//! check passed, and the files written are the bytes that were hashed.
+//! folder, compile the verified component bytes (held in memory, never read back) and exchange
+//! the staged folder with the installed one atomically. Nothing reaches the plugins folder's
+//! top level before every check passed, the files written and compiled are the bytes that were
+//! hashed, and a crash at any step leaves the old or the new version, never a mix.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -11,6 +13,7 @@ use guild_core::bundle::{self, BundleError, Caps, Signer, TrustPolicy, Verified}
 use guild_core::capability::{self, CapabilityRow};
 use guild_core::config::Config;
 use guild_core::receipts::{AuditKind, Ledger, LedgerError};
+use guild_runtime::{EngineOptions, GuildEngine};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
@@ -67,6 +70,19 @@ pub enum InstallError {
         /// The path.
         path: PathBuf,
         /// What failed.
+        message: String,
+    },
+    /// The verified component does not compile (nothing was installed).
+    #[error(
+        "{plugin}: the component {component:?} in the bundle does not compile: {message}; \
+         nothing was installed"
+    )]
+    Compile {
+        /// Plugin.
+        plugin: String,
+        /// Its plugin-relative path.
+        component: String,
+        /// Why.
         message: String,
     },
     /// The ledger could not be read or written.
@@ -170,7 +186,8 @@ pub fn install(
     let override_note = check_history(&ledger, &record, options)?;
 
     let plugins_dir = plugins_dir(config)?;
-    stage_and_swap(&plugins_dir, &inspection.target, &v.files)?;
+    let compile = || compile_verified(config, v);
+    stage_and_swap(&plugins_dir, &inspection.target, &v.files, compile, None)?;
 
     let ident = format!("{}@{}", record.name, record.version);
     if let Some(note) = &override_note {
@@ -184,6 +201,31 @@ pub fn install(
         capabilities: inspection.capabilities,
         override_note,
     })
+}
+
+/// Compiles the verified component bytes (the ones hashed, held in memory) with the engine
+/// options the host uses, so the compile cache then holds the entry the host loads; a
+/// component that does not compile is refused before anything is renamed into place.
+fn compile_verified(config: &Config, v: &Verified) -> Result<(), InstallError> {
+    let compile_err = |message: String| InstallError::Compile {
+        plugin: v.manifest.name.clone(),
+        component: v.component.clone(),
+        message,
+    };
+    let bytes = v
+        .files
+        .get(&v.component)
+        .ok_or_else(|| compile_err("not among the verified files".into()))?;
+    let options = EngineOptions {
+        // One compile needs no instance pool (the compatibility key does not depend on it).
+        pooling: false,
+        ..crate::host::engine_options(config)
+    };
+    let engine = GuildEngine::new(options).map_err(|e| compile_err(format!("{e:#}")))?;
+    engine
+        .warm_bytes(bytes)
+        .map_err(|e| compile_err(e.to_string()))?;
+    Ok(())
 }
 
 /// Every install the ledger records, oldest first.
@@ -281,19 +323,41 @@ fn io(path: &Path, e: impl std::fmt::Display) -> InstallError {
     }
 }
 
-/// Writes `files` into `PLUGINS/.guild-staging/<id>/new`, then swaps it with `target`: the old
-/// folder (if any) is renamed aside first and removed only after the new one is in place. On
-/// any failure the staging folder is removed and the old folder put back.
-fn stage_and_swap(
+/// The steps of an install after verification, in order. Tests make each one fail in turn to
+/// show the old version survives every failure ([`stage_and_swap`]'s `fail_at`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Step {
+    /// Writing the verified files into the private staging folder.
+    Stage,
+    /// Compiling the verified component bytes.
+    Compile,
+    /// Exchanging the staged folder with the installed one (or renaming it into place).
+    Exchange,
+    /// Removing the old version, now inside the staging folder.
+    RemoveOld,
+}
+
+/// Writes `files` into `PLUGINS/.guild-staging/<id>/new`, compiles `component` (the verified
+/// bytes in memory, never read back from disk) with `compile`, then exchanges the staged folder
+/// with `target` in one `renameat2(RENAME_EXCHANGE)` and removes the old version from staging.
+/// A crash or failure at any point leaves either the old or the new folder at `target`, never a
+/// mix; on failure the staging folder is removed. `fail_at` injects a failure (tests only).
+pub(crate) fn stage_and_swap(
     plugins_dir: &Path,
     target: &Path,
     files: &std::collections::BTreeMap<String, Vec<u8>>,
+    compile: impl FnOnce() -> Result<(), InstallError>,
+    fail_at: Option<Step>,
 ) -> Result<(), InstallError> {
+    let injected = |step: Step, path: &Path| match fail_at == Some(step) {
+        true => Err(io(path, format!("injected failure at {step:?}"))),
+        false => Ok(()),
+    };
     let staging = plugins_dir
         .join(STAGING_DIR)
         .join(uuid::Uuid::new_v4().to_string());
+    let new = staging.join("new");
     let result = (|| {
-        let new = staging.join("new");
         std::fs::create_dir_all(&new).map_err(|e| io(&new, e))?;
         for (path, bytes) in files {
             let dest = new.join(path);
@@ -304,7 +368,9 @@ fn stage_and_swap(
             f.write_all(bytes).map_err(|e| io(&dest, e))?;
             f.sync_all().map_err(|e| io(&dest, e))?;
         }
-        let old = staging.join("old");
+        injected(Step::Stage, &new)?;
+        compile()?;
+        injected(Step::Compile, &new)?;
         match std::fs::symlink_metadata(target) {
             Ok(m) if m.file_type().is_symlink() || !m.is_dir() => {
                 return Err(io(
@@ -312,19 +378,30 @@ fn stage_and_swap(
                     "exists and is not a plain folder; remove it first",
                 ));
             }
-            Ok(_) => std::fs::rename(target, &old).map_err(|e| io(target, e))?,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Ok(_) => {
+                injected(Step::Exchange, target)?;
+                swap::exchange(&new, target).map_err(|e| io(target, e))?;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                injected(Step::Exchange, target)?;
+                swap::rename_new(&new, target).map_err(|e| io(target, e))?;
+            }
             Err(e) => return Err(io(target, e)),
         }
-        if let Err(e) = std::fs::rename(&new, target) {
-            if old.exists() {
-                let _ = std::fs::rename(&old, target);
-            }
-            return Err(io(target, e));
-        }
+        // The new version is in place; what is left in staging is the old one (or nothing).
+        swap::sync_dir(plugins_dir);
         Ok(())
     })();
-    let _ = std::fs::remove_dir_all(&staging);
+    let removed = if fail_at == Some(Step::RemoveOld) {
+        Err(std::io::Error::other("injected failure at RemoveOld"))
+    } else {
+        std::fs::remove_dir_all(&staging)
+    };
+    if let Err(e) = removed {
+        // Installed (or refused) all the same: a leftover in the hidden staging folder is
+        // never loaded, only wasted space.
+        tracing::warn!(path = %staging.display(), "failed to remove the staging folder: {e}");
+    }
     if let Ok(mut rest) = std::fs::read_dir(plugins_dir.join(STAGING_DIR))
         && rest.next().is_none()
     {
@@ -332,3 +409,62 @@ fn stage_and_swap(
     }
     result
 }
+
+/// The atomic folder operations of an install.
+mod swap {
+    use std::path::Path;
+
+    /// Exchanges `new` and `target` (both existing folders) atomically: afterwards `target`
+    /// holds the new version and `new` the old one. Where the kernel or filesystem cannot
+    /// exchange, falls back to renaming the old folder aside first (a crash between the two
+    /// renames then leaves no folder at `target`, but still never a mix).
+    pub(super) fn exchange(new: &Path, target: &Path) -> std::io::Result<()> {
+        #[cfg(target_os = "linux")]
+        {
+            use rustix::fs::{CWD, RenameFlags, renameat_with};
+            match renameat_with(CWD, new, CWD, target, RenameFlags::EXCHANGE) {
+                Ok(()) => return Ok(()),
+                Err(e) if e == rustix::io::Errno::INVAL || e == rustix::io::Errno::NOSYS => {
+                    tracing::warn!(
+                        path = %target.display(),
+                        "RENAME_EXCHANGE unsupported here ({e}); replacing with two renames"
+                    );
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        let aside = new.with_file_name("old");
+        std::fs::rename(target, &aside)?;
+        if let Err(e) = std::fs::rename(new, target) {
+            let _ = std::fs::rename(&aside, target);
+            return Err(e);
+        }
+        std::fs::rename(&aside, new)
+    }
+
+    /// Renames `new` to `target`, which must not exist (a folder created there meanwhile is
+    /// never replaced).
+    pub(super) fn rename_new(new: &Path, target: &Path) -> std::io::Result<()> {
+        #[cfg(target_os = "linux")]
+        {
+            use rustix::fs::{CWD, RenameFlags, renameat_with};
+            match renameat_with(CWD, new, CWD, target, RenameFlags::NOREPLACE) {
+                Ok(()) => return Ok(()),
+                Err(e) if e == rustix::io::Errno::INVAL || e == rustix::io::Errno::NOSYS => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        std::fs::rename(new, target)
+    }
+
+    /// Makes the rename durable (best effort: not every filesystem syncs folders).
+    pub(super) fn sync_dir(dir: &Path) {
+        if let Ok(d) = std::fs::File::open(dir) {
+            let _ = d.sync_all();
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "bundle_install_tests.rs"]
+mod tests;

@@ -65,6 +65,30 @@ impl Shared {
     }
 }
 
+/// The engine options `config` asks for: the compile cache in `DATA_DIR/cache` and, with it,
+/// the compile helper. A bundle install compiles with the same options, so the cache entry it
+/// leaves is the one the host then loads.
+pub(crate) fn engine_options(config: &Config) -> EngineOptions {
+    let cache_dir = config
+        .host
+        .compile_cache
+        .then(|| config.data_dir().join("cache"));
+    // Compiling in a child needs the disk cache, where the child leaves its result.
+    let compile_helper = match (&config.host.compile_helper, &cache_dir) {
+        (Some(program), Some(_)) => Some(CompileHelper {
+            program: program.clone(),
+            timeout: std::time::Duration::from_secs(config.host.compile_timeout_s.into()),
+            memory_mb: config.host.compile_memory_mb,
+        }),
+        _ => None,
+    };
+    EngineOptions {
+        cache_dir,
+        compile_helper,
+        ..EngineOptions::default()
+    }
+}
+
 /// A running Guild host.
 #[derive(Clone)]
 pub struct Host {
@@ -80,25 +104,8 @@ impl Host {
     /// Starts a host for `config` with its own engine (compile cache in `DATA_DIR/cache`) and
     /// loads every configured plugin.
     pub async fn new(config: Config) -> Result<Self, HostError> {
-        let cache_dir = config
-            .host
-            .compile_cache
-            .then(|| config.data_dir().join("cache"));
-        // Compiling in a child needs the disk cache, where the child leaves its result.
-        let compile_helper = match (&config.host.compile_helper, &cache_dir) {
-            (Some(program), Some(_)) => Some(CompileHelper {
-                program: program.clone(),
-                timeout: std::time::Duration::from_secs(config.host.compile_timeout_s.into()),
-                memory_mb: config.host.compile_memory_mb,
-            }),
-            _ => None,
-        };
-        let engine = GuildEngine::new(EngineOptions {
-            cache_dir,
-            compile_helper,
-            ..EngineOptions::default()
-        })
-        .map_err(|e| HostError::Engine(e.into()))?;
+        let engine =
+            GuildEngine::new(engine_options(&config)).map_err(|e| HostError::Engine(e.into()))?;
         Self::with_engine(config, engine).await
     }
 

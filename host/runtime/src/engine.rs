@@ -221,6 +221,14 @@ impl GuildEngine {
         self.compile_file(path).map(|c| c.source)
     }
 
+    /// Compiles (or fetches from a cache) these component bytes, the very bytes the caller
+    /// holds (a bundle install passes the ones it verified, never read again from disk), and
+    /// says where the compiled code came from. The cache entry is keyed by their sha256, so a
+    /// later load of the same bytes from a file finds it.
+    pub fn warm_bytes(&self, bytes: &[u8]) -> Result<CompileSource, CompileError> {
+        self.compile(bytes).map(|c| c.source)
+    }
+
     /// A plain wasmtime artifact of the component at `path`, without the cache's trailer and
     /// tag: only for tests that prove such an artifact is refused.
     #[doc(hidden)]

@@ -35,7 +35,8 @@ pub(crate) enum BundleCommand {
     Sign {
         /// The bundle file (rewritten in place).
         file: PathBuf,
-        /// OpenSSH private key file (ed25519); an encrypted key asks for its passphrase.
+        /// OpenSSH private key file (ed25519; an encrypted key asks for its passphrase), or a
+        /// public key whose private half is in the ssh-agent SSH_AUTH_SOCK names.
         #[arg(long, required_unless_present = "signature")]
         key: Option<PathBuf>,
         /// Read the passphrase of an encrypted key from this file instead of the terminal.
@@ -137,7 +138,12 @@ pub(crate) async fn run(config: &Path, cmd: BundleCommand, json: bool) -> anyhow
             allow_rollback,
             allow_equivocation,
         } => {
-            let config = load_config(config)?;
+            let mut config = load_config(config)?;
+            // The component compiles in a child process under the compile limits, as a host
+            // start would (a unit test's executable has no compile command).
+            if cfg!(not(test)) {
+                config.host.compile_helper = std::env::current_exe().ok();
+            }
             let options = InstallOptions {
                 allowed_signers,
                 allow_rollback,
@@ -241,18 +247,22 @@ fn sign(
     let sig = match (key, signature) {
         (_, Some(sig_file)) => std::fs::read(&sig_file)
             .with_context(|| format!("failed to read {}", sig_file.display()))?,
-        (Some(key_file), None) => {
-            let key = bundle::sign::load_private_key(&key_file, || match &passphrase_file {
-                Some(p) => std::fs::read_to_string(p)
-                    .map(|s| s.trim_end_matches(['\n', '\r']).to_owned())
-                    .map_err(|e| format!("cannot read passphrase file {}: {e}", p.display())),
-                None => {
-                    rpassword::prompt_password(format!("passphrase for {}: ", key_file.display()))
-                        .map_err(|e| format!("cannot read the passphrase: {e}"))
-                }
-            })?;
-            bundle::sign::sign(&key, &b.manifest_bytes)?
-        }
+        (Some(key_file), None) => match public_key(&key_file) {
+            Some(key) => sign_with_agent(&key_file, &key, &b.manifest_bytes)?,
+            None => {
+                let key = bundle::sign::load_private_key(&key_file, || match &passphrase_file {
+                    Some(p) => std::fs::read_to_string(p)
+                        .map(|s| s.trim_end_matches(['\n', '\r']).to_owned())
+                        .map_err(|e| format!("cannot read passphrase file {}: {e}", p.display())),
+                    None => rpassword::prompt_password(format!(
+                        "passphrase for {}: ",
+                        key_file.display()
+                    ))
+                    .map_err(|e| format!("cannot read the passphrase: {e}")),
+                })?;
+                bundle::sign::sign(&key, &b.manifest_bytes)?
+            }
+        },
         (None, None) => anyhow::bail!("pass --key KEY or --signature SIG"),
     };
     let label = format!("signature {}", b.signatures.len());
@@ -266,6 +276,34 @@ fn sign(
         b.signatures.len()
     )?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Signs through the ssh-agent that `SSH_AUTH_SOCK` names, with the private half of `key`.
+fn sign_with_agent(
+    key_file: &Path,
+    key: &ssh_key::PublicKey,
+    manifest: &[u8],
+) -> anyhow::Result<Vec<u8>> {
+    let socket = std::env::var_os("SSH_AUTH_SOCK").with_context(|| {
+        format!(
+            "{} is a public key: signing with it needs its private half in an ssh-agent, and \
+             SSH_AUTH_SOCK is not set (start one with `eval $(ssh-agent)`, then `ssh-add`)",
+            key_file.display()
+        )
+    })?;
+    Ok(bundle::agent::sign_with_agent(
+        Path::new(&socket),
+        key,
+        &key_file.display().to_string(),
+        manifest,
+    )?)
+}
+
+/// The OpenSSH public key in `file`, if that is what it holds (its private half is then asked
+/// of the ssh-agent).
+fn public_key(file: &Path) -> Option<ssh_key::PublicKey> {
+    let text = std::fs::read_to_string(file).ok()?;
+    ssh_key::PublicKey::from_openssh(text.trim()).ok()
 }
 
 /// Writes beside the destination, then renames over it.

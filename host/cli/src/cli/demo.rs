@@ -5,6 +5,7 @@
 //! folder (so it can be reused with `guild --config …`), loads the example plugins and runs the
 //! kb, triage and digest specialists against it. The host's data folder is `state/` inside the
 //! demo folder, and kb's workspace sits next to it, never inside: no grant may reach host state.
+//! Its last step ships kb as a signed bundle to a teammate's host (`bundle/` in the demo folder).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -17,6 +18,9 @@ use guild_host::types::{TaskResult, TaskStatus};
 use guild_host::{Config, TaskRequest};
 
 use super::{render, start_host_with};
+
+#[path = "demo_bundle.rs"]
+mod bundle_step;
 
 /// Arguments of `guild demo`.
 #[derive(Args)]
@@ -239,11 +243,16 @@ pub(crate) async fn run(args: DemoArgs, json: bool) -> anyhow::Result<ExitCode> 
         );
     }
 
+    say(
+        json,
+        "\n== 13. a signed bundle: the lead signs kb, a teammate's host installs it, a tampered copy is refused",
+    );
+    failed |= !bundle_step::run(&plugins, &data, |text| say(json, text)).await?;
     // The server takes the data dir over: this process's host lets go of it first.
     drop(host);
     say(
         json,
-        "\n== 13. an MCP client drives `guild serve` over stdio (what Claude Code or Cursor do)",
+        "\n== 14. an MCP client drives `guild serve` over stdio (what Claude Code or Cursor do)",
     );
     failed |= !mcp_session(json, &config_file).await?;
 

@@ -1,5 +1,7 @@
 //! `guild keys add | list | remove | revoke`: edit the team's `allowed_signers` file and the
-//! revocation list that `[trust]` in `guild.toml` names.
+//! revocation list that `[trust]` in `guild.toml` names. Every edit replaces the file
+//! atomically (temporary file in the same folder, fsync, rename), so a host verifying a bundle
+//! meanwhile reads the old list or the new one.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -67,13 +69,70 @@ fn read_key(text: &str) -> anyhow::Result<PublicKey> {
         .context("not an OpenSSH public key (expected a .pub file or `ssh-ed25519 AAAA…`)")
 }
 
+/// Adds `line` at the end of `path` (created if missing), atomically ([`replace`]).
 fn append(path: &Path, line: &str) -> anyhow::Result<()> {
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .with_context(|| format!("failed to open {}", path.display()))?;
-    writeln!(f, "{line}").with_context(|| format!("failed to write {}", path.display()))
+    let mut text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(e).with_context(|| format!("failed to read {}", path.display())),
+    };
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(line);
+    text.push('\n');
+    replace(path, &text)
+}
+
+/// Replaces the file at `path` with `text` so that a reader (a host verifying a bundle) or a
+/// crash sees the old or the new file, never a half-written one: the text goes to a temporary
+/// file in the same folder, is synced, takes the old file's permissions and is renamed over it,
+/// then the folder is synced. A symlinked trust file (one kept in a team's git checkout, say)
+/// stays a symlink: its target is what gets replaced.
+fn replace(path: &Path, text: &str) -> anyhow::Result<()> {
+    let target = match std::fs::canonicalize(path) {
+        Ok(real) => real,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => path.to_owned(),
+        Err(e) => return Err(e).with_context(|| format!("failed to resolve {}", path.display())),
+    };
+    let dir = target
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".guild-keys-")
+        .tempfile_in(dir)
+        .with_context(|| format!("failed to create a temporary file in {}", dir.display()))?;
+    let written = tmp
+        .write_all(text.as_bytes())
+        .and_then(|()| match std::fs::metadata(&target) {
+            Ok(old) => tmp.as_file().set_permissions(old.permissions()),
+            Err(_) => set_readable(tmp.as_file()),
+        })
+        .and_then(|()| tmp.as_file().sync_all());
+    written.with_context(|| format!("failed to write {}", tmp.path().display()))?;
+    tmp.persist(&target)
+        .with_context(|| format!("failed to replace {}", target.display()))?;
+    if let Ok(d) = std::fs::File::open(dir) {
+        // Best effort: makes the rename itself durable where the filesystem supports it.
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+/// A new trust file is readable by everyone, like the `allowed_signers` of a git checkout
+/// (it holds public keys only).
+fn set_readable(file: &std::fs::File) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        file.set_permissions(std::fs::Permissions::from_mode(0o644))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = file;
+        Ok(())
+    }
 }
 
 pub(crate) async fn run(config: &Path, cmd: KeysCommand, json: bool) -> anyhow::Result<ExitCode> {
@@ -167,8 +226,7 @@ pub(crate) async fn run(config: &Path, cmd: KeysCommand, json: bool) -> anyhow::
                 .filter(|(i, _)| !drop.contains(&(i + 1)))
                 .map(|(_, l)| format!("{l}\n"))
                 .collect();
-            std::fs::write(&signers_file, kept)
-                .with_context(|| format!("failed to write {}", signers_file.display()))?;
+            replace(&signers_file, &kept)?;
             outln!(
                 "removed {} line(s) from {}",
                 drop.len(),

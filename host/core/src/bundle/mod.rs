@@ -17,6 +17,7 @@
 //! This module needs no wasm engine; installing (staging, the atomic rename, the ledger) lives in
 //! `guild-host`.
 
+pub mod agent;
 pub mod archive;
 pub mod manifest;
 pub mod paths;

@@ -227,6 +227,52 @@ fn expired_bundles_and_keys_outside_their_window_are_refused() {
 }
 
 #[test]
+fn a_bundle_created_in_the_future_is_refused_beyond_the_clock_skew() {
+    let dir = plugin_dir("1.0.0", b"\0asm");
+    let lead = key(1);
+    let p = policy(&[trusts("lead@team", &lead)], &[], 1);
+    let at = |created: u64| {
+        let mut b = archive::pack(
+            dir.path(),
+            PackOptions {
+                created,
+                expires: None,
+            },
+            Caps::default(),
+        )
+        .expect("pack");
+        b.signatures
+            .push(sign::sign(&lead, &b.manifest_bytes).expect("sign"));
+        check(b, &p)
+    };
+    at(NOW + verify::CREATED_SKEW_S).expect("within the skew");
+    let e = err(at(NOW + verify::CREATED_SKEW_S + 1));
+    assert!(
+        e.contains("demo@1.0.0 says it was created at") && e.contains("clock skew"),
+        "{e}"
+    );
+    let e = err(at(NOW + 365 * 86_400));
+    assert!(e.contains("later than now"), "{e}");
+}
+
+#[test]
+fn a_key_is_refused_before_valid_after_and_from_valid_before_on() {
+    let dir = plugin_dir("1.0.0", b"\0asm");
+    let lead = key(1);
+    let window = |after: &str, before: &str| {
+        let entry =
+            format_entry("lead@team", lead.public_key(), Some(after), Some(before)).expect("entry");
+        check(signed(dir.path(), &[&lead]), &policy(&[entry], &[], 1))
+    };
+    // NOW is 2027-01-15T08:00:00Z.
+    window("20270115Z", "20270116Z").expect("inside its window");
+    let e = err(window("20270116Z", "20270201Z"));
+    assert!(e.contains("not valid until 2027-01-16"), "{e}");
+    let e = err(window("20260101Z", "20270115Z"));
+    assert!(e.contains("expired at 2027-01-15"), "{e}");
+}
+
+#[test]
 fn any_byte_changed_after_signing_is_refused() {
     let dir = plugin_dir("1.0.0", b"\0asm-original");
     let lead = key(1);

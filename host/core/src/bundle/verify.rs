@@ -17,6 +17,11 @@ pub use super::trust::TrustedSigner as Signer;
 use super::{BundleError, SIGNATURES_PREFIX};
 use crate::manifest::{MANIFEST_FILE, Manifest};
 
+/// How far a bundle's creation time may lie ahead of this host's clock, seconds: clocks of
+/// signer and host differ a little, but a bundle from the future is refused (it would outlive
+/// a key revoked or expired meanwhile by looking newer than it is).
+pub const CREATED_SKEW_S: u64 = 300;
+
 /// A bundle that passed every check.
 #[derive(Debug, Clone)]
 pub struct Verified {
@@ -32,6 +37,8 @@ pub struct Verified {
     pub signers: Vec<Signer>,
     /// The plugin's files, exactly as hashed.
     pub files: BTreeMap<String, Vec<u8>>,
+    /// The plugin-relative path of the component (a key of `files`).
+    pub component: String,
     /// The `plugin.toml` inside, parsed as if it lived in the folder it will be installed to.
     pub plugin: Manifest,
 }
@@ -54,6 +61,17 @@ pub fn verify(
     }
     let signers = policy.evaluate(&checked, now)?;
 
+    if manifest.created > now.saturating_add(CREATED_SKEW_S) {
+        return Err(BundleError::Validity(format!(
+            "{}@{} says it was created at {}, later than now ({}) by more than the {} s clock \
+             skew allowed: check the signer's clock (or this host's) and pack it again",
+            manifest.name,
+            manifest.version,
+            rfc3339(manifest.created),
+            rfc3339(now),
+            CREATED_SKEW_S
+        )));
+    }
     if let Some(expires) = manifest.expires
         && now >= expires
     {
@@ -66,7 +84,7 @@ pub fn verify(
     }
 
     check_files(&manifest, &bundle.files)?;
-    let plugin = check_plugin(&manifest, &bundle.files, install_dir)?;
+    let (plugin, component) = check_plugin(&manifest, &bundle.files, install_dir)?;
     Ok(Verified {
         digest: sha256_hex(&bundle.manifest_bytes),
         content_digest: manifest.content_digest(),
@@ -74,6 +92,7 @@ pub fn verify(
         manifest_bytes: bundle.manifest_bytes,
         signers,
         files: bundle.files,
+        component,
         plugin,
     })
 }
@@ -132,12 +151,12 @@ fn check_files(
 }
 
 /// The `plugin.toml` inside parses and names the manifest's plugin, version and kind, and its
-/// component is one of the signed files.
+/// component is one of the signed files; returns the parsed manifest and the component's path.
 fn check_plugin(
     manifest: &DigestManifest,
     files: &BTreeMap<String, Vec<u8>>,
     install_dir: &Path,
-) -> Result<Manifest, BundleError> {
+) -> Result<(Manifest, String), BundleError> {
     let bytes = files
         .get(MANIFEST_FILE)
         .ok_or_else(|| BundleError::Manifest(format!("the bundle holds no {MANIFEST_FILE}")))?;
@@ -162,5 +181,5 @@ fn check_plugin(
             "the component {component:?} named by {MANIFEST_FILE} is not in the bundle"
         )));
     }
-    Ok(plugin)
+    Ok((plugin, component))
 }
