@@ -17,6 +17,7 @@ mod memory;
 mod receipts;
 mod reload;
 mod reports;
+mod sdks;
 mod server;
 mod skill_access;
 mod skill_grants;
