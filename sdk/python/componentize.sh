@@ -4,7 +4,8 @@
 #
 #   sdk/python/componentize.sh PLUGIN_DIR APP_MODULE WORLD OUT.wasm
 #
-# Only PLUGIN_DIR's *.py (without test_*.py) and the SDK go into the component. Installs the
+# Only PLUGIN_DIR's *.py (without test_*.py) and the SDK (without its test double) go into the
+# component. Installs the
 # pinned componentize-py when it is missing. Skips the build when OUT.wasm is newer than every
 # input. Run from anywhere.
 set -euo pipefail
@@ -36,13 +37,19 @@ sources() {
     done
 }
 
+sdk_sources() {
+    for f in "$sdk"/guild_sdk/*.py; do
+        [ "$(basename "$f")" = testing.py ] || echo "$f"
+    done
+}
+
 up_to_date=1
 if [ ! -f "$out" ]; then
     up_to_date=0
 else
     while IFS= read -r input; do
         if [ "$input" -nt "$out" ]; then up_to_date=0; break; fi
-    done < <(sources; ls "$sdk"/guild_sdk/*.py "$wit_dir"/*.wit "$sdk/componentize.sh" "$dir/build.sh" 2>/dev/null)
+    done < <(sources; sdk_sources; ls "$wit_dir"/*.wit "$sdk/componentize.sh" "$dir/build.sh" 2>/dev/null)
 fi
 if [ "$up_to_date" = 1 ]; then
     size_line " — up to date"
@@ -69,7 +76,7 @@ work="$(mktemp -d "${TMPDIR:-/tmp}/guild-py.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 while IFS= read -r f; do cp "$f" "$work/"; done < <(sources)
 mkdir "$work/guild_sdk"
-cp "$sdk"/guild_sdk/*.py "$work/guild_sdk/"
+while IFS= read -r f; do cp "$f" "$work/guild_sdk/"; done < <(sdk_sources)
 
 start=$(date +%s)
 if ! (cd "$work" && componentize-py -d "$wit_dir" -w "$world" componentize "$app" -o "$work/out.wasm") \

@@ -15,8 +15,8 @@ import json
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 from . import _backend
-from .errors import Denied, HostError, InvalidInput, MemoryRefused, ParentGone, ToolError
-from .types import GrantedTool, MemoryUpdate, Response, SkillMeta, ToolOutcome, ToolSpec, Document, Usage
+from .errors import Denied, InvalidInput, MemoryRefused, ParentGone, ToolError
+from .types import Document, GrantedTool, MemoryUpdate, Response, SkillMeta, ToolOutcome, ToolSpec, Usage
 
 HARD_LIMIT = 25_000
 SOFT_LIMIT = 18_000
@@ -157,4 +157,4 @@ class FakeHost:
         return MemoryUpdate(stored=self.versions[scope], warnings=warnings, usage=usage)
 
 
-__all__ = ["FakeHost", "HostError"]
+__all__ = ["FakeHost"]
