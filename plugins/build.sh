@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds every plugin: the Rust workspace here (one cargo build for all of them, which builds the
 # Rust SDK in sdk/rust for wasm32-wasip2), then each plugin folder's own build.sh (non-Rust
-# plugins). Copies each component next to its plugin.toml as the file its `component` key
+# plugins: Python ones call sdk/python/componentize.sh, which bundles the Python SDK; JavaScript
+# ones sdk/js/componentize.sh, which bundles the JavaScript SDK). Copies each component next to its plugin.toml as the file its `component` key
 # names. Last, runs the SDK's doctests (on the host target: the SDK is its own workspace, so
 # `cargo test --workspace` does not reach it). Idempotent; run from anywhere.
 set -euo pipefail

@@ -1,32 +1,51 @@
-"""Pure digest logic for the `digest` specialist.
+"""The `digest` specialist: searches tracker issues and reports a markdown digest grouped by
+label.
 
-Nothing here imports the WIT bindings, so it runs (and is unit-tested) under plain CPython.
-`app.py` maps these plain values onto the generated `wit_world` types.
+Written with the Python SDK (sdk/python, `guild_sdk`), which imports nothing from the generated
+bindings: all of this runs, and is unit-tested with `guild_sdk.testing.FakeHost`, under plain
+CPython. `app.py` only exports it.
 """
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import List, Optional
+
+import guild_sdk as guild
+from guild_sdk import FAILED, PARTIAL, SATISFIED, Report
 
 DESCRIPTION = "Summarises tracker issues matching a query into a markdown digest grouped by label"
 SEARCH_TOOL = "tracker.search_issues"
 UNLABELLED = "unlabelled"
 
-# Outcome names, mirroring the WIT enum `outcome`.
-SATISFIED = "satisfied"
-PARTIAL = "partial"
-FAILED = "failed"
+__all__ = ["SATISFIED", "PARTIAL", "FAILED", "DigestSpecialist"]
 
 
-@dataclass
-class Digest:
-    """What the specialist reports, in plain Python values."""
+class DigestSpecialist(guild.Specialist):
+    description = DESCRIPTION
 
-    summary: str
-    outcome: str
-    details: str
-    hard_passed: bool
-    open_issues: List[str] = field(default_factory=list)
+    def run(self, brief: guild.Brief) -> Report:
+        query = query_from_brief(brief.description)
+        if query is None:
+            guild.log.warn(f"task {brief.task_id}: empty brief")
+            raise guild.InvalidBrief("the brief is empty: its first line must be the issue search query")
+        guild.log.info(f"task {brief.task_id}: searching issues for {query!r}")
+        try:
+            output = guild.tools.call(SEARCH_TOOL, {"query": query})
+        except guild.HostError as err:
+            report = host_error(query, err.kind, err.message)
+            guild.log.warn(f"{SEARCH_TOOL} refused by host: {report.open_issues[0]}")
+            return report
+        except guild.ToolPending:
+            return tool_failed(query, None, "pending")
+        except guild.ToolFailed as err:
+            guild.log.warn(f"{SEARCH_TOOL} failed: {err.error}")
+            return tool_failed(query, err.error)
+        report = digest_from_document(query, output)
+        if report.outcome == SATISFIED:
+            guild.log.info(report.summary)
+        else:
+            guild.log.warn(f"{report.summary}: {'; '.join(report.open_issues)}")
+        return report
 
 
 @dataclass
@@ -138,49 +157,40 @@ def format_digest(query: str, total: int, issues: List[Issue]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def digest_from_output(query: str, output: str) -> Digest:
-    """Turns a successful tracker.search_issues output document into a digest."""
+def digest_from_output(query: str, output: str) -> Report:
+    """Turns a successful tracker.search_issues output document (JSON text) into a digest."""
     try:
         doc = json.loads(output)
     except (TypeError, ValueError) as err:
         return _partial(query, f"{SEARCH_TOOL} returned output that is not JSON: {err}")
+    return digest_from_document(query, doc)
+
+
+def digest_from_document(query: str, doc) -> Report:
+    """Turns a successful tracker.search_issues output (parsed JSON) into a digest."""
     if not isinstance(doc, dict) or not isinstance(doc.get("items", []), list):
         return _partial(query, f"{SEARCH_TOOL} returned an unexpected document (no 'items' list)")
     issues = parse_issues(doc.get("items") or [])
     total = doc.get("total_count")
     if not isinstance(total, int) or isinstance(total, bool) or total < len(issues):
         total = len(issues)
-    return Digest(
-        summary=summary_line(query, total, len(issues)),
-        outcome=SATISFIED,
-        details=format_digest(query, total, issues),
-        hard_passed=True,
-    )
+    # Searching is read-only: nothing external changed, so the report claims nothing.
+    return Report.satisfied(summary_line(query, total, len(issues)), format_digest(query, total, issues))
 
 
-def tool_failed(query: str, error: Optional[str], status: str = "failed") -> Digest:
+def tool_failed(query: str, error: Optional[str], status: str = "failed") -> Report:
     """The tool ran but reported status failed (or pending): no digest, error kept verbatim."""
     text = error if error else f"{SEARCH_TOOL} returned status {status} without an error message"
     return _partial(query, text)
 
 
-def host_error(query: str, kind: str, text: str) -> Digest:
+def host_error(query: str, kind: str, text: str) -> Report:
     """The host refused or failed the call (denied, invalid-input, limit-exceeded, failed)."""
-    return Digest(
-        summary=f"Could not search issues for '{query}': the host refused or failed the call ({kind})",
-        outcome=FAILED,
-        details="",
-        hard_passed=False,
-        # The host's text usually names its kind already ("denied: ..."); do not repeat it.
-        open_issues=[text if text.startswith(kind) else f"{kind}: {text}"],
-    )
+    # The host's text usually names its kind already ("denied: ..."); do not repeat it.
+    return Report.failed(
+        f"Could not search issues for '{query}': the host refused or failed the call ({kind})"
+    ).open_issue(text if text.startswith(kind) else f"{kind}: {text}")
 
 
-def _partial(query: str, problem: str) -> Digest:
-    return Digest(
-        summary=f"Search for '{query}' did not produce a digest",
-        outcome=PARTIAL,
-        details="",
-        hard_passed=False,
-        open_issues=[problem],
-    )
+def _partial(query: str, problem: str) -> Report:
+    return Report.partial(f"Search for '{query}' did not produce a digest").open_issue(problem)

@@ -1,7 +1,11 @@
-"""Unit tests of the digest logic; plain CPython, no bindings. Run: python3 -m unittest"""
+"""Unit tests of the digest specialist; plain CPython, no bindings, the host faked with
+guild_sdk.testing. Run from this folder: PYTHONPATH=../../sdk/python python3 -m unittest"""
 
 import json
 import unittest
+
+import guild_sdk as guild
+from guild_sdk.testing import FakeHost
 
 import digest
 
@@ -94,6 +98,37 @@ class DigestTest(unittest.TestCase):
         self.assertEqual(d.open_issues, ["denied: digest may not call tracker.search_issues"])
         d = digest.host_error("q", "failed", "connector trapped")
         self.assertEqual(d.open_issues, ["failed: connector trapped"])
+
+
+class RunTest(unittest.TestCase):
+    """The whole run, through the SDK, against a fake host."""
+
+    def test_searches_through_the_tool_and_reports(self):
+        with FakeHost(tools={digest.SEARCH_TOOL: SAMPLE}) as host:
+            report = digest.DigestSpecialist().run(guild.Brief("t1", "crash\nmore"))
+        self.assertEqual(host.calls, [(digest.SEARCH_TOOL, {"query": "crash"})])
+        self.assertEqual(report.outcome, guild.SATISFIED)
+        self.assertEqual(report.summary, "3 issues match 'crash'")
+        self.assertEqual(report.claims, [])
+
+    def test_denied_tool_is_a_failed_report_naming_it(self):
+        with FakeHost(plugin="digest") as host:
+            report = digest.DigestSpecialist().run(guild.Brief("t1", "crash"))
+        self.assertEqual(len(host.calls), 1)
+        self.assertEqual(report.outcome, guild.FAILED)
+        self.assertIn("denied", report.open_issues[0])
+        self.assertIn(digest.SEARCH_TOOL, report.open_issues[0])
+
+    def test_failed_tool_keeps_its_error(self):
+        failing = guild.ToolOutcome.failed("HTTP 502 from tracker")
+        with FakeHost(tools={digest.SEARCH_TOOL: failing}):
+            report = digest.DigestSpecialist().run(guild.Brief("t1", "crash"))
+        self.assertEqual(report.outcome, guild.PARTIAL)
+        self.assertEqual(report.open_issues, ["HTTP 502 from tracker"])
+
+    def test_empty_brief_is_invalid(self):
+        with FakeHost(), self.assertRaises(guild.InvalidBrief):
+            digest.DigestSpecialist().run(guild.Brief("t1", "  \n"))
 
 
 if __name__ == "__main__":

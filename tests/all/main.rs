@@ -18,6 +18,7 @@ mod receipts;
 mod reload;
 mod reload_load;
 mod reports;
+mod sdks;
 mod server;
 mod skill_access;
 mod skill_grants;

@@ -1,0 +1,111 @@
+//! The same specialist written with each language SDK (plugins/recap-py, plugins/recap-js):
+//! component size, cold compile, cached start and task latency, measured in one run.
+//!
+//! Run: `cargo bench -p guild-tests --bench languages`, or without building the host in release
+//! `cargo test -p guild-tests --bench languages` (dev profile; wasmtime and cranelift are
+//! optimised there too). `GUILD_BENCH_ITERS` sets the number of cached starts and tasks (default
+//! 10). Prints medians; no timing is asserted anywhere. Each task searches the tracker stand-in on
+//! 127.0.0.1 through the tracker connector and updates team memory.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use guild_cli::demo::tracker::TrackerServer;
+use guild_host::types::{Outcome, TaskStatus};
+use guild_host::{Config, EngineOptions, GuildEngine, Host};
+use guild_tests::{median, plugin_dir};
+
+const PLUGINS: &[&str] = &["recap-py", "recap-js"];
+
+fn config(dir: &Path, plugin: &str, url: &str) -> Config {
+    let list: Vec<String> = ["tracker", "triage", plugin]
+        .iter()
+        .map(|p| format!("{:?}", plugin_dir(p).display().to_string()))
+        .collect();
+    let text = format!(
+        r#"[host]
+plugins = [{}]
+data_dir = "data-{plugin}"
+[memory]
+workspace = "bench"
+[grants.tracker]
+http = ["{url}"]
+config = {{ base_url = "{url}", repo = "acme/shop" }}
+secrets = {{ TRACKER_TOKEN = {{ file = "token", hosts = ["{url}"] }} }}
+[grants.triage]
+tools = ["tracker.create_issue", "tracker.search_issues"]
+[grants.{plugin}]
+tools = ["tracker.search_issues"]
+memory = ["team:read", "team:write"]
+"#,
+        list.join(", ")
+    );
+    Config::parse(&text, &dir.join("guild.toml"), dir).expect("config")
+}
+
+fn start(rt: &tokio::runtime::Runtime, config: &Config, cache: Option<&Path>) -> (Host, Duration) {
+    let engine = GuildEngine::new(EngineOptions {
+        cache_dir: cache.map(Path::to_path_buf),
+        ..EngineOptions::default()
+    })
+    .expect("engine");
+    let t = Instant::now();
+    let h = rt
+        .block_on(Host::with_engine(config.clone(), engine))
+        .expect("host");
+    let took = t.elapsed();
+    assert!(h.load_errors().is_empty(), "{:?}", h.load_errors());
+    (h, took)
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1} ms", d.as_secs_f64() * 1e3)
+}
+
+fn main() {
+    let iters: usize = std::env::var("GUILD_BENCH_ITERS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(10);
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("token"), "tok-1\n").expect("token");
+    let tracker = rt.block_on(TrackerServer::start("tok-1")).expect("tracker");
+    println!(
+        "| plugin | component | cold compile (host start, no cache) | cached start (median of {iters}) | task (median of {iters}) |"
+    );
+    println!("|---|---|---|---|---|");
+    for plugin in PLUGINS {
+        let config = config(dir.path(), plugin, tracker.base_url());
+        let wasm = plugin_dir(plugin).join(format!("{plugin}.wasm"));
+        let size = std::fs::metadata(&wasm).expect("component").len();
+        let (_, cold) = start(&rt, &config, None);
+        let cache = dir.path().join(format!("cache-{plugin}"));
+        start(&rt, &config, Some(&cache)); // fills the disk cache
+        let cached: Vec<_> = (0..iters)
+            .map(|_| start(&rt, &config, Some(&cache)).1)
+            .collect();
+        let (h, _) = start(&rt, &config, Some(&cache));
+        let seeded = rt
+            .block_on(h.task("triage", "- [bug] Crash on start\n- [bug] Crash on exit\n"))
+            .expect("triage");
+        assert_eq!(seeded.status, TaskStatus::Succeeded, "{:?}", seeded.error);
+        let tasks: Vec<_> = (0..iters)
+            .map(|_| {
+                let t = Instant::now();
+                let r = rt.block_on(h.task(plugin, "crash")).expect("task");
+                let took = t.elapsed();
+                let outcome = r.report.map(|p| p.outcome);
+                assert_eq!(outcome, Some(Outcome::Satisfied), "{:?}", r.error);
+                took
+            })
+            .collect();
+        println!(
+            "| {plugin} | {:.1} MB | {} | {} | {} |",
+            size as f64 / 1e6,
+            ms(cold),
+            ms(median(cached)),
+            ms(median(tasks))
+        );
+    }
+}
