@@ -5,6 +5,7 @@ mod background;
 mod bad_input;
 mod capabilities;
 mod compile_cache;
+mod disk_quota;
 mod dispatch;
 mod dropped_calls;
 mod examples;

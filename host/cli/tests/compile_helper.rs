@@ -1,6 +1,7 @@
 //! Components compile in a child process (`guild __compile-component`) under a time and memory
 //! ceiling: a normal component compiles there and runs, one over the memory ceiling is refused
-//! with an error that names the plugin, the limit and the setting, and the host keeps serving.
+//! with an error that names the plugin, the limit and the setting, and the host keeps serving;
+//! so is a compile bomb (deeply nested blocks) under low ceilings that normal plugins fit in.
 
 use std::path::{Path, PathBuf};
 
@@ -79,4 +80,94 @@ async fn compile_over_the_memory_ceiling_is_refused_naming_plugin_limit_and_sett
         "a refused component must not load"
     );
     assert_eq!(cache_entries(dir.path()), 0, "nothing was cached");
+}
+
+/// Appends section `id` with `contents` (its size as unsigned LEB128 first).
+fn section(out: &mut Vec<u8>, id: u8, contents: &[u8]) {
+    out.push(id);
+    out.extend(leb128(contents.len()));
+    out.extend_from_slice(contents);
+}
+
+fn leb128(mut n: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let byte = (n & 0x7f) as u8;
+        n >>= 7;
+        if n == 0 {
+            out.push(byte);
+            return out;
+        }
+        out.push(byte | 0x80);
+    }
+}
+
+/// A component holding one core function of `depth` nested empty blocks: a few MB to ship,
+/// far more to compile (the shape of the compile bomb in the hardening issue).
+fn nested_blocks_component(depth: usize) -> Vec<u8> {
+    let mut body = vec![0x00]; // no locals
+    for _ in 0..depth {
+        body.extend([0x02, 0x40]); // block (no result)
+    }
+    body.extend(std::iter::repeat_n(0x0b, depth + 1)); // the blocks' ends, then the function's
+    let mut code = leb128(1);
+    code.extend(leb128(body.len()));
+    code.extend(body);
+    let mut module = b"\0asm\x01\0\0\0".to_vec();
+    section(&mut module, 1, &[1, 0x60, 0, 0]); // one type: () -> ()
+    section(&mut module, 3, &[1, 0]); // one function of that type
+    section(&mut module, 10, &code);
+    let mut component = b"\0asm\x0d\0\x01\0".to_vec();
+    section(&mut component, 1, &module); // a core module inside the component
+    component
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_compile_bomb_is_refused_at_load_naming_the_ceiling_and_the_host_keeps_serving() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bomb = dir.path().join("bomb");
+    std::fs::create_dir(&bomb).expect("mkdir");
+    std::fs::write(
+        bomb.join("plugin.toml"),
+        "[plugin]\nname = \"bomb\"\nversion = \"0.1.0\"\nkind = \"connector\"\n\
+         component = \"bomb.wasm\"\ndescription = \"nested blocks\"\n",
+    )
+    .expect("write manifest");
+    let component = nested_blocks_component(2_000_000);
+    assert!(component.len() < 8 * 1024 * 1024, "within the size cap");
+    std::fs::write(bomb.join("bomb.wasm"), component).expect("write component");
+    // Low ceilings keep the test short; the normal plugins compile under the same ones.
+    let text = format!(
+        "[host]\nplugins = [{:?}, {:?}, {:?}]\ndata_dir = \"data\"\n\
+         compile_timeout_s = 20\ncompile_memory_mb = 1024\n",
+        plugin("testing/probe").display().to_string(),
+        plugin("testing/echo").display().to_string(),
+        bomb.display().to_string(),
+    );
+    let mut config =
+        Config::parse(&text, &dir.path().join("guild.toml"), dir.path()).expect("config parses");
+    config.host.compile_helper = Some(PathBuf::from(env!("CARGO_BIN_EXE_guild")));
+    let host = Host::new(config)
+        .await
+        .expect("the host starts without the bomb");
+    let errors = host.load_errors().join("\n");
+    assert!(errors.contains("bomb"), "{errors}");
+    assert!(
+        errors.contains("[host] compile_memory_mb") || errors.contains("[host] compile_timeout_s"),
+        "the refusal names the ceiling it hit: {errors}"
+    );
+    assert!(
+        host.plugin("bomb").is_none(),
+        "a refused component must not load"
+    );
+    // Allowed: the normal plugins compiled under the same ceilings and serve.
+    assert!(host.plugin("echo").is_some(), "{errors}");
+    let result = host
+        .task("probe", r#"{"op": "print", "text": "still serving"}"#)
+        .await
+        .expect("task runs");
+    assert!(
+        format!("{result:?}").contains("still serving"),
+        "{result:?}"
+    );
 }

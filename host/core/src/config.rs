@@ -70,6 +70,14 @@ pub struct HostSettings {
     /// Address space the compiling child process may use, MiB.
     #[serde(default = "default_compile_memory_mb")]
     pub compile_memory_mb: u32,
+    /// Disk quota of a read-write folder grant that sets no `quota_mb`, MiB: the bytes of all
+    /// files under the folder together.
+    #[serde(default = "default_fs_quota_mb")]
+    pub fs_quota_mb: u32,
+    /// Files (and folders, and links) under a read-write folder grant that sets no
+    /// `quota_files`.
+    #[serde(default = "default_fs_quota_files")]
+    pub fs_quota_files: u32,
     /// The program that compiles components in a child process under the two limits above
     /// (the `guild` binary sets itself). Never read from the file; `None` compiles in-process.
     #[serde(skip)]
@@ -104,6 +112,12 @@ fn default_compile_timeout_s() -> u32 {
 fn default_compile_memory_mb() -> u32 {
     4096
 }
+fn default_fs_quota_mb() -> u32 {
+    256
+}
+fn default_fs_quota_files() -> u32 {
+    10_000
+}
 
 /// The range `[host] max_handles` must fall in: enough for the preopens and stdio, far below
 /// any process's descriptor limit.
@@ -122,6 +136,8 @@ impl Default for HostSettings {
             max_component_mb: default_max_component_mb(),
             compile_timeout_s: default_compile_timeout_s(),
             compile_memory_mb: default_compile_memory_mb(),
+            fs_quota_mb: default_fs_quota_mb(),
+            fs_quota_files: default_fs_quota_files(),
             compile_helper: None,
             verify_origins: Vec::new(),
         }
@@ -233,6 +249,14 @@ pub struct FsGrant {
     pub host: PathBuf,
     /// The most the operator allows; the effective mode is the lower of this and the request.
     pub mode: FsMode,
+    /// Bytes all files under the folder may take together when mounted read-write, MiB
+    /// (default `[host] fs_quota_mb`). A write past it fails with `insufficient-space`.
+    #[serde(default)]
+    pub quota_mb: Option<u32>,
+    /// Files, folders and links the folder may hold when mounted read-write (default
+    /// `[host] fs_quota_files`).
+    #[serde(default)]
+    pub quota_files: Option<u32>,
 }
 
 /// `[grants.NAME.secrets.SECRET]`: one secret's value source and the hosts it is sent to.
@@ -425,6 +449,8 @@ impl Config {
             ("max_component_mb", self.host.max_component_mb),
             ("compile_timeout_s", self.host.compile_timeout_s),
             ("compile_memory_mb", self.host.compile_memory_mb),
+            ("fs_quota_mb", self.host.fs_quota_mb),
+            ("fs_quota_files", self.host.fs_quota_files),
         ] {
             if value == 0 {
                 return Err(invalid(format!("host.{key}"), "expected at least 1".into()));
@@ -454,7 +480,17 @@ impl Config {
                         .map_err(|e| invalid(key.clone(), e.to_string()))?;
                 }
             }
-            for fs in &grant.fs {
+            for (i, fs) in grant.fs.iter().enumerate() {
+                for (key, value) in [("quota_mb", fs.quota_mb), ("quota_files", fs.quota_files)] {
+                    if value == Some(0) {
+                        return Err(invalid(
+                            format!("grants.{name}.fs[{i}].{key}"),
+                            "expected at least 1; a folder the plugin may not write is granted \
+                             with mode = \"ro\""
+                                .to_owned(),
+                        ));
+                    }
+                }
                 if fs.host.as_os_str().is_empty() || fs.host == Path::new("/") {
                     return Err(invalid(
                         format!("grants.{name}.fs"),

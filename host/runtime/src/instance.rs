@@ -123,7 +123,14 @@ pub(crate) async fn guarded<T: Send + 'static>(
     call: impl for<'a> FnOnce(&'a mut Store<StoreState>, &'a PluginPre, &'a mut Instant) -> Call<'a, T>,
 ) -> (Result<T, Failure>, InstanceStats) {
     let limits = plugin.effective.limits;
-    let mut store = match new_store(rt, &plugin.name, &plugin.ident, &plugin.effective, task) {
+    let mut store = match new_store(
+        rt,
+        &plugin.name,
+        &plugin.ident,
+        &plugin.effective,
+        &plugin.quotas,
+        task,
+    ) {
         Ok(s) => s,
         Err(e) => {
             return (

@@ -12,6 +12,7 @@
 mod bindings;
 mod caps;
 pub mod engine;
+mod fs_quota;
 mod host_impl;
 mod imports;
 mod instance;

@@ -19,6 +19,7 @@ pub(crate) use crate::bindings::api::PluginPre;
 use crate::bindings::api::{Bindings, SUPPORTED};
 use crate::bindings::version;
 use crate::engine::{CompileError, CompileSource, GuildEngine, wasm_err};
+use crate::fs_quota::{self, QuotaMount};
 use crate::imports;
 use crate::state::StoreState;
 
@@ -38,6 +39,9 @@ pub enum PrepareError {
     /// The host could not link its own interfaces (a host bug).
     #[error("failed to link host interfaces: {0}")]
     Link(String),
+    /// The granted folders could not be measured for their disk quotas.
+    #[error("failed to measure the granted folders for their disk quotas: {0}")]
+    Measure(String),
 }
 
 /// A compiled, pre-instantiated plugin version with its effective capabilities. Every call
@@ -48,6 +52,8 @@ pub struct Plugin {
     pub(crate) kind: PluginKind,
     pub(crate) effective: Arc<Effective>,
     pub(crate) pre: PluginPre,
+    /// Its folders with their disk quotas, shared by all its instances.
+    pub(crate) quotas: Arc<[QuotaMount]>,
     api_version: &'static str,
     sha256: String,
     source: CompileSource,
@@ -107,6 +113,7 @@ impl Linkers {
                 (bindings.add_to_linker)(kind, &mut linker).map_err(link)?;
             }
             crate::wasi_http::add_to_linker(&mut linker).map_err(link)?;
+            crate::fs_quota::add_to_linker(&mut linker).map_err(link)?;
             Ok(linker)
         };
         Ok(Self {
@@ -164,12 +171,18 @@ impl Runtime {
             })?;
         let pre = (bindings.wrap)(kind, instance_pre)
             .map_err(|e| PrepareError::WrongWorld(format!("{:#}", wasm_err(e))))?;
+        // Measuring the read-write folders walks them: off the async workers.
+        let (plugin, caps) = (name.to_owned(), effective.clone());
+        let quotas = tokio::task::spawn_blocking(move || fs_quota::mounts_for(&plugin, &caps))
+            .await
+            .map_err(|e| PrepareError::Measure(e.to_string()))?;
         Ok(Plugin {
             name: name.into(),
             ident: ident.into(),
             kind,
             effective,
             pre,
+            quotas,
             api_version: bindings.version,
             sha256: compiled.sha256,
             source: compiled.source,

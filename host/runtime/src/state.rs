@@ -18,6 +18,7 @@ use guild_core::capability::Effective;
 use guild_core::manifest::FsMode;
 
 use crate::Runtime;
+use crate::fs_quota::{FsQuotas, QuotaMount, QuotaView};
 use crate::limiter::MemoryLimiter;
 use crate::stdio::{GuestOutput, StderrTail};
 use crate::task::TaskHost;
@@ -41,6 +42,21 @@ pub(crate) struct StoreState {
     pub(crate) stderr_tail: Arc<StderrTail>,
     /// `wasi:http` requests, sent through the guarded client ([`crate::wasi_http`]).
     http: GuestHttp,
+    /// Disk quotas of the read-write folders ([`crate::fs_quota`]).
+    fs_quota: FsQuotas,
+}
+
+impl StoreState {
+    /// The view the quota-enforcing `wasi:filesystem` host functions work on.
+    pub(crate) fn fs_quota_view(&mut self) -> QuotaView<'_> {
+        QuotaView {
+            fs: wasmtime_wasi::filesystem::WasiFilesystemCtxView {
+                ctx: self.wasi.filesystem(),
+                table: &mut self.table,
+            },
+            quotas: &mut self.fs_quota,
+        }
+    }
 }
 
 impl WasiView for StoreState {
@@ -68,6 +84,7 @@ pub(crate) fn new_store(
     name: &Arc<str>,
     ident: &Arc<str>,
     caps: &Arc<Effective>,
+    quotas: &Arc<[QuotaMount]>,
     task: Option<Arc<dyn TaskHost>>,
 ) -> anyhow::Result<Store<StoreState>> {
     use anyhow::Context;
@@ -112,6 +129,7 @@ pub(crate) fn new_store(
         task,
         stderr_tail,
         http: GuestHttp::new(rt, caps),
+        fs_quota: FsQuotas::new(quotas.clone()),
     };
     let mut store = Store::new(rt.engine().engine(), state);
     store.limiter(|s| &mut s.limiter);

@@ -9,6 +9,9 @@
 //! exist is refused. Then every rule applies: never `/`, and never the host's own state (the
 //! data folder, the config file, the plugins folder, any plugin folder, a secret's file): a
 //! grant that equals, contains or lies inside one of them is refused, naming both paths.
+//!
+//! A read-write mount carries a disk quota (bytes and files under the folder), from the grant's
+//! `quota_mb` / `quota_files` or the `[host]` defaults; the runtime enforces it.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -25,6 +28,18 @@ pub struct FsMount {
     pub host: PathBuf,
     /// Effective mode.
     pub mode: FsMode,
+    /// How much the guest may store under the folder; `Some` exactly for read-write mounts.
+    pub quota: Option<FsQuota>,
+}
+
+/// The disk quota of one read-write mount: everything under the folder together, including
+/// what was there before the plugin started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FsQuota {
+    /// Bytes of all regular files (apparent size: a sparse file counts at its full length).
+    pub bytes: u64,
+    /// Entries: files, folders and links.
+    pub files: u64,
 }
 
 pub(super) fn resolve(
@@ -57,15 +72,28 @@ pub(super) fn resolve(
             continue;
         };
         let mode = req.mode.min(grant.mode);
+        let quota = (mode == FsMode::Rw).then(|| FsQuota {
+            bytes: u64::from(grant.quota_mb.unwrap_or(config.host.fs_quota_mb)) * 1024 * 1024,
+            files: u64::from(grant.quota_files.unwrap_or(config.host.fs_quota_files)),
+        });
+        let limit = match quota {
+            Some(q) => format!(
+                ", quota {} MiB / {} files",
+                q.bytes / (1024 * 1024),
+                q.files
+            ),
+            None => String::new(),
+        };
         rows.push(CapabilityRow::granted(
             "fs",
             &format!("{} ({})", req.guest, req.mode),
-            &format!("{} -> {} ({mode})", req.guest, host.display()),
+            &format!("{} -> {} ({mode}{limit})", req.guest, host.display()),
         ));
         mounts.push(FsMount {
             guest: req.guest.clone(),
             host: host.clone(),
             mode,
+            quota,
         });
     }
     for grant in granted {

@@ -20,7 +20,7 @@ mod tests;
 use std::collections::{BTreeMap, BTreeSet};
 
 pub use crate::decision::{denied, trace_decision, trace_refusal};
-pub use fs::FsMount;
+pub use fs::{FsMount, FsQuota};
 pub use memory::MemoryGrant;
 pub use report::{CapabilityRow, RowStatus};
 

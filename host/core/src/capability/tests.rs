@@ -130,6 +130,72 @@ fs = [{ guest = "/data", host = "d", mode = "ro" }, { guest = "/ro", host = "r",
 }
 
 #[test]
+fn rw_mounts_carry_the_grant_quota_or_the_host_default_and_ro_mounts_none() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join("d")).expect("mkdir");
+    std::fs::create_dir(dir.path().join("r")).expect("mkdir");
+    let cfg = config(
+        r#"[host]
+fs_quota_files = 77
+[grants.probe]
+fs = [{ guest = "/data", host = "d", mode = "rw", quota_mb = 3 }, { guest = "/ro", host = "r", mode = "rw", quota_mb = 9 }]"#,
+        dir.path(),
+    );
+    let (eff, rows) = resolve(&manifest(), &cfg).expect("resolves");
+    let data = eff.fs.iter().find(|m| m.guest == "/data").expect("mounted");
+    assert_eq!(
+        data.quota,
+        Some(FsQuota {
+            bytes: 3 * 1024 * 1024,
+            files: 77
+        })
+    );
+    let ro = eff.fs.iter().find(|m| m.guest == "/ro").expect("mounted");
+    assert_eq!(ro.quota, None, "a read-only mount needs no quota");
+    assert!(
+        rows.iter()
+            .any(|r| format!("{r:?}").contains("quota 3 MiB / 77 files")),
+        "{rows:?}"
+    );
+    let defaults = config(
+        r#"[grants.probe]
+fs = [{ guest = "/data", host = "d", mode = "rw" }]"#,
+        dir.path(),
+    );
+    let (eff, _) = resolve(&manifest(), &defaults).expect("resolves");
+    assert_eq!(
+        eff.fs[0].quota,
+        Some(FsQuota {
+            bytes: 256 * 1024 * 1024,
+            files: 10_000
+        })
+    );
+}
+
+#[test]
+fn a_zero_quota_is_refused_naming_the_key() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let err = Config::parse(
+        r#"[grants.probe]
+fs = [{ guest = "/data", host = "d", mode = "rw", quota_files = 0 }]"#,
+        &dir.path().join("guild.toml"),
+        dir.path(),
+    )
+    .expect_err("zero quota");
+    assert!(
+        err.to_string().contains("grants.probe.fs[0].quota_files"),
+        "{err}"
+    );
+    let err = Config::parse(
+        "[host]\nfs_quota_mb = 0\n",
+        &dir.path().join("guild.toml"),
+        dir.path(),
+    )
+    .expect_err("zero default");
+    assert!(err.to_string().contains("host.fs_quota_mb"), "{err}");
+}
+
+#[test]
 fn fs_grant_of_a_missing_folder_is_an_error_naming_it() {
     let dir = tempfile::tempdir().expect("tempdir");
     let cfg = config(

@@ -4,6 +4,7 @@
 //! `report_as` returns the report its brief spells out instead; any other op with
 //! `"claim": {"tool", "text"}` adds that claim (without an external id) to its report.
 
+mod fs_ops;
 mod memory_ops;
 mod ops;
 

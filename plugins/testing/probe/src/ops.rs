@@ -12,7 +12,8 @@ use serde_json::{Value, json};
 /// The op names, for error messages.
 pub(crate) const NAMES: &str = "read, write, list, env, http, config, tool, tools, loop, alloc, \
      output, trap, recurse, sleep, print, tcp, log, seq, brief, report, reports, skills, skill_load, \
-     skill_read, report_as, open_many, tool_loop, fail_big, report_many, memory_read, memory_update";
+     skill_read, report_as, open_many, tool_loop, fail_big, report_many, memory_read, memory_update, \
+     disk";
 
 /// The result of an op: the value, or the error as text.
 type OpResult = Result<Value, String>;
@@ -39,6 +40,7 @@ pub(crate) fn perform(op: &str, req: &Value) -> Result<OpResult, String> {
         "tool_loop" => tool_loop(req)?,
         "report_many" => report_many(u64_arg(req, "count")?, u64_arg(req, "bytes")?)?,
         "open_many" => open_many(str_arg(req, "path")?, u64_arg(req, "count")?),
+        "disk" => Ok(crate::fs_ops::disk(req)?),
         "tools" => Ok(granted()),
         "loop" => spin(),
         "alloc" => alloc(u64_arg(req, "mb")?),
