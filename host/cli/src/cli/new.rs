@@ -133,20 +133,35 @@ pub(crate) struct Created {
     pub(crate) files: Vec<String>,
 }
 
+/// The template folder whose files every kind of a language gets.
+const COMMON: &str = "common";
+
 /// Writes the plugin folder `args.dir/args.name` from the templates.
 fn scaffold(args: &NewArgs) -> anyhow::Result<Created> {
     manifest::validate_name(&args.name)
         .map_err(|e| anyhow::anyhow!("{e}; pick a name like `my-notes`"))?;
     let prefix = format!("{}/{}/", args.lang.dir(), args.kind.as_str());
-    let files: Vec<(&str, &[u8])> = TEMPLATES
+    let mut files: Vec<(&str, &[u8])> = TEMPLATES
         .iter()
         .filter_map(|(path, bytes)| path.strip_prefix(prefix.as_str()).map(|p| (p, *bytes)))
         .collect();
+    if !files.is_empty() {
+        // `<lang>/common/` holds what every kind of that language ships the same (its build
+        // script); a kind's own file of the same name wins.
+        let common = format!("{}/{COMMON}/", args.lang.dir());
+        let shared: Vec<(&str, &[u8])> = TEMPLATES
+            .iter()
+            .filter_map(|(path, bytes)| path.strip_prefix(common.as_str()).map(|p| (p, *bytes)))
+            .filter(|(p, _)| !files.iter().any(|(own, _)| own == p))
+            .collect();
+        files.extend(shared);
+    }
     if files.is_empty() {
         let kinds: Vec<&str> = TEMPLATES
             .iter()
             .filter_map(|(path, _)| path.strip_prefix(&format!("{}/", args.lang.dir())))
             .filter_map(|rest| rest.split('/').next())
+            .filter(|kind| *kind != COMMON)
             .collect::<std::collections::BTreeSet<_>>()
             .into_iter()
             .collect();

@@ -6,7 +6,7 @@
 
 use guild_host::memory::{
     Actor, DATA_LOSS_PERCENT, HARD_LIMIT_CHARS, HEADING_REQUIRED_ABOVE_CHARS, Memory,
-    PERSONAL_HEADINGS, SOFT_LIMIT_CHARS, Scope, UpdateOutcome,
+    PERSONAL_HEADINGS, SOFT_LIMIT_CHARS, Scope, UpdateOutcome, thousands,
 };
 use rmcp::model::{CallToolResult, MetaObject, Resource, ResourceContents};
 use serde_json::{Value, json};
@@ -74,19 +74,6 @@ fn rules() -> String {
         thousands(SOFT_LIMIT_CHARS),
         personal.join(", "),
     )
-}
-
-/// `25000` → `25,000`, as the usage lines print it.
-fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// The two memory tools, with the current usage of both documents in their descriptions

@@ -214,8 +214,8 @@ impl fmt::Display for Usage {
     }
 }
 
-/// `25000` → `25,000`.
-pub(crate) fn thousands(n: usize) -> String {
+/// `25000` → `25,000`, as usage lines and the limits in messages print counts.
+pub fn thousands(n: usize) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
