@@ -8,26 +8,15 @@ use std::process::{Child, Command, Output, Stdio};
 
 use serde_json::{Value, json};
 
+mod common;
+
 fn probe_dir() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../plugins/testing/probe");
-    assert!(
-        dir.join("probe.wasm").is_file(),
-        "plugins/testing/probe/probe.wasm is missing: run plugins/build.sh before the tests"
-    );
-    dir
+    common::plugin("testing/probe")
 }
 
 fn guild(dir: &Path, args: &[&str]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_guild"));
-    cmd.current_dir(dir)
-        .arg("--config")
-        .arg(dir.join("guild.toml"))
-        .args(args)
-        .env_remove("GUILD_CONFIG")
-        .env_remove("GUILD_LOG")
-        .env_remove("SOURCE_DATE_EPOCH")
-        .env_remove("SSH_AUTH_SOCK")
-        .stdin(Stdio::null());
+    let mut cmd = common::guild(dir, args);
+    cmd.current_dir(dir);
     cmd
 }
 
@@ -99,15 +88,7 @@ impl Server {
         .spawn()
         .expect("guild serve starts");
         let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
-        let mut line = String::new();
-        let url = loop {
-            line.clear();
-            let n = stderr.read_line(&mut line).expect("read stderr");
-            assert!(n > 0, "guild serve ended before serving");
-            if let Some(url) = line.trim().strip_prefix("guild serve: MCP on ") {
-                break url.to_owned();
-            }
-        };
+        let url = common::serve_url(&mut stderr);
         // Keep draining stderr so the server never blocks on a full pipe.
         std::thread::spawn(move || for _ in stderr.lines() {});
         Server { child, url }

@@ -3,24 +3,16 @@
 //! probe component (built by `plugins/build.sh`).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
 use serde_json::{Value, json};
 
+mod common;
+use common::guild;
+
 /// The probe's folder, checking that its component was built.
 fn probe_dir() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .join("..")
-        .join("plugins")
-        .join("testing")
-        .join("probe");
-    assert!(
-        dir.join("probe.wasm").is_file(),
-        "{} is missing: run plugins/build.sh before the tests",
-        dir.join("probe.wasm").display()
-    );
-    dir
+    common::plugin("testing/probe")
 }
 
 /// A folder with a `guild.toml` loading the probe (nothing granted), its data dir inside.
@@ -32,17 +24,6 @@ fn setup() -> tempfile::TempDir {
     );
     std::fs::write(dir.path().join("guild.toml"), text).expect("write guild.toml");
     dir
-}
-
-fn guild(dir: &Path, args: &[&str]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_guild"));
-    cmd.arg("--config")
-        .arg(dir.join("guild.toml"))
-        .args(args)
-        .env_remove("GUILD_CONFIG")
-        .env_remove("GUILD_LOG")
-        .stdin(Stdio::null());
-    cmd
 }
 
 fn run(dir: &Path, args: &[&str]) -> Output {

@@ -8,17 +8,10 @@ use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
+mod common;
+
 fn plugin(rel: &str) -> String {
-    let name = rel.rsplit('/').next().unwrap_or(rel);
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../plugins")
-        .join(rel);
-    assert!(
-        dir.join(format!("{name}.wasm")).is_file(),
-        "{} is missing: run plugins/build.sh before the tests",
-        dir.display()
-    );
-    dir.display().to_string()
+    common::plugin(rel).display().to_string()
 }
 
 /// A folder with `guild.toml` (probe and echo; probe may call `echo.guarded`, which needs
@@ -83,13 +76,7 @@ fn python_client(args: &[&str]) {
 }
 
 fn guild(dir: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_guild"));
-    cmd.arg("--config")
-        .arg(dir.join("guild.toml"))
-        .env_remove("GUILD_CONFIG")
-        .env_remove("GUILD_LOG")
-        .stdin(Stdio::null());
-    cmd
+    common::guild(dir, &[])
 }
 
 /// A running `guild serve --http 127.0.0.1:0` and its URL.
@@ -109,15 +96,7 @@ impl HttpServer {
             .spawn()
             .expect("guild serve starts");
         let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
-        let mut line = String::new();
-        let url = loop {
-            line.clear();
-            let n = stderr.read_line(&mut line).expect("read stderr");
-            assert!(n > 0, "guild serve ended before serving");
-            if let Some(url) = line.trim().strip_prefix("guild serve: MCP on ") {
-                break url.to_owned();
-            }
-        };
+        let url = common::serve_url(&mut stderr);
         Self { child, url, stderr }
     }
 

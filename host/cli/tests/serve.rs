@@ -5,24 +5,13 @@
 //! components.
 
 use std::io::{BufRead as _, BufReader, Read as _};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, ChildStderr, Command, Output, Stdio};
 
 use serde_json::{Value, json};
 
-/// A built plugin folder under the repository's `plugins/`.
-fn plugin(rel: &str) -> PathBuf {
-    let name = rel.rsplit('/').next().unwrap_or(rel);
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../plugins")
-        .join(rel);
-    assert!(
-        dir.join(format!("{name}.wasm")).is_file(),
-        "{} is missing: run plugins/build.sh before the tests",
-        dir.display()
-    );
-    dir
-}
+mod common;
+use common::{guild, plugin};
 
 /// Writes a copy of the probe at `version` into `dir` (the component first, in two pieces
 /// when `pieces`, then the manifest).
@@ -60,17 +49,6 @@ fn setup() -> tempfile::TempDir {
     );
     std::fs::write(dir.path().join("guild.toml"), text).expect("guild.toml");
     dir
-}
-
-fn guild(dir: &Path, args: &[&str]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_guild"));
-    cmd.arg("--config")
-        .arg(dir.join("guild.toml"))
-        .args(args)
-        .env_remove("GUILD_CONFIG")
-        .env_remove("GUILD_LOG")
-        .stdin(Stdio::null());
-    cmd
 }
 
 fn run(dir: &Path, args: &[&str]) -> Output {
