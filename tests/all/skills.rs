@@ -52,7 +52,7 @@ fn whole_corpus_loads_lenient_and_strict() {
     assert_eq!(report.valid.len(), 14);
     for entry in lenient.catalog.iter() {
         assert!(!entry.description.is_empty());
-        assert!(entry.full_bytes >= entry.skill_md_bytes && entry.skill_md_bytes > 0);
+        assert!(entry.full_bytes() >= entry.skill_md_bytes && entry.skill_md_bytes > 0);
     }
 }
 

@@ -107,10 +107,10 @@ pub(crate) async fn run(config: &Path, cmd: SkillsCommand, json: bool) -> anyhow
                     if let Some(t) = &e.meta.allowed_tools {
                         outln!("allowed-tools: {}", one_line(&t.join(" ")))?;
                     }
-                    if e.full_bytes > 0 {
+                    if e.full_bytes() > 0 {
                         outln!(
                             "size:        {} bytes full ({} SKILL.md)",
-                            e.full_bytes,
+                            e.full_bytes(),
                             e.skill_md_bytes
                         )?;
                     }
@@ -158,7 +158,7 @@ pub(crate) async fn run(config: &Path, cmd: SkillsCommand, json: bool) -> anyhow
                     serde_json::json!({
                         "name": e.name,
                         "skill_md_bytes": e.skill_md_bytes,
-                        "full_bytes": e.full_bytes,
+                        "full_bytes": e.full_bytes(),
                     })
                 })
                 .collect();
@@ -184,7 +184,7 @@ pub(crate) async fn run(config: &Path, cmd: SkillsCommand, json: bool) -> anyhow
                         "{:<40} {:>12} {:>12}",
                         one_line(&e.name),
                         e.skill_md_bytes,
-                        e.full_bytes
+                        e.full_bytes()
                     )?;
                 }
                 outln!(

@@ -65,7 +65,7 @@ fn list_skill_files(catalog: &Catalog, max: u64) -> Vec<Resource> {
             continue;
         };
         let files =
-            std::iter::once(SKILL_FILE).chain(entry.resources.iter().map(|r| r.path.as_str()));
+            std::iter::once(SKILL_FILE).chain(entry.resources().iter().map(|r| r.path.as_str()));
         for path in files {
             let mut resource = Resource::new(
                 skill_uri(&entry.name, path),

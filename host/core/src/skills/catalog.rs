@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::folder::ResourceFile;
+use super::contents::{Contents, ResourceFile};
 use super::format::{Problem, Severity, SkillMeta};
 
 /// Where a skill's body and resources come from.
@@ -46,14 +46,28 @@ pub struct SkillEntry {
     /// The source it came from, as the caller declared it (`shared:team`, `loader:x`, ...).
     /// Shown to models instead of host paths.
     pub source: String,
-    /// Resource files (folders only; a loader does not list its resources).
-    pub resources: Vec<ResourceFile>,
+    /// The folder's files besides `SKILL.md`, walked on first use ([`SkillEntry::resources`],
+    /// [`SkillEntry::full_bytes`]); none for a skill a loader serves.
+    #[serde(flatten)]
+    pub contents: Contents,
     /// Size of `SKILL.md`, bytes (0 for loader skills: unknown until loaded).
     pub skill_md_bytes: u64,
-    /// `SKILL.md` plus every resource, bytes: what pasting the whole skill would cost.
-    pub full_bytes: u64,
-    /// Changes whenever any of the skill's files changes.
+    /// Changes whenever `SKILL.md` changes or the skill folder gains, loses or renames an
+    /// entry (what the watcher re-scans on).
     pub fingerprint: String,
+}
+
+impl SkillEntry {
+    /// Resource files (folders only; a loader does not list its resources).
+    pub fn resources(&self) -> &[ResourceFile] {
+        &self.contents.get().resources
+    }
+
+    /// `SKILL.md` plus every resource, bytes: what pasting the whole skill would cost (0 for
+    /// a loader's skill).
+    pub fn full_bytes(&self) -> u64 {
+        self.contents.get().full_bytes
+    }
 }
 
 /// One line of the catalog as a caller sees it (level 1 of disclosure).
@@ -145,7 +159,7 @@ impl Catalog {
 
     /// What pasting every skill whole (SKILL.md and resources) would cost, bytes.
     pub fn full_bytes(&self) -> u64 {
-        self.entries.values().map(|e| e.full_bytes).sum()
+        self.entries.values().map(|e| e.full_bytes()).sum()
     }
 
     /// Adds `entry` unless its name is taken; a collision is a warning naming both places.

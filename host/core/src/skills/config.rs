@@ -62,6 +62,16 @@ pub struct SkillsSettings {
     /// it are left out, and a last line says how many.
     #[serde(default = "default_catalog_max_bytes")]
     pub catalog_max_bytes: usize,
+    /// Use file-system events (inotify on Linux) so that a re-scan compares only the skill
+    /// folders an event named (default true). `false` compares every skill folder's stamps each
+    /// interval: for folders changed from other machines (NFS and the like), where no local
+    /// event fires. Either way every 30th re-scan compares in full.
+    #[serde(default = "default_watch_events")]
+    pub watch_events: bool,
+}
+
+fn default_watch_events() -> bool {
+    true
 }
 
 fn default_max_resource_kb() -> u32 {
@@ -84,6 +94,7 @@ impl Default for SkillsSettings {
             strict_allowed_tools: Vec::new(),
             max_resource_kb: default_max_resource_kb(),
             watch_interval_ms: default_watch_ms(),
+            watch_events: default_watch_events(),
             catalog_max_bytes: default_catalog_max_bytes(),
         }
     }

@@ -15,7 +15,8 @@ use serde::Serialize;
 
 use super::SkillError;
 use super::catalog::SkillEntry;
-use super::folder::{ResourceFile, read_skill_md, walk_skill};
+use super::contents::{ResourceFile, walk_skill};
+use super::folder::read_skill_md;
 use super::format::{Mode, SKILL_FILE, parse_skill_md, strip_frontmatter};
 use super::layout::open_skill_dir;
 

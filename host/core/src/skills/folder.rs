@@ -1,15 +1,18 @@
 //! Skills on disk: scanning a folder of skill folders into a [`Catalog`], incrementally.
 //!
-//! Each direct sub-folder holding a `SKILL.md` is one skill. A cold scan walks every skill
-//! (stat only) for its resource listing and sizes, and reads and parses every `SKILL.md`,
-//! spread over a few threads. A re-scan (what the watcher runs every second) costs one `stat`
+//! Each direct sub-folder holding a `SKILL.md` is one skill. A cold scan reads and parses every
+//! `SKILL.md`, spread over a few threads; what else a skill folder holds (its resource listing
+//! and sizes) is walked later, once, on first use or in the background (see
+//! [`super::contents`]). A re-scan (what the watcher runs every second) costs one `stat`
 //! of the skills folder and two per skill: the skill folder's own metadata changes when an
 //! entry is added, removed or renamed in it, and `SKILL.md`'s (size, mtime, ctime, inode)
 //! changes when it is written or replaced; a skill is walked and parsed again only when one of
 //! them changed, and the folder is listed again only when its own metadata changed; when nothing
 //! changed at all the watcher keeps its cached scan as it was (no catalog is rebuilt). Edits
 //! inside a resource sub-folder do not change those, so the resource listing a body shows is
-//! taken fresh when the body is loaded (see [`super::disclose`]).
+//! taken fresh when the body is loaded (see [`super::disclose`]). Where the watcher has file
+//! system events ([`super::events`]), it does not even stat unchanged skills: only the skill
+//! folders an event named are compared.
 //!
 //! Confinement: a skill folder that is a symlink leading outside the skills folder, and a
 //! `SKILL.md` that is a symlink leading outside its skill folder, are refused (the same rule as
@@ -22,30 +25,18 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use cap_std::fs::Dir;
-use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use super::catalog::{Catalog, SkillEntry, SkillLocation};
+use super::contents::{Contents, MAX_LISTED, walk_skill};
+use super::events::Check;
 use super::format::{Mode, Problem, SKILL_FILE, Severity, parse_skill_md};
 use super::layout::{self, Stamp};
 
 /// Largest `SKILL.md` the host parses, bytes.
 pub const MAX_SKILL_MD: u64 = 1024 * 1024;
-/// Deepest resource listed, in folders below the skill folder.
-const MAX_DEPTH: usize = 8;
-/// Most resource files listed per skill; the rest is counted, not listed.
-pub const MAX_LISTED: usize = 500;
 /// Skills (re)loaded per worker thread at least: below this one thread does it all.
 const PER_THREAD: usize = 256;
-
-/// One resource file of a skill: its path relative to the skill folder, and its size.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ResourceFile {
-    /// Relative path with `/` separators.
-    pub path: String,
-    /// Bytes.
-    pub size: u64,
-}
 
 /// What one scan of a skills folder found.
 #[derive(Debug, Clone, Default)]
@@ -60,6 +51,8 @@ pub struct FolderScan {
     listing: layout::Listing,
     /// Per sub-folder: metadata and result, to skip unchanged skills next time.
     seen: BTreeMap<String, Arc<Seen>>,
+    /// Skill folders compared or loaded by the scan that built this one.
+    compared: usize,
 }
 
 #[derive(Debug)]
@@ -76,14 +69,6 @@ struct Seen {
     recent: bool,
 }
 
-/// The stat-only view of one skill folder.
-pub(crate) struct Walked {
-    fingerprint: String,
-    pub(crate) resources: Vec<ResourceFile>,
-    unlisted: usize,
-    pub(crate) full_bytes: u64,
-}
-
 /// Scans `dir` (a folder of skill folders) from scratch.
 pub fn scan_folder(dir: &Path, mode: Mode, label: &str) -> FolderScan {
     rescan_folder(dir, mode, label, None)
@@ -98,20 +83,35 @@ pub fn rescan_folder(
     previous: Option<&FolderScan>,
 ) -> FolderScan {
     match previous {
-        Some(p) => rescan_if_changed(dir, mode, label, p).unwrap_or_else(|| p.clone()),
-        None => rescan(dir, mode, label, None, false).unwrap_or_default(),
+        Some(p) => rescan_if_changed(dir, mode, label, p, &Check::All).unwrap_or_else(|| p.clone()),
+        None => rescan(dir, mode, label, None, false, &Check::All).unwrap_or_default(),
     }
 }
 
 /// [`rescan_folder`] for the watcher: `None` when nothing changed (same listing, every skill
 /// reused), so the caller keeps `previous` as it is instead of rebuilding an equal catalog.
+/// `check` says which skill folders to compare (file-system events vouch for the others).
 pub(crate) fn rescan_if_changed(
     dir: &Path,
     mode: Mode,
     label: &str,
     previous: &FolderScan,
+    check: &Check,
 ) -> Option<FolderScan> {
-    rescan(dir, mode, label, Some(previous), true)
+    rescan(dir, mode, label, Some(previous), true, check)
+}
+
+impl FolderScan {
+    /// The skill folder candidates the last listing found.
+    pub(crate) fn children(&self) -> &[String] {
+        &self.listing.children
+    }
+
+    /// How many skill folders the scan that built this compared or loaded (events spare the
+    /// rest).
+    pub(crate) fn compared(&self) -> usize {
+        self.compared
+    }
 }
 
 /// The scan itself; with `keep_if_same`, `None` when it would rebuild `previous` unchanged.
@@ -121,6 +121,7 @@ fn rescan(
     label: &str,
     previous: Option<&FolderScan>,
     keep_if_same: bool,
+    check: &Check,
 ) -> Option<FolderScan> {
     let mut scan = FolderScan {
         dir: dir.to_owned(),
@@ -140,6 +141,15 @@ fn rescan(
     };
     scan.root = Some(root);
     let same_listing = previous.is_some_and(|p| p.root == Some(root));
+    // Events named nothing, the listing is the same and no stamp needs another look.
+    if let (Some(p), Check::Only(dirty)) = (previous, check)
+        && keep_if_same
+        && same_listing
+        && dirty.is_empty()
+        && !p.seen.values().any(|s| s.recent)
+    {
+        return None;
+    }
     let listing = match previous {
         Some(p) if same_listing => Cow::Borrowed(&p.listing),
         _ => match layout::list(dir) {
@@ -161,11 +171,26 @@ fn rescan(
     let children: Vec<usize> = (0..listing.children.len()).collect();
     let mut slots: Vec<Option<Arc<Seen>>> = layout::parallel(&children, PER_THREAD * 4, |&i| {
         let name = &listing.children[i];
-        previous
-            .and_then(|p| p.seen.get(name))
-            .filter(|old| unchanged(&dir.join(name), old))
-            .cloned()
+        let old = previous.and_then(|p| p.seen.get(name))?;
+        let vouched = match check {
+            Check::Only(dirty) => !old.recent && !dirty.contains(name),
+            Check::All => false,
+        };
+        (vouched || unchanged(&dir.join(name), old)).then(|| old.clone())
     });
+    scan.compared = match check {
+        Check::All => listing.children.len(),
+        Check::Only(dirty) => listing
+            .children
+            .iter()
+            .filter(|n| {
+                dirty.contains(*n)
+                    || previous
+                        .and_then(|p| p.seen.get(*n))
+                        .is_none_or(|s| s.recent)
+            })
+            .count(),
+    };
     let todo: Vec<usize> = (0..slots.len()).filter(|&i| slots[i].is_none()).collect();
     if keep_if_same && same_listing && todo.is_empty() {
         // Same children, every one reused: the result would equal `previous`.
@@ -284,7 +309,7 @@ fn load_child(handle: Option<&Dir>, root: &Path, name: &str, mode: Mode, label: 
             recent,
         };
     }
-    let (entry, problems) = load_skill(handle, &child, name, mode, label);
+    let (entry, problems) = load_skill(handle, &child, dir, name, mode, label);
     Seen {
         dir,
         skill_md,
@@ -298,12 +323,14 @@ fn load_child(handle: Option<&Dir>, root: &Path, name: &str, mode: Mode, label: 
 /// Loads one skill folder: parses its `SKILL.md` in `mode`.
 pub fn scan_skill(dir: &Path, mode: Mode, label: &str) -> (Option<SkillEntry>, Vec<Problem>) {
     let folder = file_name(dir);
-    load_skill(None, dir, &folder, mode, label)
+    let stamp = Stamp::of(dir).unwrap_or_default();
+    load_skill(None, dir, stamp, &folder, mode, label)
 }
 
 fn load_skill(
     handle: Option<&Dir>,
     dir: &Path,
+    stamp: Stamp,
     folder: &str,
     mode: Mode,
     label: &str,
@@ -313,19 +340,7 @@ fn load_skill(
         Ok(text) => text,
         Err(reason) => return (None, vec![Problem::new(&file, "", reason, Severity::Error)]),
     };
-    let walked = walk_skill(dir);
-    let (parsed, mut problems) = parse_skill_md(&text, &file, Some(folder), mode);
-    if walked.unlisted > 0 {
-        problems.push(Problem::new(
-            dir,
-            "",
-            format!(
-                "{} resource files beyond the first {MAX_LISTED} (or deeper than {MAX_DEPTH} folders) are not listed",
-                walked.unlisted
-            ),
-            Severity::Warning,
-        ));
-    }
+    let (parsed, problems) = parse_skill_md(&text, &file, Some(folder), mode);
     let entry = parsed.map(|p| SkillEntry {
         name: p.meta.name.clone(),
         description: p.meta.description.clone(),
@@ -334,12 +349,37 @@ fn load_skill(
             dir: dir.to_owned(),
         },
         source: label.to_owned(),
-        resources: walked.resources,
+        contents: Contents::of_folder(dir.to_owned()),
         skill_md_bytes: text.len() as u64,
-        full_bytes: walked.full_bytes,
-        fingerprint: walked.fingerprint,
+        fingerprint: fingerprint(&text, stamp),
     });
     (entry, problems)
+}
+
+/// Changes when `SKILL.md` does or when entries are added to, removed from or renamed in the
+/// skill folder (its stamp): what a re-scan compares.
+fn fingerprint(skill_md: &str, folder: Stamp) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(skill_md.as_bytes());
+    hasher.update([0]);
+    hasher.update(folder.key().as_bytes());
+    hex::encode(&hasher.finalize()[..12])
+}
+
+/// The warning for a skill with more resource files than a body lists, found by walking it.
+pub(crate) fn unlisted_problem(dir: &Path) -> Option<Problem> {
+    let walked = walk_skill(dir);
+    (walked.unlisted > 0).then(|| {
+        Problem::new(
+            dir,
+            "",
+            format!(
+                "{} resource files beyond the first {MAX_LISTED} (or too deep) are not listed",
+                walked.unlisted
+            ),
+            Severity::Warning,
+        )
+    })
 }
 
 /// Reads `SKILL.md` of the skill folder `dir`, confined and capped; `Err` says why not.
@@ -355,77 +395,6 @@ pub(crate) fn read_skill_md(handle: Option<&Dir>, dir: &Path) -> Result<String, 
         layout::ReadError::Io(e) => format!("cannot read: {e}"),
     })?;
     String::from_utf8(bytes).map_err(|_| "is not valid UTF-8".to_owned())
-}
-
-/// Walks one skill folder without reading any file.
-pub(crate) fn walk_skill(dir: &Path) -> Walked {
-    let mut files = Vec::new();
-    let mut unlisted = 0;
-    walk(dir, "", 0, &mut files, &mut unlisted);
-    files.sort_by(|a, b| a.0.cmp(&b.0));
-    let mut hasher = Sha256::new();
-    let mut resources = Vec::new();
-    let mut full_bytes = 0;
-    for (path, size, mtime) in files {
-        hasher.update(path.as_bytes());
-        hasher.update([0]);
-        hasher.update(size.to_le_bytes());
-        hasher.update(mtime.to_le_bytes());
-        full_bytes += size;
-        if path == SKILL_FILE {
-            continue;
-        }
-        if resources.len() < MAX_LISTED {
-            resources.push(ResourceFile { path, size });
-        } else {
-            unlisted += 1;
-        }
-    }
-    Walked {
-        fingerprint: hex::encode(&hasher.finalize()[..12]),
-        resources,
-        unlisted,
-        full_bytes,
-    }
-}
-
-fn walk(
-    dir: &Path,
-    prefix: &str,
-    depth: usize,
-    out: &mut Vec<(String, u64, u128)>,
-    unlisted: &mut usize,
-) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in rd.filter_map(Result::ok) {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        // The entry's type is known from the listing: a symlink is neither followed nor listed.
-        let Ok(kind) = entry.file_type() else {
-            continue;
-        };
-        let rel = if prefix.is_empty() {
-            name.clone()
-        } else {
-            format!("{prefix}/{name}")
-        };
-        if kind.is_dir() {
-            if name.starts_with('.') {
-                continue;
-            }
-            if depth + 1 >= MAX_DEPTH {
-                *unlisted += 1;
-                continue;
-            }
-            walk(&entry.path(), &rel, depth + 1, out, unlisted);
-        } else if kind.is_file() {
-            let Ok(meta) = entry.metadata() else {
-                continue;
-            };
-            out.push((rel, meta.len(), layout::mtime_nanos(&meta)));
-        }
-    }
 }
 
 fn file_name(p: &Path) -> String {

@@ -27,6 +27,11 @@ impl Stamp {
         std::fs::metadata(path).map(|m| Self::from_meta(&m))
     }
 
+    /// The stamp as text, for fingerprints.
+    pub(crate) fn key(&self) -> String {
+        format!("{}:{}:{}:{}", self.len, self.mtime, self.ctime, self.ino)
+    }
+
     /// True when the stamp is too recent to trust: a write in the same timestamp tick (up to
     /// 2 s on some file systems) would leave it unchanged. Such entries are checked again on
     /// every re-scan until they are older (what git calls "racily clean").

@@ -20,7 +20,9 @@
 
 mod catalog;
 mod config;
+mod contents;
 mod disclose;
+mod events;
 mod folder;
 mod format;
 mod layout;
@@ -31,6 +33,8 @@ mod watch;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_events;
+#[cfg(test)]
 mod tests_wild;
 
 use std::path::PathBuf;
@@ -40,13 +44,12 @@ use thiserror::Error;
 
 pub use catalog::{Catalog, CatalogDiff, CatalogItem, SkillEntry, SkillLocation};
 pub use config::{SkillSource, SkillsSettings, SourceKind, SourceRequest};
+pub use contents::{Contents, MAX_LISTED, ResourceFile, Walked};
 pub use disclose::{
     BASE_DIR, Disclosure, Level, already_loaded_note, approx_tokens, check_relative, read_resource,
     resolve_base_dir, wrap_body,
 };
-pub use folder::{
-    FolderScan, MAX_LISTED, MAX_SKILL_MD, ResourceFile, rescan_folder, scan_folder, scan_skill,
-};
+pub use folder::{FolderScan, MAX_SKILL_MD, rescan_folder, scan_folder, scan_skill};
 pub use format::{
     ALLOWED_KEYS, DISABLE_MODEL_INVOCATION, MAX_COMPATIBILITY, MAX_DESCRIPTION, MAX_NAME, Mode,
     ParsedSkill, Problem, SKILL_FILE, Severity, SkillMeta, nfkc, parse_skill_md, split_frontmatter,

@@ -11,11 +11,13 @@ use sha2::{Digest, Sha256};
 
 use super::catalog::{Catalog, CatalogDiff, SkillEntry, SkillLocation};
 use super::config::{SkillSource, SkillsSettings, SourceRequest};
+use super::contents::Contents;
 use super::disclose::{
     Disclosure, Level, already_loaded_note, check_relative, folder_body, loader_body,
     read_resource, resolve_base_dir,
 };
-use super::folder::{FolderScan, rescan_if_changed, scan_folder, scan_skill};
+use super::events::{Check, Events};
+use super::folder::{FolderScan, rescan_if_changed, scan_folder, scan_skill, unlisted_problem};
 use super::format::{Mode, Problem, SKILL_FILE, Severity, parse_skill_md, validate_skill_name};
 use super::task::TaskSkills;
 use super::{SkillError, SkillLoaders};
@@ -39,6 +41,9 @@ pub struct Skills {
     base_dir: PathBuf,
     /// Lenient scans of every folder used so far, by (path, label).
     folders: Mutex<BTreeMap<FolderKey, Arc<FolderScan>>>,
+    /// File-system events for [`Skills::refresh`], set up by its first call (a service that is
+    /// never re-scanned holds no watches). The lock also keeps re-scans one at a time.
+    events: Mutex<Option<Events>>,
 }
 
 impl Skills {
@@ -49,6 +54,7 @@ impl Skills {
             settings,
             base_dir: base_dir.into(),
             folders: Mutex::new(BTreeMap::new()),
+            events: Mutex::new(None),
         }
     }
 
@@ -95,7 +101,15 @@ impl Skills {
             return scan.clone();
         }
         let scan = Arc::new(scan_folder(path, Mode::Lenient, label));
-        self.folders().entry(key).or_insert(scan).clone()
+        self.cache(key, scan)
+    }
+
+    /// Caches a cold scan (unless another caller cached one first) and starts walking its
+    /// skills' contents in the background.
+    fn cache(&self, key: FolderKey, scan: Arc<FolderScan>) -> Arc<FolderScan> {
+        let cached = self.folders().entry(key).or_insert(scan).clone();
+        Contents::prefetch(cached.catalog.iter().map(|e| e.contents.clone()).collect());
+        cached
     }
 
     /// [`Skills::folder`] for async callers: a folder not cached yet is scanned on tokio's
@@ -114,7 +128,7 @@ impl Skills {
             .await
             .map(Arc::new);
         match scanned {
-            Ok(scan) => self.folders().entry(key).or_insert(scan).clone(),
+            Ok(scan) => self.cache(key, scan),
             // The scan panicked (a bug, not bad input): scanning inline reports it where it is.
             Err(_) => self.folder(path, label),
         }
@@ -127,12 +141,29 @@ impl Skills {
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
+        let mut events = self.events.lock().unwrap_or_else(|p| p.into_inner());
+        let events = events.get_or_insert_with(|| Events::new(self.settings.watch_events));
+        events.drain();
+        // One check per folder, shared by every label it is cached under.
+        let mut checks: BTreeMap<PathBuf, Check> = BTreeMap::new();
+        for ((path, _), _) in &cached {
+            if !checks.contains_key(path) {
+                checks.insert(path.clone(), events.take(path));
+            }
+        }
         let mut changes = Vec::new();
         for ((path, label), old) in cached {
+            let check = checks.get(&path).cloned().unwrap_or(Check::All);
+            let new = rescan_if_changed(&path, Mode::Lenient, &label, &old, &check);
+            let quiet = matches!(&check, Check::Only(dirty) if dirty.is_empty());
+            if new.is_some() || !quiet || !events.is_watched(&path) {
+                events.watch(&path, new.as_ref().unwrap_or(&old).children());
+            }
             // Unchanged (the common case, every interval): the cached scan stays as it is.
-            let Some(new) = rescan_if_changed(&path, Mode::Lenient, &label, &old) else {
+            let Some(new) = new else {
                 continue;
             };
+            tracing::debug!(folder = %path.display(), compared = new.compared(), "skills re-scanned");
             let diff = Catalog::diff(&old.catalog, &new.catalog);
             // Always kept: it carries the stamps the next re-scan compares against.
             self.folders()
@@ -324,9 +355,8 @@ async fn loader_catalog(plugin: &str, loaders: &dyn SkillLoaders) -> Catalog {
                 plugin: plugin.to_owned(),
             },
             source: label.clone(),
-            resources: Vec::new(),
+            contents: Contents::none(),
             skill_md_bytes: 0,
-            full_bytes: 0,
             fingerprint: hex::encode(&h.finalize()[..12]),
         };
         catalog.insert_first_wins(Arc::new(entry), &context);
@@ -355,11 +385,18 @@ impl CheckReport {
 /// Checks `dir` strictly: a single skill folder (holding `SKILL.md`) or a folder of them.
 pub fn check_dir(dir: &Path) -> CheckReport {
     let (valid, problems) = if dir.join(SKILL_FILE).is_file() {
-        let (entry, problems) = scan_skill(dir, Mode::Strict, &dir.display().to_string());
+        let (entry, mut problems) = scan_skill(dir, Mode::Strict, &dir.display().to_string());
+        problems.extend(unlisted_problem(dir));
         (entry.map(|e| vec![e.name]).unwrap_or_default(), problems)
     } else {
         let scan = scan_folder(dir, Mode::Strict, &dir.display().to_string());
-        (scan.catalog.names(), scan.catalog.problems)
+        let mut problems = scan.catalog.problems.clone();
+        // A check walks every skill: the scan itself leaves that to first use.
+        problems.extend(scan.catalog.iter().filter_map(|e| match &e.location {
+            SkillLocation::Folder { dir } => unlisted_problem(dir),
+            SkillLocation::Loader { .. } => None,
+        }));
+        (scan.catalog.names(), problems)
     };
     CheckReport {
         dir: dir.to_owned(),

@@ -203,9 +203,8 @@ fn entry(name: &str, description: &str, hidden: bool) -> Arc<SkillEntry> {
             plugin: "l".to_owned(),
         },
         source: "loader:l".to_owned(),
-        resources: Vec::new(),
+        contents: Contents::none(),
         skill_md_bytes: 0,
-        full_bytes: 0,
         fingerprint: name.to_owned(),
     })
 }

@@ -1,13 +1,14 @@
 //! Watching skill folders: adding, changing or removing a skill updates the catalog without a
 //! restart, and every change is reported as a [`CatalogDiff`](super::CatalogDiff).
 //!
-//! The watcher polls (default every second, `[skills] watch_interval_ms`) rather than using OS
-//! notifications: it works the same on every platform and on network or container-mounted
-//! folders, needs no extra dependency, and its cost is bounded — one `stat` of each watched
-//! folder and two per skill (its folder and its `SKILL.md`), with a skill walked and parsed
-//! again only when one of them changed (see [`super::folder`]). Which
-//! folders are watched: every folder the service has served a catalog from (or was primed with
-//! [`Skills::folder`]).
+//! A thread re-scans every cached folder each interval (default every second,
+//! `[skills] watch_interval_ms`). What a re-scan compares comes from file-system events where
+//! the platform has them ([`super::events`]: only the skill folders an event named, so a quiet
+//! interval costs one read of the event queue and one `stat` per skills folder), and otherwise
+//! from stamps: one `stat` of each watched folder and two per skill (its folder and its
+//! `SKILL.md`), with a skill walked and parsed again only when one of them changed (see
+//! [`super::folder`]). Which folders are watched: every folder the service has served a
+//! catalog from (or was primed with [`Skills::folder`]).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
