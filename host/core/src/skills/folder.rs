@@ -25,13 +25,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use cap_std::fs::Dir;
-use sha2::{Digest, Sha256};
 
 use super::catalog::{Catalog, SkillEntry, SkillLocation};
 use super::contents::{Contents, MAX_LISTED, walk_skill};
 use super::events::Check;
 use super::format::{Mode, Problem, SKILL_FILE, Severity, parse_skill_md};
-use super::layout::{self, Stamp};
+use super::layout::{self, SkillMd, Stamp};
 
 /// Largest `SKILL.md` the host parses, bytes.
 pub const MAX_SKILL_MD: u64 = 1024 * 1024;
@@ -287,10 +286,18 @@ fn nothing_found(dir: &Path, mode: Mode, listing: &layout::Listing, hints: &[&st
 /// Loads one sub-folder of the skills folder: a skill when it holds `SKILL.md`.
 fn load_child(handle: Option<&Dir>, root: &Path, name: &str, mode: Mode, label: &str) -> Seen {
     let child = root.join(name);
-    let dir = Stamp::of(&child).unwrap_or_default();
-    let skill_md = Stamp::of(&child.join(SKILL_FILE)).ok();
+    let opened = layout::open_skill(handle, root, name);
+    let dir = opened.dir;
+    let (skill_md, read) = match opened.skill_md {
+        SkillMd::Missing => (None, None),
+        SkillMd::Open(file, stamp) => (
+            Some(stamp),
+            Some(layout::read_open(file, MAX_SKILL_MD).map_err(read_problem)),
+        ),
+        SkillMd::Refused(e, stamp) => (stamp, Some(Err(read_problem(e)))),
+    };
     let recent = dir.is_recent() || skill_md.is_some_and(|s| s.is_recent());
-    if skill_md.is_none() {
+    let Some(read) = read else {
         let hint = layout::what_instead(&child, name);
         let mut problems = Vec::new();
         if mode == Mode::Strict || hint.as_ref().is_some_and(|h| h.wrong_case) {
@@ -308,8 +315,9 @@ fn load_child(handle: Option<&Dir>, root: &Path, name: &str, mode: Mode, label: 
             hint: hint.map(|h| h.text),
             recent,
         };
-    }
-    let (entry, problems) = load_skill(handle, &child, dir, name, mode, label);
+    };
+    let text = read.and_then(|bytes| utf8(bytes));
+    let (entry, problems) = parse_entry(text, &child, dir, name, mode, label);
     Seen {
         dir,
         skill_md,
@@ -335,8 +343,21 @@ fn load_skill(
     mode: Mode,
     label: &str,
 ) -> (Option<SkillEntry>, Vec<Problem>) {
+    parse_entry(read_skill_md(handle, dir), dir, stamp, folder, mode, label)
+}
+
+/// The catalog entry for the skill folder `dir` from its `SKILL.md` as read (or why it could
+/// not be), with the problems found.
+fn parse_entry(
+    text: Result<String, String>,
+    dir: &Path,
+    stamp: Stamp,
+    folder: &str,
+    mode: Mode,
+    label: &str,
+) -> (Option<SkillEntry>, Vec<Problem>) {
     let file = dir.join(SKILL_FILE);
-    let text = match read_skill_md(handle, dir) {
+    let text = match text {
         Ok(text) => text,
         Err(reason) => return (None, vec![Problem::new(&file, "", reason, Severity::Error)]),
     };
@@ -357,13 +378,15 @@ fn load_skill(
 }
 
 /// Changes when `SKILL.md` does or when entries are added to, removed from or renamed in the
-/// skill folder (its stamp): what a re-scan compares.
+/// skill folder (its stamp): what a catalog diff compares. Only compared within one process,
+/// so a fast keyed hash will do (no cryptographic strength is needed: the text is compared
+/// with the text it was before, by the host, not against an adversary's forgery).
 fn fingerprint(skill_md: &str, folder: Stamp) -> String {
-    let mut hasher = Sha256::new();
-    hasher.update(skill_md.as_bytes());
-    hasher.update([0]);
-    hasher.update(folder.key().as_bytes());
-    hex::encode(&hasher.finalize()[..12])
+    use std::hash::{Hash as _, Hasher as _};
+    let mut hasher = std::hash::DefaultHasher::new();
+    skill_md.hash(&mut hasher);
+    folder.hash(&mut hasher);
+    format!("{:016x}", hasher.finish())
 }
 
 /// The warning for a skill with more resource files than a body lists, found by walking it.
@@ -385,7 +408,14 @@ pub(crate) fn unlisted_problem(dir: &Path) -> Option<Problem> {
 /// Reads `SKILL.md` of the skill folder `dir`, confined and capped; `Err` says why not.
 /// `handle`: the skills folder, already open.
 pub(crate) fn read_skill_md(handle: Option<&Dir>, dir: &Path) -> Result<String, String> {
-    let bytes = layout::read_confined(handle, dir, SKILL_FILE, MAX_SKILL_MD).map_err(|e| match e {
+    layout::read_confined(handle, dir, SKILL_FILE, MAX_SKILL_MD)
+        .map_err(read_problem)
+        .and_then(utf8)
+}
+
+/// Why `SKILL.md` could not be read, as a problem's reason.
+fn read_problem(e: layout::ReadError) -> String {
+    match e {
         layout::ReadError::TooLarge(size) => {
             format!("is {size} bytes, over the limit of {MAX_SKILL_MD}")
         }
@@ -393,7 +423,10 @@ pub(crate) fn read_skill_md(handle: Option<&Dir>, dir: &Path) -> Result<String, 
             "is a symlink (or lies in a folder) leading outside the skill's folder: refused ({e})"
         ),
         layout::ReadError::Io(e) => format!("cannot read: {e}"),
-    })?;
+    }
+}
+
+fn utf8(bytes: Vec<u8>) -> Result<String, String> {
     String::from_utf8(bytes).map_err(|_| "is not valid UTF-8".to_owned())
 }
 

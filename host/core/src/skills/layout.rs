@@ -13,7 +13,7 @@ use super::format::{Problem, SKILL_FILE, Severity};
 /// What changes when a file or folder is written, replaced, or has entries added or removed:
 /// size, modification and change times, inode. Equal stamps mean "not touched" (ctime cannot be
 /// set back by a user, unlike mtime).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub(crate) struct Stamp {
     len: u64,
     mtime: u128,
@@ -25,11 +25,6 @@ impl Stamp {
     /// The stamp of `path`, following symlinks.
     pub(crate) fn of(path: &Path) -> std::io::Result<Self> {
         std::fs::metadata(path).map(|m| Self::from_meta(&m))
-    }
-
-    /// The stamp as text, for fingerprints.
-    pub(crate) fn key(&self) -> String {
-        format!("{}:{}:{}:{}", self.len, self.mtime, self.ctime, self.ino)
     }
 
     /// True when the stamp is too recent to trust: a write in the same timestamp tick (up to
@@ -44,7 +39,7 @@ impl Stamp {
         now - changed < WINDOW_NANOS
     }
 
-    fn from_meta(meta: &std::fs::Metadata) -> Self {
+    pub(crate) fn from_meta(meta: &std::fs::Metadata) -> Self {
         #[cfg(unix)]
         let (ctime, ino) = {
             use std::os::unix::fs::MetadataExt as _;
@@ -233,10 +228,61 @@ pub(crate) fn open_skill_dir(dir: &Path) -> std::io::Result<Dir> {
     }
 }
 
-/// Reads `file` (relative) inside `folder`, confined to it and capped at `max` bytes while
-/// reading (a file that grows in between is still cut).
-pub(crate) fn read_capped(folder: &Dir, file: &str, max: u64) -> Result<Vec<u8>, ReadError> {
-    let f = folder.open(file)?;
+/// One skill folder opened for a scan: the stamps of the folder and of its `SKILL.md` come
+/// from the open handles (`fstat`), not from walking their paths again.
+pub(crate) struct OpenedSkill {
+    /// The folder's stamp (default when it could not be opened).
+    pub(crate) dir: Stamp,
+    /// `SKILL.md`: open with its stamp, absent, or refused.
+    pub(crate) skill_md: SkillMd,
+}
+
+/// What opening a skill folder's `SKILL.md` found.
+pub(crate) enum SkillMd {
+    /// Open, with its stamp.
+    Open(std::fs::File, Stamp),
+    /// No such file (or the folder itself could not be opened).
+    Missing,
+    /// There, but refused (a symlink leading outside, a folder); the stamp its path has.
+    Refused(ReadError, Option<Stamp>),
+}
+
+/// Opens the skill folder `name` of the skills folder `root` (through `handle`, an open handle
+/// on `root`, when there is one) and its `SKILL.md`.
+pub(crate) fn open_skill(handle: Option<&Dir>, root: &Path, name: &str) -> OpenedSkill {
+    let child = root.join(name);
+    let opened = match handle {
+        Some(handle) => handle.open_dir(name),
+        None => open_skill_dir(&child),
+    };
+    let Ok(folder) = opened else {
+        return OpenedSkill {
+            dir: Stamp::of(&child).unwrap_or_default(),
+            skill_md: SkillMd::Missing,
+        };
+    };
+    let folder = folder.into_std_file();
+    let dir = folder
+        .metadata()
+        .map(|m| Stamp::from_meta(&m))
+        .unwrap_or_default();
+    let folder = Dir::from_std_file(folder);
+    let skill_md = match folder.open(SKILL_FILE) {
+        Ok(file) => {
+            let file = file.into_std();
+            match file.metadata() {
+                Ok(meta) => SkillMd::Open(file, Stamp::from_meta(&meta)),
+                Err(e) => SkillMd::Refused(ReadError::Io(e), None),
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => SkillMd::Missing,
+        Err(e) => SkillMd::Refused(e.into(), Stamp::of(&child.join(SKILL_FILE)).ok()),
+    };
+    OpenedSkill { dir, skill_md }
+}
+
+/// Reads the open file `f`, capped at `max` bytes while reading.
+pub(crate) fn read_open(f: std::fs::File, max: u64) -> Result<Vec<u8>, ReadError> {
     let meta = f.metadata()?;
     if meta.is_dir() {
         return Err(ReadError::Io(std::io::Error::other(
@@ -252,6 +298,12 @@ pub(crate) fn read_capped(folder: &Dir, file: &str, max: u64) -> Result<Vec<u8>,
         return Err(ReadError::TooLarge(out.len() as u64));
     }
     Ok(out)
+}
+
+/// Reads `file` (relative) inside `folder`, confined to it and capped at `max` bytes while
+/// reading (a file that grows in between is still cut).
+pub(crate) fn read_capped(folder: &Dir, file: &str, max: u64) -> Result<Vec<u8>, ReadError> {
+    read_open(folder.open(file)?.into_std(), max)
 }
 
 /// Reads `file` of the skill folder `dir` (see [`open_skill_dir`], [`read_capped`]); with
