@@ -1,17 +1,20 @@
 //! `guild new` → `guild build` → `guild task`, as a new plugin author meets them, for every
-//! language with templates: a scaffolded specialist calls the `echo` tool of a scaffolded
-//! connector and the task succeeds with that tool call in its result. Plus the refusals an
-//! author meets (existing folder, bad name, unknown template, wrong world) and the check that
-//! the checked-in C bindings match `wit/`.
+//! language with templates: all three kinds are scaffolded; a scaffolded specialist calls the
+//! `echo` tool of a scaffolded connector and the task succeeds with that tool call in its
+//! result; the scaffolded skill loader serves its skill to a specialist through the host
+//! (catalog, body, resource). The Python and JavaScript scaffolds' own unit tests run too,
+//! outside wasm. Plus the refusals an author meets (existing folder, bad name, unknown
+//! template, wrong world).
 //!
-//! Rust scaffolds build with one shared `CARGO_TARGET_DIR` under `target/`, so the SDK's
-//! dependencies compile once. Python and JavaScript components take a while to compile: the
-//! config lets them.
+//! Cost: Rust scaffolds build with one shared `CARGO_TARGET_DIR` under `target/`, so the SDK's
+//! dependencies compile once. guild.toml is written before the builds, so each `guild build`
+//! leaves its compiled component in the config's compile cache and the tasks compile nothing:
+//! every component is compiled by wasmtime once (Python and JavaScript ones take seconds each).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("..")
@@ -44,13 +47,53 @@ fn ok(out: Output) -> Output {
     out
 }
 
-/// Scaffolds `LANG-conn` and `LANG-spec`, builds both, and runs one task through them; the
-/// folder they are in.
+/// A copy of the probe test specialist (plugins/testing/probe, already built) in `root/probe`
+/// whose manifest requests the skills of the loader `loader` instead of its own folder.
+fn probe_reading(root: &Path, loader: &str) {
+    let src = repo().join("plugins").join("testing").join("probe");
+    let dest = root.join("probe");
+    std::fs::create_dir(&dest).expect("mkdir probe");
+    std::fs::copy(src.join("probe.wasm"), dest.join("probe.wasm"))
+        .expect("plugins/testing/probe/probe.wasm exists: run plugins/build.sh");
+    let manifest = std::fs::read_to_string(src.join("plugin.toml")).expect("read probe manifest");
+    let requested = "skills = [\"skills/\"]";
+    assert!(manifest.contains(requested), "{manifest}");
+    let manifest = manifest.replace(requested, &format!("skills = [\"loader:{loader}\"]"));
+    std::fs::write(dest.join("plugin.toml"), manifest).expect("write probe manifest");
+}
+
+/// Runs a scaffold's own unit tests the way its files say (outside wasm, with the SDK's test
+/// double); Rust scaffolds' `cargo test` is left to their authors (it builds the SDK natively).
+fn unit_tests(lang: &str, dir: &Path) {
+    let (program, args): (&str, &[&str]) = match lang {
+        "python" => ("python3", &["-m", "unittest", "-v"]),
+        "js" => ("npm", &["test", "--silent"]),
+        _ => return,
+    };
+    let out = Command::new(program)
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("{program} runs: {e}"));
+    assert!(
+        out.status.success(),
+        "{} in {}: {}",
+        program,
+        dir.display(),
+        text(&out)
+    );
+}
+
+/// Scaffolds `LANG-conn`, `LANG-spec` and `LANG-skills`, runs their unit tests, builds them,
+/// runs one task through the connector and one that reads the loader's skill; the folder they
+/// are in.
 fn new_build_task(lang: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");
     let root = dir.path();
     let connector = format!("{lang}-conn");
     let specialist = format!("{lang}-spec");
+    let loader = format!("{lang}-skills");
     let tool = format!("{connector}.echo");
     ok(guild(
         root,
@@ -74,16 +117,25 @@ fn new_build_task(lang: &str) -> tempfile::TempDir {
             && printed.contains(&format!("tools = [\"{tool}\"]")),
         "the grant snippet is printed:\n{printed}"
     );
-    for name in [&connector, &specialist] {
-        assert!(root.join(name).join("build.sh").is_file());
-        assert!(root.join(name).join("wit").join("guild.wit").is_file());
-        ok(guild(root, &["build", name]));
-    }
+    ok(guild(
+        root,
+        &["new", "skill-loader", &loader, "--lang", lang],
+    ));
+    probe_reading(root, &loader);
+    // Written first, as the printed snippet suggests: the builds then compile into its cache.
     let config = format!(
-        "[host]\nplugins = [{connector:?}, {specialist:?}]\ndata_dir = \"data\"\n\
-         compile_timeout_s = 900\n\n[grants.{specialist}]\ntools = [{tool:?}]\n"
+        "[host]\nplugins = [{connector:?}, {specialist:?}, {loader:?}, \"probe\"]\n\
+         data_dir = \"data\"\ncompile_timeout_s = 900\n\n[grants.{specialist}]\ntools = [{tool:?}]\n\n\
+         [grants.probe]\nskills = [\"loader:{loader}\"]\n"
     );
     std::fs::write(root.join("guild.toml"), config).expect("write guild.toml");
+    for name in [&connector, &specialist, &loader] {
+        assert!(root.join(name).join("build.sh").is_file());
+        assert!(root.join(name).join("wit").join("guild.wit").is_file());
+        unit_tests(lang, &root.join(name));
+        ok(guild(root, &["build", name]));
+    }
+
     let out = ok(guild(
         root,
         &["--json", "task", &specialist, "hello from the test"],
@@ -98,6 +150,37 @@ fn new_build_task(lang: &str) -> tempfile::TempDir {
         output.contains("hello from the test"),
         "the connector echoed the brief: {result:#}"
     );
+
+    // The loader's skill reaches a specialist: catalog, body, resource; a missing resource is
+    // the loader's own refusal.
+    let brief = json!({"op": "seq", "ops": [
+        {"op": "skills"},
+        {"op": "skill_load", "name": "hello"},
+        {"op": "skill_read", "name": "hello", "path": "checklist.md"},
+        {"op": "skill_read", "name": "hello", "path": "absent.md"},
+    ]});
+    let out = ok(guild(
+        root,
+        &["--json", "task", "probe", &brief.to_string()],
+    ));
+    let result: Value = serde_json::from_slice(&out.stdout).expect("task JSON");
+    assert_eq!(result["status"], "succeeded", "{result:#}");
+    let details = result["report"]["details"].as_str().unwrap_or_default();
+    let answer: Value = serde_json::from_str(details).expect("probe details JSON");
+    let steps = answer["value"].as_array().expect("one answer per op");
+    let catalog = &steps[0]["value"];
+    assert_eq!(
+        catalog,
+        &json!([{"name": "hello", "description": "How to greet a new teammate."}]),
+        "{result:#}"
+    );
+    let body = steps[1]["value"].as_str().unwrap_or_default();
+    assert!(body.contains("# Hello"), "{result:#}");
+    let resource = steps[2]["value"].as_str().unwrap_or_default();
+    assert!(resource.contains("one next step"), "{result:#}");
+    assert_eq!(steps[3]["ok"], false, "{result:#}");
+    let refused = steps[3]["error"].as_str().unwrap_or_default();
+    assert!(refused.contains("absent.md"), "{result:#}");
     dir
 }
 
@@ -165,13 +248,25 @@ fn new_refuses_an_existing_folder_a_bad_name_and_a_missing_template() {
     );
     assert!(!root.join("Bad_Name").exists());
 
-    let out = guild(root, &["new", "skill-loader", "skills", "--lang", "js"]);
-    assert!(!out.status.success());
-    assert!(
-        text(&out).contains("no skill-loader template for js"),
-        "{}",
-        text(&out)
-    );
+    // Every kind has a template in Rust, Python and JavaScript; the first language missing
+    // one (C, while its templates are not all there) is refused with the kinds it has.
+    let templates = repo().join("host").join("cli").join("templates");
+    let missing = ["c"].into_iter().find_map(|lang| {
+        ["connector", "specialist", "skill-loader"]
+            .into_iter()
+            .find(|kind| !templates.join(lang).join(kind).is_dir())
+            .map(|kind| (lang, kind))
+    });
+    if let Some((lang, kind)) = missing {
+        let out = guild(root, &["new", kind, "skills", "--lang", lang]);
+        assert!(!out.status.success());
+        assert!(
+            text(&out).contains(&format!("no {kind} template for {lang}")),
+            "{}",
+            text(&out)
+        );
+        assert!(!root.join("skills").exists());
+    }
 
     let out = guild(root, &["new", "connector", "x", "--lang", "cobol"]);
     assert!(!out.status.success());

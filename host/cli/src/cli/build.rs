@@ -1,5 +1,7 @@
 //! `guild build DIR`: runs the plugin folder's `build.sh`, then checks that the component it
 //! produced loads as the `kind` its `plugin.toml` declares (a wrong world names the right kind).
+//! With a config file at hand, the check compiles into that config's compile cache, so the next
+//! `guild task` starts without compiling the component again.
 
 use std::collections::VecDeque;
 use std::io::BufRead as _;
@@ -23,8 +25,8 @@ pub(crate) struct BuildArgs {
     dir: PathBuf,
 }
 
-pub(crate) async fn run(args: BuildArgs, json: bool) -> anyhow::Result<ExitCode> {
-    let info = build_and_check(&args.dir).await?;
+pub(crate) async fn run(config: &Path, args: BuildArgs, json: bool) -> anyhow::Result<ExitCode> {
+    let info = build_and_check(&args.dir, operator_cache(config).as_ref()).await?;
     if json {
         print_json(&info)?;
     } else {
@@ -33,8 +35,28 @@ pub(crate) async fn run(args: BuildArgs, json: bool) -> anyhow::Result<ExitCode>
     Ok(ExitCode::SUCCESS)
 }
 
-/// Builds `dir` and checks the result loads; the loaded plugin's description.
-pub(crate) async fn build_and_check(dir: &Path) -> anyhow::Result<PluginInfo> {
+/// The operator's config file, when it is there, loads and has `compile_cache` on: the check
+/// then compiles into its cache (`DATA_DIR/cache`) with its compile limits. A missing or broken
+/// config is not `guild build`'s business: the check then compiles into a throwaway folder.
+fn operator_cache(config_path: &Path) -> Option<Config> {
+    if !config_path.is_file() {
+        return None;
+    }
+    match Config::load(config_path) {
+        Ok(config) => config.host.compile_cache.then_some(config),
+        Err(e) => {
+            tracing::debug!("not sharing a compile cache: {e}");
+            None
+        }
+    }
+}
+
+/// Builds `dir` and checks the result loads; the loaded plugin's description. With `operator`,
+/// the check leaves the compiled component in that config's compile cache.
+pub(crate) async fn build_and_check(
+    dir: &Path,
+    operator: Option<&Config>,
+) -> anyhow::Result<PluginInfo> {
     let dir = dir
         .canonicalize()
         .with_context(|| format!("cannot open plugin folder {}", dir.display()))?;
@@ -49,7 +71,7 @@ pub(crate) async fn build_and_check(dir: &Path) -> anyhow::Result<PluginInfo> {
             dir.display()
         );
     }
-    check_loads(&dir, &manifest).await
+    check_loads(&dir, &manifest, operator).await
 }
 
 /// Runs `dir/build.sh` with `bash`, its output on stderr; a failure shows its last stderr lines.
@@ -95,19 +117,33 @@ pub(crate) fn run_build_script(dir: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Loads exactly `dir` in a throwaway host (nothing granted, nothing cached) and returns what
-/// the host made of it, or its load error with a hint when the world does not match `kind`.
-async fn check_loads(dir: &Path, manifest: &Manifest) -> anyhow::Result<PluginInfo> {
+/// Loads exactly `dir` in a throwaway host (nothing granted; compiled into the compile cache of
+/// `operator` when given, else not cached) and returns what the host made of it, or its load
+/// error with a hint when the world does not match `kind`.
+async fn check_loads(
+    dir: &Path,
+    manifest: &Manifest,
+    operator: Option<&Config>,
+) -> anyhow::Result<PluginInfo> {
     let mut config = Config::default();
     config.host.plugins_dir = None;
     config.host.plugins = vec![dir.to_path_buf()];
-    config.host.compile_cache = false;
     // Declared before the host, so it is removed after the host closed its files.
     let scratch = tempfile::Builder::new()
         .prefix("guild-build-check-")
         .tempdir()
         .context("failed to create a temporary data folder for the load check")?;
     config.host.data_dir = scratch.path().to_path_buf();
+    // The throwaway host keeps its cache in DATA_DIR/cache: that entry points at the shared one.
+    config.host.compile_cache = match operator {
+        Some(operator) => {
+            config.host.compile_timeout_s = operator.host.compile_timeout_s;
+            config.host.compile_memory_mb = operator.host.compile_memory_mb;
+            let shared = operator.data_dir().join("cache");
+            link_cache(&shared, &scratch.path().join("cache"))?
+        }
+        None => false,
+    };
     // Compiles in a child process of this binary, as every command does (see `start_host_with`).
     if cfg!(not(test)) {
         config.host.compile_helper = std::env::current_exe().ok();
@@ -124,6 +160,28 @@ async fn check_loads(dir: &Path, manifest: &Manifest) -> anyhow::Result<PluginIn
             dir.display()
         )
     })
+}
+
+/// Makes `link` point at the compile cache `shared` (created when missing); false where
+/// symbolic links are not available, so the check compiles without a cache.
+fn link_cache(shared: &Path, link: &Path) -> anyhow::Result<bool> {
+    std::fs::create_dir_all(shared)
+        .with_context(|| format!("failed to create the compile cache {}", shared.display()))?;
+    #[cfg(unix)]
+    {
+        let shared = shared
+            .canonicalize()
+            .with_context(|| format!("failed to resolve {}", shared.display()))?;
+        std::os::unix::fs::symlink(&shared, link).with_context(|| {
+            format!("failed to link {} to {}", link.display(), shared.display())
+        })?;
+        Ok(true)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = link;
+        Ok(false)
+    }
 }
 
 /// For a load error about missing exports: which world the component does implement, and the

@@ -206,7 +206,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Keys(cmd) => keys::run(&cli.config, cmd, cli.json).await,
         Command::Serve(args) => crate::serve::run(&cli.config, args).await,
         Command::New(args) => new::run(args, cli.json),
-        Command::Build(args) => build::run(args, cli.json).await,
+        Command::Build(args) => build::run(&cli.config, args, cli.json).await,
         Command::Dev(args) => dev::run(args).await,
         Command::Reload => reload::run(&cli.config, cli.json).await,
     }

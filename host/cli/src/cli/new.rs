@@ -21,9 +21,9 @@ include!(concat!(env!("OUT_DIR"), "/templates.rs"));
 pub(crate) enum Lang {
     /// Rust with the guild-sdk crate (cargo, wasm32-wasip2).
     Rust,
-    /// Python with componentize-py.
+    /// Python with the guild_sdk package and componentize-py.
     Python,
-    /// JavaScript with jco (StarlingMonkey).
+    /// JavaScript with the guild-sdk module and jco (StarlingMonkey).
     Js,
     /// C with clang, wasi-libc and the preview1 adapter.
     C,
@@ -38,11 +38,6 @@ impl Lang {
             Lang::Js => "js",
             Lang::C => "c",
         }
-    }
-
-    /// Whether the scaffold refers to a Guild SDK folder (`{{sdk_dir}}`).
-    fn needs_sdk(self) -> bool {
-        !matches!(self, Lang::Python)
     }
 }
 
@@ -81,7 +76,8 @@ pub(crate) struct NewArgs {
     /// The folder to create NAME in.
     #[arg(long, default_value = ".")]
     dir: PathBuf,
-    /// The Guild SDK folder for this language (a checkout's `sdk/rust`, `sdk/js` or `sdk/c`).
+    /// The Guild SDK folder for this language (a checkout's `sdk/rust`, `sdk/python`, `sdk/js`
+    /// or `sdk/c`); the scaffold's build script, tests and Cargo.toml refer to it by this path.
     /// Defaults to the source tree this binary was built from, when it is there.
     #[arg(long)]
     sdk: Option<PathBuf>,
@@ -258,16 +254,15 @@ fn write_file(root: &Path, rel: &str, contents: &[u8]) -> anyhow::Result<()> {
 }
 
 /// The SDK folder a scaffold of `lang` refers to: `--sdk`, else `sdk/<lang>` of the source
-/// tree this binary was built from. `None` for languages that need none.
+/// tree this binary was built from. Every language's scaffold builds with its SDK: Rust's
+/// Cargo.toml depends on it by path, the others' build.sh call its `componentize.sh` (which
+/// bundles the SDK into the component) and their tests import it.
 fn sdk_dir(lang: Lang, given: Option<&Path>) -> anyhow::Result<Option<PathBuf>> {
     if let Some(dir) = given {
         let dir = dir
             .canonicalize()
             .with_context(|| format!("--sdk {} does not exist", dir.display()))?;
         return Ok(Some(dir));
-    }
-    if !lang.needs_sdk() {
-        return Ok(None);
     }
     let built_from = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("..")

@@ -1,5 +1,6 @@
-// Connector `{{name}}`: the `connector` world of guild:plugin@0.2.0 in JavaScript (jco).
-// One tool, `echo`; add yours to `tools()` and `call()`. Test with `node --test`.
+// Connector `{{name}}`: one tool, `echo`, that returns the text it is given. Add a tool by adding
+// an entry to `tools`. Test with `npm test` (plain Node, the SDK's FakeHost).
+import { ToolError, connector, log } from "guild-sdk";
 
 const ECHO_SCHEMA = {
   type: "object",
@@ -8,56 +9,17 @@ const ECHO_SCHEMA = {
   additionalProperties: false,
 };
 
-/** `{"text": T}` in, `{"echo": T}` out; throws an Error naming what was wrong. */
-export function echo(inputJson) {
-  let input;
-  try {
-    input = JSON.parse(inputJson);
-  } catch (e) {
-    throw new Error(`input is not valid JSON: ${e.message}`);
-  }
-  if (typeof input?.text !== "string") {
-    throw new Error("field `text` is required and must be a string");
-  }
+/** `{"text": T}` in, `{"echo": T}` out. */
+export function echo(input) {
+  // The host checked the input against ECHO_SCHEMA; this names the field for other callers.
+  if (typeof input?.text !== "string") throw new ToolError("field `text` is required and must be a string");
+  log.info(`echoing ${input.text.length} characters`);
   return { echo: input.text };
 }
 
-function tools() {
-  return [
-    {
-      name: "echo",
-      description: "Returns the `text` it is given, unchanged.",
-      inputSchema: JSON.stringify(ECHO_SCHEMA),
-      mutating: false,
-      receiptType: undefined,
-      operation: undefined,
-      requiresSkill: undefined,
-      approval: "never",
-    },
-  ];
-}
-
-// Every field of a WIT record must be given.
-function outcome(output, error) {
-  return {
-    output: JSON.stringify(error === undefined ? output : { error }),
-    status: error === undefined ? { tag: "success" } : { tag: "failed", val: error },
-    externalId: undefined,
-    verifiableUrl: undefined,
-    preview: undefined,
-  };
-}
-
-function call(tool, input) {
-  if (tool !== "echo") {
-    return outcome(undefined, `unknown tool \`${tool}\`; tools: echo`);
-  }
-  try {
-    return outcome(echo(input));
-  } catch (e) {
-    return outcome(undefined, e.message);
-  }
-}
-
 // guild:plugin@0.2.0 exports one interface per world: the connector's is `connector-api`.
-export const connectorApi = { tools, call };
+export const connectorApi = connector({
+  tools: {
+    echo: { description: "Returns the `text` it is given, unchanged.", inputSchema: ECHO_SCHEMA, run: echo },
+  },
+});

@@ -1,50 +1,24 @@
-// Specialist `{{name}}`: the `specialist` world of guild:plugin@0.2.0 in JavaScript (jco).
-// Sends its brief to `{{tool}}` and reports the answer.
+// Specialist `{{name}}`: sends its brief to the `{{tool}}` tool and reports what came back.
+// Test with `npm test` (plain Node, the SDK's FakeHost).
+import { InvalidBrief, Report, ToolFailed, log, specialist, tools } from "guild-sdk";
 
-import { log } from "guild:plugin/log@0.2.0";
-import { call } from "guild:plugin/tools@0.2.0";
+// The tool this specialist calls: requested in plugin.toml, granted in guild.toml.
+export const TOOL = "{{tool}}";
 
-const TOOL = "{{tool}}";
-
-function describe() {
-  return { description: "Sends its brief to {{tool}} and reports the answer." };
-}
-
-// Every field of a WIT record must be given, or the run traps.
-function report(summary, outcome, details, openIssues) {
-  return {
-    summary,
-    outcome,
-    details,
-    hardPassed: outcome === "satisfied",
-    openIssues,
-    remainingIssues: [],
-    nextStep: undefined,
-    artifacts: [],
-    claims: [],
-  };
-}
-
-function run(brief) {
+export function run(brief) {
   const text = brief.description.trim();
-  if (text === "") {
-    // A thrown { tag, val } is the run's typed error.
-    throw { tag: "invalid-brief", val: `the brief is empty: say what to send to ${TOOL}` };
-  }
-  log("info", `calling ${TOOL}`);
-  let result;
+  if (!text) throw new InvalidBrief(`the brief is empty: say what to send to ${TOOL}`);
+  log.info(`calling ${TOOL}`);
+  let answer;
   try {
-    result = call(TOOL, JSON.stringify({ text }), undefined);
+    answer = tools.call(TOOL, { text });
   } catch (e) {
-    const why = e?.payload ? `${e.payload.tag}: ${e.payload.val}` : `${e}`;
-    throw { tag: "failed", val: `${TOOL} was refused (${why})` };
+    if (e instanceof ToolFailed) return Report.failed(`${TOOL} failed`, e.error).openIssue(e.message);
+    // A refusal by the host (Denied, ...) ends the task with its text.
+    throw e;
   }
-  if (result.status.tag === "failed") {
-    const error = result.status.val;
-    return report(`${TOOL} failed`, "failed", error, [`${TOOL} failed: ${error}`]);
-  }
-  return report(`${TOOL} answered`, "satisfied", result.output, []);
+  return Report.satisfied(`${TOOL} answered`, JSON.stringify(answer));
 }
 
 // guild:plugin@0.2.0 exports one interface per world: the specialist's is `specialist-api`.
-export const specialistApi = { describe, run };
+export const specialistApi = specialist({ describe: "Sends its brief to {{tool}} and reports the answer.", run });

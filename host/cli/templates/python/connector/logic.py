@@ -1,7 +1,7 @@
-"""What the `echo` tool does, free of the generated bindings so that it runs in plain Python
-(see test_logic.py)."""
+"""Connector `{{name}}`: one tool, `echo`, that returns the text it is given. Add a tool by
+adding a method marked `@guild.tool(description, input_schema)`."""
 
-import json
+import guild_sdk as guild
 
 ECHO_SCHEMA = {
     "type": "object",
@@ -11,13 +11,12 @@ ECHO_SCHEMA = {
 }
 
 
-def echo(input_json: str) -> dict:
-    """`{"text": T}` in, `{"echo": T}` out; a ValueError names what was wrong."""
-    try:
-        data = json.loads(input_json)
-    except json.JSONDecodeError as err:
-        raise ValueError(f"input is not valid JSON: {err}") from err
-    text = data.get("text") if isinstance(data, dict) else None
-    if not isinstance(text, str):
-        raise ValueError("field `text` is required and must be a string")
-    return {"echo": text}
+class Echo(guild.Connector):
+    @guild.tool("Returns the `text` it is given, unchanged.", ECHO_SCHEMA)
+    def echo(self, input):
+        # The host checked the input against ECHO_SCHEMA; this names the field for other callers.
+        text = input.get("text") if isinstance(input, dict) else None
+        if not isinstance(text, str):
+            raise guild.ToolError("field `text` is required and must be a string")
+        guild.log.info(f"echoing {len(text)} characters")
+        return {"echo": text}

@@ -1,18 +1,39 @@
-"""Run with `python3 -m unittest` in this folder."""
+"""Unit tests under plain CPython with the SDK's FakeHost: `python3 -m unittest` in this folder."""
 
 import json
+import sys
 import unittest
 
-import logic
+# The Guild Python SDK this plugin builds with (the same folder as py_sdk in build.sh).
+sys.path.insert(0, "{{sdk_dir}}")
+
+import guild_sdk as guild  # noqa: E402
+from guild_sdk.testing import FakeHost  # noqa: E402
+
+from logic import TOOL, Ask  # noqa: E402
 
 
-class ToolInputTest(unittest.TestCase):
-    def test_the_brief_becomes_the_input(self):
-        self.assertEqual(json.loads(logic.tool_input(" hi ")), {"text": "hi"})
+class AskTest(unittest.TestCase):
+    def test_the_brief_goes_to_the_tool_and_the_answer_is_reported(self):
+        with FakeHost(tools={TOOL: lambda input: {"echo": input["text"]}}) as host:
+            report = Ask().run(guild.Brief("t1", " hi "))
+        self.assertEqual(host.calls, [(TOOL, {"text": "hi"})])
+        self.assertEqual(report.outcome, guild.SATISFIED)
+        self.assertEqual(json.loads(report.details), {"echo": "hi"})
+
+    def test_a_failed_tool_fails_the_report(self):
+        with FakeHost(tools={TOOL: guild.ToolOutcome.failed("no such thing")}):
+            report = Ask().run(guild.Brief("t1", "hi"))
+        self.assertEqual(report.outcome, guild.FAILED)
+        self.assertEqual(report.open_issues, [f"{TOOL} failed: no such thing"])
+
+    def test_an_ungranted_tool_is_denied(self):
+        with FakeHost(), self.assertRaises(guild.Denied):
+            Ask().run(guild.Brief("t1", "hi"))
 
     def test_an_empty_brief_is_refused(self):
-        with self.assertRaises(ValueError):
-            logic.tool_input("  ")
+        with FakeHost(), self.assertRaises(guild.InvalidBrief):
+            Ask().run(guild.Brief("t1", "  "))
 
 
 if __name__ == "__main__":
