@@ -1,8 +1,8 @@
 //! `guild new` → `guild build` → `guild task`, as a new plugin author meets them, for every
 //! language with templates: a scaffolded specialist calls the `echo` tool of a scaffolded
 //! connector and the task succeeds with that tool call in its result. Plus the refusals an
-//! author meets (existing folder, bad name, unknown template, wrong world) and the check that
-//! the checked-in C bindings match `wit/`.
+//! author meets (existing folder, bad name, unknown template, wrong world). (The check that the
+//! C SDK's checked-in bindings match `wit/` is in tests/all/c_plugins.rs.)
 //!
 //! Rust scaffolds build with one shared `CARGO_TARGET_DIR` under `target/`, so the SDK's
 //! dependencies compile once. Python and JavaScript components take a while to compile: the
@@ -135,6 +135,18 @@ fn python_scaffolds_build_and_run_a_task() {
 #[test]
 fn js_scaffolds_build_and_run_a_task() {
     new_build_task("js");
+}
+
+#[test]
+fn c_scaffolds_build_and_run_a_task() {
+    let dir = new_build_task("c");
+    // The third kind builds and loads as its kind too (C builds take seconds).
+    ok(guild(
+        dir.path(),
+        &["new", "skill-loader", "c-skills", "--lang", "c"],
+    ));
+    let out = ok(guild(dir.path(), &["build", "c-skills"]));
+    assert!(text(&out).contains("ok: c-skills@0.1.0"), "{}", text(&out));
 }
 
 #[test]
