@@ -3,6 +3,7 @@
 
 mod background;
 mod bad_input;
+mod c_plugins;
 mod capabilities;
 mod compile_cache;
 mod disk_quota;

@@ -1,10 +1,13 @@
 //! The same specialist written with each language SDK (plugins/recap-py, plugins/recap-js):
-//! component size, cold compile, cached start and task latency, measured in one run.
+//! component size, cold compile, cached start and task latency, measured in one run. The C row
+//! is the C example specialist (plugins/textstats: measures its brief, no tool call), loaded
+//! next to the same tracker and triage plugins.
 //!
 //! Run: `cargo bench -p guild-tests --bench languages`, or without building the host in release
 //! `cargo test -p guild-tests --bench languages` (dev profile; wasmtime and cranelift are
 //! optimised there too). `GUILD_BENCH_ITERS` sets the number of cached starts and tasks (default
-//! 10). Prints medians; no timing is asserted anywhere. Each task searches the tracker stand-in on
+//! 10). `GUILD_BENCH_PLUGINS=textstats` (a comma-separated list) measures only those rows. Prints
+//! medians; no timing is asserted anywhere. Each recap task searches the tracker stand-in on
 //! 127.0.0.1 through the tracker connector and updates team memory.
 
 use std::path::Path;
@@ -15,9 +18,16 @@ use guild_host::types::{Outcome, TaskStatus};
 use guild_host::{Config, EngineOptions, GuildEngine, Host};
 use guild_tests::{median, plugin_dir};
 
-const PLUGINS: &[&str] = &["recap-py", "recap-js"];
+/// (plugin, its grant, the brief of one task).
+const PLUGINS: &[(&str, &str, &str)] = &[
+    ("recap-py", RECAP_GRANT, "crash"),
+    ("recap-js", RECAP_GRANT, "crash"),
+    ("textstats", "", "Crash on start\nCrash on exit\n"),
+];
+const RECAP_GRANT: &str =
+    "tools = [\"tracker.search_issues\"]\nmemory = [\"team:read\", \"team:write\"]";
 
-fn config(dir: &Path, plugin: &str, url: &str) -> Config {
+fn config(dir: &Path, plugin: &str, grant: &str, url: &str) -> Config {
     let list: Vec<String> = ["tracker", "triage", plugin]
         .iter()
         .map(|p| format!("{:?}", plugin_dir(p).display().to_string()))
@@ -35,8 +45,7 @@ secrets = {{ TRACKER_TOKEN = {{ file = "token", hosts = ["{url}"] }} }}
 [grants.triage]
 tools = ["tracker.create_issue", "tracker.search_issues"]
 [grants.{plugin}]
-tools = ["tracker.search_issues"]
-memory = ["team:read", "team:write"]
+{grant}
 "#,
         list.join(", ")
     );
@@ -58,6 +67,14 @@ fn start(rt: &tokio::runtime::Runtime, config: &Config, cache: Option<&Path>) ->
     (h, took)
 }
 
+fn size_text(bytes: u64) -> String {
+    if bytes < 1_000_000 {
+        format!("{:.0} KB", bytes as f64 / 1e3)
+    } else {
+        format!("{:.1} MB", bytes as f64 / 1e6)
+    }
+}
+
 fn ms(d: Duration) -> String {
     format!("{:.1} ms", d.as_secs_f64() * 1e3)
 }
@@ -75,8 +92,12 @@ fn main() {
         "| plugin | component | cold compile (host start, no cache) | cached start (median of {iters}) | task (median of {iters}) |"
     );
     println!("|---|---|---|---|---|");
-    for plugin in PLUGINS {
-        let config = config(dir.path(), plugin, tracker.base_url());
+    let only = std::env::var("GUILD_BENCH_PLUGINS").unwrap_or_default();
+    for (plugin, grant, brief) in PLUGINS {
+        if !only.is_empty() && !only.split(',').any(|p| p == *plugin) {
+            continue;
+        }
+        let config = config(dir.path(), plugin, grant, tracker.base_url());
         let wasm = plugin_dir(plugin).join(format!("{plugin}.wasm"));
         let size = std::fs::metadata(&wasm).expect("component").len();
         let (_, cold) = start(&rt, &config, None);
@@ -93,7 +114,7 @@ fn main() {
         let tasks: Vec<_> = (0..iters)
             .map(|_| {
                 let t = Instant::now();
-                let r = rt.block_on(h.task(plugin, "crash")).expect("task");
+                let r = rt.block_on(h.task(plugin, brief)).expect("task");
                 let took = t.elapsed();
                 let outcome = r.report.map(|p| p.outcome);
                 assert_eq!(outcome, Some(Outcome::Satisfied), "{:?}", r.error);
@@ -101,8 +122,8 @@ fn main() {
             })
             .collect();
         println!(
-            "| {plugin} | {:.1} MB | {} | {} | {} |",
-            size as f64 / 1e6,
+            "| {plugin} | {} | {} | {} | {} |",
+            size_text(size),
             ms(cold),
             ms(median(cached)),
             ms(median(tasks))

@@ -3,7 +3,7 @@
 //! It starts the local tracker stand-in on 127.0.0.1 (real use points the tracker connector at
 //! the real service), writes a real `guild.toml` with least-privilege grants into the demo's
 //! folder (so it can be reused with `guild --config …`), loads the example plugins and runs the
-//! kb, triage and digest specialists against it. The host's data folder is `state/` inside the
+//! kb, triage, digest and textstats (C) specialists against it. The host's data folder is `state/` inside the
 //! demo folder, and kb's workspace sits next to it, never inside: no grant may reach host state.
 //! Its last step ships kb as a signed bundle to a teammate's host (`bundle/` in the demo folder).
 
@@ -43,7 +43,7 @@ pub(crate) async fn run(args: DemoArgs, json: bool) -> anyhow::Result<ExitCode> 
         .plugins
         .canonicalize()
         .with_context(|| format!("cannot find the plugins folder {}", args.plugins.display()))?;
-    for name in ["kb", "tracker", "triage", "digest", "optimist"] {
+    for name in ["kb", "tracker", "triage", "digest", "optimist", "textstats"] {
         let wasm = plugins.join(name).join(format!("{name}.wasm"));
         anyhow::ensure!(
             wasm.is_file(),
@@ -126,7 +126,7 @@ pub(crate) async fn run(args: DemoArgs, json: bool) -> anyhow::Result<ExitCode> 
 
     say(
         json,
-        "\n== 6. a batch fans out to three specialists at once (results in input order)",
+        "\n== 6. a batch fans out to four specialists at once, one written in C (results in input order)",
     );
     let batch = [
         TaskRequest {
@@ -140,6 +140,10 @@ pub(crate) async fn run(args: DemoArgs, json: bool) -> anyhow::Result<ExitCode> 
         TaskRequest {
             subagent_type: "triage".into(),
             description: "- [bug] Cart badge shows a stale count\n".into(),
+        },
+        TaskRequest {
+            subagent_type: "textstats".into(),
+            description: "Checkout times out with more than 50 items in the cart.\nSearch ignores accents: 'café' does not find 'cafe'.\n".into(),
         },
     ];
     let items = host.session().batch(&batch).await?;

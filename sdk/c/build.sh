@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Builds a guild:plugin component from C sources: the checked-in bindings of WORLD
+# (sdk/c/bindings/WORLD), the small SDK layer (sdk/c/guild.c) and the given sources, compiled
+# with clang for wasm32-wasi as a reactor (a library with exports, no main), then turned into a
+# component with wasm-tools and the WASI preview1 reactor adapter (Debian's wasi-libc builds
+# preview1 modules). The toolchain comes from sdk/c/setup.sh; this script names it when
+# something is missing. Run from anywhere.
+#
+#   sdk/c/build.sh WORLD OUT.wasm SOURCE.c...     WORLD: specialist | connector | skill-loader
+#
+# Extra compiler flags may be passed in CFLAGS (e.g. CFLAGS=-O0 for debugging).
+set -euo pipefail
+
+sdk="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+die() { echo "sdk/c/build.sh: $*" >&2; exit 1; }
+setup_hint="install the C toolchain with $sdk/setup.sh"
+
+[ $# -ge 3 ] || die "usage: sdk/c/build.sh specialist|connector|skill-loader OUT.wasm SOURCE.c..."
+world="$1"
+out="$2"
+shift 2
+case "$world" in
+    specialist | connector | skill-loader) ;;
+    *) die "unknown world '$world': pick specialist, connector or skill-loader (plugin.toml's kind)" ;;
+esac
+c_world="${world//-/_}"
+bindings="$sdk/bindings/$world"
+adapter="$sdk/adapter/wasi_snapshot_preview1.reactor.wasm"
+
+# The toolchain is installed on first use, as the JavaScript and Python kits do theirs.
+if ! command -v clang >/dev/null || ! command -v wasm-ld >/dev/null ||
+    ! command -v wasm-tools >/dev/null || [ ! -s "$adapter" ]; then
+    "$sdk/setup.sh" >&2 || die "the C toolchain could not be installed ($sdk/setup.sh failed, see above)"
+    hash -r
+fi
+command -v clang >/dev/null || die "clang not found: $setup_hint"
+command -v wasm-ld >/dev/null || die "wasm-ld (lld) not found: $setup_hint"
+command -v wasm-tools >/dev/null || die "wasm-tools not found: $setup_hint"
+[ -s "$adapter" ] || die "the WASI preview1 adapter $adapter is missing: $setup_hint"
+[ -f "$bindings/$c_world.c" ] ||
+    die "no C bindings for '$world' in $bindings (regenerate them with $sdk/bindings.sh)"
+for src in "$@"; do
+    [ -f "$src" ] || die "source file $src does not exist"
+done
+
+work="$(mktemp -d "${TMPDIR:-/tmp}/guild-c-build.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+
+# -mexec-model=reactor: exports only, initialised by _initialize, which the adapter calls.
+# shellcheck disable=SC2086 # CFLAGS is a list of flags
+clang --target=wasm32-wasi -mexec-model=reactor -O2 -Wall -Wextra -Werror=implicit-function-declaration \
+    -Wno-unused-parameter -Wl,--strip-debug ${CFLAGS:-} \
+    -DGUILD_WORLD_"$(echo "$c_world" | tr '[:lower:]' '[:upper:]')" \
+    -I "$sdk" -I "$bindings" \
+    "$@" "$sdk/guild.c" "$bindings/$c_world.c" "$bindings/${c_world}_component_type.o" \
+    -o "$work/core.wasm" ||
+    die "clang failed (see above); if it cannot find stdio.h or libc, $setup_hint"
+wasm-tools component new "$work/core.wasm" \
+    --adapt "wasi_snapshot_preview1=$adapter" -o "$work/out.wasm" ||
+    die "wasm-tools component new failed (see above)"
+mkdir -p "$(dirname "$out")"
+mv -f "$work/out.wasm" "$out"

@@ -1,0 +1,147 @@
+//! The C authoring kit (sdk/c): the checked-in bindings match `wit/`; the C example specialist
+//! (plugins/textstats) runs as a real component through the host; and a C guest writing files
+//! with stdio through the WASI preview1 adapter (plugins/testing/cwrite) stays under its grant's
+//! disk quota: a write that fits lands on disk, one past the quota is refused.
+
+use std::path::Path;
+
+use guild_host::types::{Outcome, TaskStatus};
+use guild_tests::{host, repo_root};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+/// `sdk/c/bindings/SOURCE` records the sha256 of every `wit/*.wit` file the bindings were
+/// generated from; a changed, added or removed WIT file makes the bindings stale.
+#[test]
+fn c_bindings_match_the_wit() {
+    let root = repo_root();
+    let source = std::fs::read_to_string(root.join("sdk/c/bindings/SOURCE"))
+        .expect("sdk/c/bindings/SOURCE exists (written by sdk/c/bindings.sh)");
+    assert!(
+        source.lines().any(|l| l.starts_with("generator: ")),
+        "SOURCE names its generator:\n{source}"
+    );
+    let mut recorded: Vec<(String, String)> = source
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.starts_with("generator: ") && !l.is_empty())
+        .filter_map(|l| {
+            let (hash, path) = l.split_once("  ")?;
+            Some((path.to_owned(), hash.to_owned()))
+        })
+        .collect();
+    recorded.sort();
+    let mut current: Vec<(String, String)> = std::fs::read_dir(root.join("wit"))
+        .expect("wit/ exists")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "wit"))
+        .map(|p| {
+            let bytes = std::fs::read(&p).expect("read a WIT file");
+            let name = p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            (format!("wit/{name}"), hex::encode(Sha256::digest(&bytes)))
+        })
+        .collect();
+    current.sort();
+    assert_eq!(
+        recorded, current,
+        "C bindings are stale: run sdk/c/bindings.sh (it needs wit-bindgen-cli 0.63 with the C generator)"
+    );
+    for world in ["specialist", "connector", "skill_loader"] {
+        let dir = root.join("sdk/c/bindings").join(world.replace('_', "-"));
+        for file in [
+            format!("{world}.h"),
+            format!("{world}.c"),
+            format!("{world}_component_type.o"),
+        ] {
+            assert!(
+                dir.join(&file).is_file(),
+                "{} is missing: run sdk/c/bindings.sh",
+                dir.join(file).display()
+            );
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn c_specialist_measures_its_brief() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let h = host(dir.path(), &["textstats"], "").await;
+    let text = "héllo world\nfoo\n\nbar baz qux";
+    let r = h.task("textstats", text).await.expect("task starts");
+    assert_eq!(r.status, TaskStatus::Succeeded, "{:?}", r.error);
+    let report = r.report.as_ref().expect("report");
+    assert_eq!(report.outcome, Outcome::Satisfied, "{report:?}");
+    assert_eq!(report.summary, "4 lines, 6 words, 28 characters");
+    let details: Value = serde_json::from_str(&report.details).expect("details are JSON");
+    let sha = hex::encode(Sha256::digest(text.as_bytes()));
+    assert_eq!(
+        details,
+        serde_json::json!({"bytes": 29, "characters": 28, "words": 6, "lines": 4,
+            "longest_line": 11, "sha256": sha}),
+    );
+}
+
+const MIB: u64 = 1024 * 1024;
+
+/// A host with cwrite granted `/data` read-write under a 1 MiB quota.
+async fn cwrite_host(dir: &Path) -> guild_host::Host {
+    std::fs::create_dir_all(dir.join("data")).expect("mkdir");
+    let grants = "[grants.cwrite]\nfs = [{ guest = \"/data\", host = \"data\", mode = \"rw\", \
+                  quota_mb = 1 }]\n";
+    host(dir, &["testing/cwrite"], grants).await
+}
+
+/// Runs cwrite with `brief`; returns (bytes written, error text).
+async fn cwrite(h: &guild_host::Host, brief: &str) -> (u64, Option<String>) {
+    let r = h.task("cwrite", brief).await.expect("task starts");
+    assert_eq!(r.status, TaskStatus::Succeeded, "{:?}", r.error);
+    let report = r.report.expect("report");
+    let answer: Value = serde_json::from_str(&report.details).expect("details are JSON");
+    (
+        answer["done"].as_u64().expect("done"),
+        answer["error"].as_str().map(str::to_owned),
+    )
+}
+
+fn size(path: &Path) -> u64 {
+    std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn c_stdio_writes_under_the_quota_land_on_disk() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let h = cwrite_host(dir.path()).await;
+    let (done, error) = cwrite(&h, "/data/notes.bin 500000").await;
+    assert_eq!((done, error.as_deref()), (500_000, None));
+    assert_eq!(size(&dir.path().join("data/notes.bin")), 500_000);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn c_stdio_writes_past_the_quota_are_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let h = cwrite_host(dir.path()).await;
+    let (done, error) = cwrite(&h, "/data/big.bin 2097152").await;
+    let error = error.unwrap_or_default();
+    assert!(
+        error.contains("No space left on device"),
+        "the adapter reports ENOSPC: {error} (after {done} bytes)"
+    );
+    assert!(done <= MIB, "{done} bytes went through");
+    assert!(size(&dir.path().join("data/big.bin")) <= MIB);
+}
+
+/// The SDK's `guild_run_error`: a brief the C guest cannot act on fails the task as invalid.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn c_specialist_refuses_a_malformed_brief_as_invalid() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let h = cwrite_host(dir.path()).await;
+    let r = h.task("cwrite", "no size here").await.expect("task starts");
+    assert_eq!(r.status, TaskStatus::Failed, "{r:?}");
+    let error = r.error.unwrap_or_default();
+    assert!(
+        error.contains("invalid brief: the brief must be `PATH BYTES`"),
+        "{error}"
+    );
+}
