@@ -25,8 +25,10 @@ pub(crate) const FULL_EVERY: u32 = 30;
 pub(crate) enum Check {
     /// Every skill folder, by stamps.
     All,
-    /// Only these skill folders (and any whose stamps were too recent to trust); the rest are
-    /// unchanged.
+    /// Only these skill folders; the rest are unchanged. (Stamps too recent to trust need no
+    /// second look here: every skill folder outside the set was loaded after its watch was
+    /// added, so a later write raised an event. One loaded before its watch is put in the set
+    /// when the watch is added.)
     Only(BTreeSet<String>),
 }
 

@@ -140,12 +140,13 @@ fn rescan(
     };
     scan.root = Some(root);
     let same_listing = previous.is_some_and(|p| p.root == Some(root));
-    // Events named nothing, the listing is the same and no stamp needs another look.
-    if let (Some(p), Check::Only(dirty)) = (previous, check)
+    // Events named nothing and the listing is the same. (A skill loaded after its watch was
+    // added needs no second look even when its stamps are too recent to trust: a write after
+    // the watch raised an event. One loaded before is among the dirty ones; see `events`.)
+    if let (Some(_), Check::Only(dirty)) = (previous, check)
         && keep_if_same
         && same_listing
         && dirty.is_empty()
-        && !p.seen.values().any(|s| s.recent)
     {
         return None;
     }
@@ -172,7 +173,7 @@ fn rescan(
         let name = &listing.children[i];
         let old = previous.and_then(|p| p.seen.get(name))?;
         let vouched = match check {
-            Check::Only(dirty) => !old.recent && !dirty.contains(name),
+            Check::Only(dirty) => !dirty.contains(name),
             Check::All => false,
         };
         (vouched || unchanged(&dir.join(name), old)).then(|| old.clone())
@@ -182,12 +183,7 @@ fn rescan(
         Check::Only(dirty) => listing
             .children
             .iter()
-            .filter(|n| {
-                dirty.contains(*n)
-                    || previous
-                        .and_then(|p| p.seen.get(*n))
-                        .is_none_or(|s| s.recent)
-            })
+            .filter(|n| dirty.contains(*n) || previous.and_then(|p| p.seen.get(*n)).is_none())
             .count(),
     };
     let todo: Vec<usize> = (0..slots.len()).filter(|&i| slots[i].is_none()).collect();
