@@ -56,6 +56,8 @@ cleanup() {
     fi
 }
 trap cleanup EXIT
+# Interrupted or killed, the worktree is still removed (bash runs no EXIT trap on a bare signal).
+trap "exit 130" INT TERM
 
 echo "checking out ${commit:0:12} into $old"
 git -C "$root" worktree add --detach --quiet "$old" "$commit"
