@@ -10,6 +10,7 @@ mod disk_quota;
 mod dispatch;
 mod dropped_calls;
 mod examples;
+mod grant_crossing;
 mod grant_escapes;
 mod hoarding;
 mod http;

@@ -1,6 +1,8 @@
 //! The `disk` op: grows, shrinks and fills granted folders through each `wasi:filesystem` path a
 //! guest has (`descriptor.write`, `write-via-stream`, `append-via-stream`, `set-size`, std's
-//! files and folders), so host tests can check the disk quota on every one of them.
+//! files and folders), so host tests can check the disk quota on every one of them; and moves,
+//! links and symlinks a name from one path to another (within a granted folder or across two),
+//! so they can check that no name crosses between grants.
 //!
 //! The answer is `{"done": N, "error": E}`: how many bytes (or files) went through and the WASI
 //! error code (`insufficient-space`, …) or std error kind that stopped it, `null` if none.
@@ -10,7 +12,10 @@ use wasip2::filesystem::preopens::get_directories;
 use wasip2::filesystem::types::{Descriptor, DescriptorFlags, ErrorCode, OpenFlags, PathFlags};
 use wasip2::io::streams::{OutputStream, StreamError};
 
-/// Runs one `disk` op: `how` is write | stream | append | set_size | std | files | dirs | remove.
+/// Runs one `disk` op: `how` is write | stream | append | set_size | std | files | dirs | remove
+/// | rename | link | symlink. `rename` and `link` move or hard-link `path` to `to` (both
+/// absolute guest paths, each under its own preopen); `symlink` makes `path` a symlink whose
+/// text is `to`, as given.
 pub(crate) fn disk(req: &Value) -> Result<Value, String> {
     let path = crate::ops::str_arg(req, "path")?;
     let how = crate::ops::str_arg(req, "how")?;
@@ -70,24 +75,52 @@ pub(crate) fn disk(req: &Value) -> Result<Value, String> {
             Ok(()) => answer(1, None),
             Err(e) => answer(0, Some(format!("{:?}", e.kind()))),
         },
+        "rename" | "link" | "symlink" => {
+            let to = crate::ops::str_arg(req, "to")?;
+            match name(how, path, to) {
+                Ok(()) => answer(1, None),
+                Err(e) => answer(0, Some(e.name().to_owned())),
+            }
+        }
         other => {
             return Err(format!(
-                "unknown `how` {other:?}: write, stream, append, set_size, std, files, dirs, remove"
+                "unknown `how` {other:?}: write, stream, append, set_size, std, files, dirs, \
+                 remove, rename, link, symlink"
             ));
         }
     })
 }
 
+/// The preopen the absolute guest `path` lies under, and the rest of the path inside it.
+fn locate(path: &str) -> Result<(Descriptor, String), ErrorCode> {
+    get_directories()
+        .into_iter()
+        .find_map(|(dir, guest)| {
+            let rest = path.strip_prefix(guest.as_str())?;
+            (rest.is_empty() || rest.starts_with('/'))
+                .then(|| (dir, rest.trim_start_matches('/').to_owned()))
+        })
+        .ok_or(ErrorCode::NoEntry)
+}
+
+/// Renames or hard-links `path` to `to` through `rename-at` / `link-at` on their two preopens,
+/// or makes `path` a symlink to the text `to` through `symlink-at`.
+fn name(how: &str, path: &str, to: &str) -> Result<(), ErrorCode> {
+    let (dir, rest) = locate(path)?;
+    if how == "symlink" {
+        return dir.symlink_at(to, &rest);
+    }
+    let (to_dir, to_rest) = locate(to)?;
+    if how == "rename" {
+        dir.rename_at(&rest, &to_dir, &to_rest)
+    } else {
+        dir.link_at(PathFlags::empty(), &rest, &to_dir, &to_rest)
+    }
+}
+
 /// Opens (creating) the file at the absolute guest `path` under the preopen it starts with.
 fn open(path: &str) -> Result<Descriptor, ErrorCode> {
-    let (dir, rest) = get_directories()
-        .into_iter()
-        .filter_map(|(dir, guest)| {
-            let rest = path.strip_prefix(guest.as_str())?.trim_start_matches('/');
-            Some((dir, rest.to_owned()))
-        })
-        .next()
-        .ok_or(ErrorCode::NoEntry)?;
+    let (dir, rest) = locate(path)?;
     dir.open_at(
         PathFlags::empty(),
         &rest,
