@@ -244,6 +244,8 @@ struct StdioPeer {
     stdin: std::process::ChildStdin,
     stdout: BufReader<std::process::ChildStdout>,
     next_id: u64,
+    /// Responses read while waiting for another one, by id.
+    early: std::collections::HashMap<u64, serde_json::Value>,
 }
 
 impl StdioPeer {
@@ -262,6 +264,7 @@ impl StdioPeer {
             stdin,
             stdout,
             next_id: 0,
+            early: std::collections::HashMap::new(),
         };
         let init = peer.request(
             "initialize",
@@ -281,21 +284,42 @@ impl StdioPeer {
     /// Sends a request and returns its whole response (`result` or `error`), skipping
     /// notifications.
     fn request(&mut self, method: &str, params: serde_json::Value) -> serde_json::Value {
+        let id = self.send_request(method, params);
+        self.response(id)
+    }
+
+    /// Sends a request without waiting; returns its id.
+    fn send_request(&mut self, method: &str, params: serde_json::Value) -> u64 {
         self.next_id += 1;
         let id = self.next_id;
         self.send(
             serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
         );
+        id
+    }
+
+    /// The response to request `id`, keeping the others that arrive first.
+    fn response(&mut self, id: u64) -> serde_json::Value {
+        if let Some(early) = self.early.remove(&id) {
+            return early;
+        }
         loop {
             let mut line = String::new();
             let n = self
                 .stdout
                 .read_line(&mut line)
                 .expect("read from the server");
-            assert!(n > 0, "the server closed stdout while {method} was pending");
+            assert!(
+                n > 0,
+                "the server closed stdout while request {id} was pending"
+            );
             let message: serde_json::Value = serde_json::from_str(&line).expect("a JSON line");
-            if message["id"] == id {
-                return message;
+            match message["id"].as_u64() {
+                Some(got) if got == id => return message,
+                Some(other) if message.get("method").is_none() => {
+                    self.early.insert(other, message);
+                }
+                _ => {}
             }
         }
     }
@@ -383,5 +407,166 @@ fn tasks_extension_runs_a_task_call_as_a_background_task() {
     );
     let refused = peer.request("tasks/get", serde_json::json!({"taskId": task_id}));
     assert!(refused["error"]["code"].is_i64(), "{refused}");
+    peer.stop();
+}
+
+/// Starts a probe task as a task-augmented `task` call; returns its id.
+fn start_probe_task(peer: &mut StdioPeer, op: serde_json::Value) -> String {
+    let created = peer.request(
+        "tools/call",
+        serde_json::json!({"name": "task", "arguments": {"subagent_type": "probe", "description": op.to_string()}}),
+    );
+    created["result"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no task handle: {created}"))
+        .to_owned()
+}
+
+/// One `tasks/list` page: the task ids and the next cursor.
+fn list_page(peer: &mut StdioPeer, cursor: Option<&str>) -> (Vec<String>, Option<String>) {
+    let params = match cursor {
+        Some(c) => serde_json::json!({"cursor": c}),
+        None => serde_json::json!({}),
+    };
+    let page = peer.request("tasks/list", params);
+    let tasks = page["result"]["tasks"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no tasks in {page}"));
+    // Newest first, each described as tasks/get describes it.
+    let created: Vec<&str> = tasks
+        .iter()
+        .filter_map(|t| t["createdAt"].as_str())
+        .collect();
+    assert!(created.windows(2).all(|w| w[0] >= w[1]), "{page}");
+    for task in tasks {
+        assert!(
+            task["status"].is_string() && task["ttl"].is_null(),
+            "{task}"
+        );
+    }
+    let ids = tasks
+        .iter()
+        .map(|t| t["taskId"].as_str().expect("taskId").to_owned())
+        .collect();
+    let next = page["result"]["nextCursor"].as_str().map(str::to_owned);
+    (ids, next)
+}
+
+#[test]
+fn tasks_list_pages_newest_first_and_tasks_result_waits_for_the_end() {
+    let dir = setup();
+    let tasks = serde_json::json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+    let (mut peer, _) = StdioPeer::start(dir.path(), tasks);
+
+    // More tasks than one page (20).
+    let mut started: Vec<String> = (0..23)
+        .map(|i| start_probe_task(&mut peer, serde_json::json!({"op": "brief", "n": i})))
+        .collect();
+    let (first, cursor) = list_page(&mut peer, None);
+    assert_eq!(first.len(), 20);
+    let cursor = cursor.expect("a second page");
+    // A task started between two pages goes to the top; the next page neither repeats nor
+    // skips one.
+    started.push(start_probe_task(
+        &mut peer,
+        serde_json::json!({"op": "brief"}),
+    ));
+    let (second, last) = list_page(&mut peer, Some(&cursor));
+    assert_eq!(second.len(), 3, "{second:?}");
+    assert_eq!(last, None);
+    let mut listed: Vec<String> = first.iter().chain(&second).cloned().collect();
+    listed.push(started[23].clone());
+    listed.sort();
+    let mut expected = started.clone();
+    expected.sort();
+    assert_eq!(listed, expected);
+    let (top, _) = list_page(&mut peer, None);
+    assert_eq!(top[0], started[23], "the newest task comes first");
+    let bad = peer.request("tasks/list", serde_json::json!({"cursor": "not-a-cursor"}));
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+    assert!(
+        bad["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("not-a-cursor")),
+        "{bad}"
+    );
+
+    // A finished task: the tool result tasks/get embeds, naming its task.
+    let done = started[0].clone();
+    let result = peer.request("tasks/result", serde_json::json!({"taskId": done}));
+    assert_eq!(
+        result["result"]["structuredContent"]["status"], "succeeded",
+        "{result}"
+    );
+    assert_eq!(
+        result["result"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"], done,
+        "{result}"
+    );
+    let got = peer.request("tasks/get", serde_json::json!({"taskId": done}));
+    assert_eq!(
+        got["result"]["result"]["structuredContent"], result["result"]["structuredContent"],
+        "{got}"
+    );
+    assert_eq!(
+        got["result"]["result"]["content"],
+        result["result"]["content"]
+    );
+
+    // A failed task: its tool result, marked as an error.
+    let failed = start_probe_task(&mut peer, serde_json::json!({"op": "trap"}));
+    let result = peer.request("tasks/result", serde_json::json!({"taskId": failed}));
+    assert_eq!(result["result"]["isError"], true, "{result}");
+    assert_eq!(
+        result["result"]["structuredContent"]["status"], "failed",
+        "{result}"
+    );
+
+    // tasks/result waits while the task runs: it answers once the task is cancelled, with
+    // the error naming the task.
+    let sleeper = start_probe_task(&mut peer, serde_json::json!({"op": "sleep", "ms": 60000}));
+    let waiting = peer.send_request("tasks/result", serde_json::json!({"taskId": sleeper}));
+    let cancelled = peer.request("tasks/cancel", serde_json::json!({"taskId": sleeper}));
+    assert!(cancelled.get("error").is_none(), "{cancelled}");
+    let result = peer.response(waiting);
+    assert_eq!(result["error"]["code"], -32600, "{result}");
+    assert!(
+        result["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains(&sleeper) && m.contains("cancelled")),
+        "{result}"
+    );
+
+    // The client gives up waiting: its request ends unanswered (as MCP asks of a cancelled
+    // request), the task goes on.
+    let sleeper = start_probe_task(&mut peer, serde_json::json!({"op": "sleep", "ms": 60000}));
+    let waiting = peer.send_request("tasks/result", serde_json::json!({"taskId": sleeper}));
+    peer.send(
+        serde_json::json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                                 "params": {"requestId": waiting, "reason": "user gave up"}}),
+    );
+    let still = peer.request("tasks/get", serde_json::json!({"taskId": sleeper}));
+    assert_eq!(still["result"]["status"], "working", "{still}");
+    peer.request("tasks/cancel", serde_json::json!({"taskId": sleeper}));
+
+    let unknown = peer.request(
+        "tasks/result",
+        serde_json::json!({"taskId": "no-such-task"}),
+    );
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+    assert!(
+        unknown["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("no-such-task")),
+        "{unknown}"
+    );
+    peer.stop();
+
+    // A client that did not declare the extension: method not found, as for any unknown method.
+    let (mut peer, _) = StdioPeer::start(dir.path(), serde_json::json!({}));
+    for method in ["tasks/list", "tasks/result"] {
+        let refused = peer.request(method, serde_json::json!({"taskId": done}));
+        assert_eq!(refused["error"]["code"], -32601, "{refused}");
+        assert_eq!(refused["error"]["message"], method, "{refused}");
+    }
     peer.stop();
 }

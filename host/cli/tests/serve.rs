@@ -302,3 +302,62 @@ fn sighup_reloads() {
     assert!(line.contains("loaded probe@0.3.0"), "{line}");
     server.stop();
 }
+
+#[test]
+fn the_control_socket_is_private_and_survives_garbage_and_over_long_lines() {
+    use std::io::{BufRead as _, Write as _};
+    use std::os::unix::fs::PermissionsExt as _;
+    use std::os::unix::net::UnixStream;
+
+    let dir = setup();
+    // The data dir as its owner made it, group-readable: the server neither widens it nor
+    // changes it otherwise.
+    let data = dir.path().join("data");
+    std::fs::create_dir_all(&data).expect("mkdir data");
+    std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o750)).expect("chmod");
+    let server = Server::start(dir.path(), &["--watch", "off"]);
+    let socket = data.join("serve.sock");
+    let mode = |path: &Path| std::fs::metadata(path).expect("stat").permissions().mode() & 0o777;
+    assert_eq!(mode(&socket), 0o600, "only the owner may drive the server");
+    assert_eq!(mode(&data), 0o750, "the data dir keeps its mode");
+
+    let stream = UnixStream::connect(&socket).expect("connect to the control socket");
+    let mut reader = std::io::BufReader::new(stream.try_clone().expect("clone"));
+    let mut writer = stream;
+    let mut answer = |writer: &mut UnixStream, line: &[u8]| -> Value {
+        writer.write_all(line).expect("write");
+        let mut back = String::new();
+        reader.read_line(&mut back).expect("read the answer");
+        serde_json::from_str(&back).unwrap_or_else(|e| panic!("{e}: {back:?}"))
+    };
+    // Garbage and an unknown op: a clear error, and the connection goes on.
+    let garbage = answer(&mut writer, b"this is not json\n");
+    assert_eq!(garbage["ok"], false);
+    let error = garbage["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("not a control request") && error.contains("reload, start_task"),
+        "{error}"
+    );
+    let unknown = answer(&mut writer, b"{\"op\": \"format_disk\"}\n");
+    assert_eq!(unknown["ok"], false);
+    assert!(
+        unknown["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("format_disk")),
+        "{unknown}"
+    );
+    let reload = answer(&mut writer, b"{\"op\": \"reload\"}\n");
+    assert_eq!(reload["ok"], true, "{reload}");
+    // A line longer than the limit (256 KiB): refused by name, that connection ends.
+    let mut long = vec![b'x'; 256 * 1024 + 1];
+    long.push(b'\n');
+    let too_long = answer(&mut writer, &long);
+    assert_eq!(too_long["ok"], false);
+    assert_eq!(too_long["error"], "request line too long");
+
+    // The server keeps serving the next client.
+    let out = run(dir.path(), &["reload"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "no change\n");
+    server.stop();
+}

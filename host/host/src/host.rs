@@ -288,6 +288,14 @@ impl Host {
         self.background.wait(id).await
     }
 
+    /// Waits until a background task has ended (succeeded, failed, timed out, cancelled or
+    /// interrupted) and returns its record. Unlike [`Host::wait_task`] it leaves the task to
+    /// the host: several callers may wait, the task stays cancellable, and dropping the
+    /// future changes nothing.
+    pub async fn until_task_ended(&self, id: &str) -> Result<TaskRecord, BackgroundError> {
+        self.background.until_ended(id).await
+    }
+
     /// Reports of background tasks as they arrive (`wakeup` delivery only).
     pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<TaskEvent> {
         self.background.subscribe()

@@ -270,133 +270,136 @@ pub(crate) async fn run(args: DemoArgs, json: bool) -> anyhow::Result<ExitCode> 
     })
 }
 
-/// Starts `guild serve` on the demo's config as a child, speaks MCP to it over its stdio
-/// (JSON-RPC lines: initialize, tools/list, one `task` call) and prints what it answered.
-/// Returns whether the task succeeded.
+/// Starts `guild serve` on the demo's config as a child and drives it with rmcp's client
+/// (the official Rust MCP SDK) over the child's stdio, the way Claude Code or Cursor launch
+/// it: initialize, tools/list, one `task` call, one resource read. Prints what it answered;
+/// returns whether the task succeeded.
 async fn mcp_session(json: bool, config_file: &Path) -> anyhow::Result<bool> {
-    let config_file = config_file.to_path_buf();
-    tokio::task::spawn_blocking(move || {
-        let exe = std::env::current_exe().context("failed to find the guild binary")?;
-        let mut child = std::process::Command::new(exe)
-            .arg("--config")
-            .arg(&config_file)
-            .args(["serve", "--watch", "off"])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .context("failed to start guild serve")?;
-        let outcome = McpClient::new(&mut child).and_then(|client| client.session(json));
-        // Closing stdin ends the session; the server exits.
-        drop(child.stdin.take());
-        let _ = child.wait();
-        outcome
-    })
-    .await?
-}
+    use rmcp::ServiceExt as _;
+    use rmcp::model::{
+        CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation,
+        ReadResourceRequestParams, ResourceContents,
+    };
+    use rmcp::transport::TokioChildProcess;
 
-/// The demo's MCP client: JSON-RPC lines over a child's stdio.
-struct McpClient {
-    stdin: std::process::ChildStdin,
-    stdout: std::io::BufReader<std::process::ChildStdout>,
-    next_id: u64,
-}
+    let exe = std::env::current_exe().context("failed to find the guild binary")?;
+    let mut command = tokio::process::Command::new(exe);
+    command
+        .arg("--config")
+        .arg(config_file)
+        .args(["serve", "--watch", "off"]);
+    let (transport, _) = TokioChildProcess::builder(command)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .context("failed to start guild serve")?;
+    let client_info = ClientConfig::new(
+        ClientCapabilities::default(),
+        Implementation::new("guild-demo", env!("CARGO_PKG_VERSION")),
+    );
+    let client = client_info
+        .serve(transport)
+        .await
+        .context("failed to initialize an MCP session with guild serve")?;
 
-impl McpClient {
-    fn new(child: &mut std::process::Child) -> anyhow::Result<Self> {
-        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-            anyhow::bail!("guild serve started without pipes");
-        };
-        Ok(Self {
-            stdin,
-            stdout: std::io::BufReader::new(stdout),
-            next_id: 0,
+    let (server, protocol) = client.peer_info().map_or_else(
+        || ("?".to_owned(), "?".to_owned()),
+        |info| {
+            let server = info
+                .server_info
+                .as_ref()
+                .map_or_else(|| "?".to_owned(), |s| format!("{} {}", s.name, s.version));
+            (server, info.protocol_version.to_string())
+        },
+    );
+    say(
+        json,
+        &format!(
+            "  initialize: the client (rmcp) starts `guild serve`; server {server}, MCP {protocol}"
+        ),
+    );
+
+    let tools = client.list_all_tools().await.context("tools/list failed")?;
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    say(
+        json,
+        &format!("  tools/list: {} tools: {}", names.len(), names.join(", ")),
+    );
+    let roster: Vec<String> = tools
+        .iter()
+        .find(|t| t.name == "task")
+        .and_then(|t| t.input_schema.get("properties"))
+        .and_then(|p| p["subagent_type"]["enum"].as_array())
+        .map(|e| {
+            e.iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect()
         })
-    }
+        .unwrap_or_default();
+    say(
+        json,
+        &format!(
+            "  the task tool lists the specialists an agent may ask: {}",
+            roster.join(", ")
+        ),
+    );
 
-    fn send(&mut self, message: &serde_json::Value) -> anyhow::Result<()> {
-        use std::io::Write as _;
-        writeln!(self.stdin, "{message}").context("failed to write to guild serve")
+    let arguments = serde_json::json!({"subagent_type": "kb", "description": "search checkout"});
+    let mut call = CallToolRequestParams::new("task");
+    if let serde_json::Value::Object(arguments) = arguments {
+        call = call.with_arguments(arguments);
     }
-
-    /// One request; its result (an error answer is an error).
-    fn rpc(
-        &mut self,
-        method: &str,
-        params: serde_json::Value,
-    ) -> anyhow::Result<serde_json::Value> {
-        use std::io::BufRead as _;
-        self.next_id += 1;
-        let id = self.next_id;
-        self.send(
-            &serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
-        )?;
-        loop {
-            let mut line = String::new();
-            if self.stdout.read_line(&mut line)? == 0 {
-                anyhow::bail!("guild serve closed its stdout during {method}");
+    let result = client
+        .call_tool(call)
+        .await
+        .context("tools/call task failed")?;
+    say(
+        json,
+        "  tools/call task {subagent_type: kb, description: \"search checkout\"}:",
+    );
+    for block in &result.content {
+        if let Some(text) = block.as_text() {
+            for line in guild_host::text::for_terminal(&text.text)
+                .trim_end()
+                .lines()
+            {
+                say(json, &format!("    {line}"));
             }
-            let message: serde_json::Value = serde_json::from_str(&line).with_context(|| {
-                format!(
-                    "guild serve wrote a line that is not JSON-RPC: {}",
-                    line.trim_end()
-                )
-            })?;
-            if message["id"] == id {
-                if let Some(error) = message.get("error") {
-                    anyhow::bail!("{method} failed: {error}");
-                }
-                return Ok(message["result"].clone());
+        }
+    }
+    let succeeded = result.is_error != Some(true);
+
+    // The team memory kb wrote in step 9, as the agent reads it without a tool call.
+    let uri = "memory://team";
+    let read = client
+        .read_resource(ReadResourceRequestParams::new(uri))
+        .await
+        .with_context(|| format!("resources/read {uri} failed"))?;
+    say(
+        json,
+        &format!("  resources/read {uri} (the team memory kb wrote in step 9):"),
+    );
+    for contents in &read.contents {
+        if let ResourceContents::TextResourceContents { text, .. } = contents {
+            for line in guild_host::text::for_terminal(text)
+                .trim_end()
+                .lines()
+                .take(8)
+            {
+                say(json, &format!("    {line}"));
             }
         }
     }
 
-    fn session(mut self, json: bool) -> anyhow::Result<bool> {
-        use serde_json::{Value, json};
-        let init = self.rpc(
-            "initialize",
-            json!({"protocolVersion": "2025-06-18", "capabilities": {},
-                   "clientInfo": {"name": "guild-demo", "version": env!("CARGO_PKG_VERSION")}}),
-        )?;
-        say(
-            json,
-            &format!(
-                "  initialize: server {} {}, protocol {}",
-                init["serverInfo"]["name"].as_str().unwrap_or("?"),
-                init["serverInfo"]["version"].as_str().unwrap_or("?"),
-                init["protocolVersion"].as_str().unwrap_or("?")
-            ),
-        );
-        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))?;
-        let tools = self.rpc("tools/list", json!({}))?;
-        let tools = tools["tools"].as_array().cloned().unwrap_or_default();
-        let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
-        say(json, &format!("  tools/list: {}", names.join(", ")));
-        let roster: Vec<&str> = tools
-            .iter()
-            .find(|t| t["name"] == "task")
-            .and_then(|t| t["inputSchema"]["properties"]["subagent_type"]["enum"].as_array())
-            .map(|e| e.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
-        say(
-            json,
-            &format!("  roster in the task tool: {}", roster.join(", ")),
-        );
-        let result = self.rpc(
-            "tools/call",
-            json!({"name": "task",
-                   "arguments": {"subagent_type": "kb", "description": "search checkout"}}),
-        )?;
-        say(json, "  tools/call task kb \"search checkout\":");
-        for block in result["content"].as_array().into_iter().flatten() {
-            if let Some(text) = block["text"].as_str() {
-                for line in guild_host::text::for_terminal(text).trim_end().lines() {
-                    say(json, &format!("    {line}"));
-                }
-            }
-        }
-        Ok(result["isError"] != true)
-    }
+    // Closing the session closes the server's stdin; the server exits.
+    client
+        .cancel()
+        .await
+        .context("failed to close the MCP session")?;
+    say(
+        json,
+        "  session closed: guild serve exits with its client, as under Claude Code",
+    );
+    Ok(succeeded)
 }
 
 #[derive(serde::Serialize)]

@@ -5,7 +5,8 @@
 //! failures are `isError` results with the library's message. Skills and memory documents
 //! are also resources ([`resources`]); with `wakeup` delivery, background reports are also log
 //! notifications ([`wakeup`]); clients that declare the Tasks extension get a `task` call as a
-//! background task ([`tasks_ext`]).
+//! background task, with `tasks/get`, `tasks/cancel`, `tasks/list` and `tasks/result`
+//! ([`tasks_ext`]).
 
 mod approvals;
 mod calls;
@@ -24,9 +25,9 @@ use guild_host::skills::TaskSkills;
 use guild_host::{Config, Host, ReloadReport, TaskInput};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ContentBlock,
-    GetTaskParams, GetTaskResult, Implementation, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    ServerCapabilities, ServerConfig,
+    CustomRequest, CustomResult, GetTaskParams, GetTaskResult, Implementation, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
@@ -297,6 +298,14 @@ impl ServerHandler for Connection {
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         self.cancel_task_run(&request.task_id)
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        self.tasks_request(request, context).await
     }
 
     async fn list_tools(

@@ -5,16 +5,22 @@
 //! the task ends) and `tasks/cancel` is `Host::cancel_task`. Clients without the extension get
 //! the synchronous `task` call and the task tools.
 //!
-//! SEP-2663 has no `tasks/list` and no `tasks/result` (the result comes with `tasks/get`); a
-//! task waiting for an approval stays `working` with a status message naming `approve_task`.
+//! SEP-2663 dropped `tasks/list` and `tasks/result`; clients written against the 2025-11-25
+//! spec's Tasks still send them, so they are answered too (rmcp hands them over as custom
+//! requests): `tasks/list` pages through the data dir's background tasks, newest first, with
+//! `nextCursor`; `tasks/result` waits for the task to end (no polling: the host wakes it) and
+//! returns the tool result `tasks/get` embeds, or the JSON-RPC error of a task that never gave
+//! one. Like `tasks/get`, they answer only clients that declared the extension; others get the
+//! method-not-found error rmcp gives for any method it does not know. A task waiting for an
+//! approval stays `working` with a status message naming `approve_task`.
 
-use guild_host::background::{BackgroundStatus, TaskCheck};
+use guild_host::background::{BackgroundStatus, TaskCheck, TaskRecord};
 use guild_host::bundle::time::rfc3339;
 use guild_host::text::one_line;
 use guild_host::types::TaskStatus as ResultStatus;
 use rmcp::model::{
-    CallToolResult, CreateTaskResult, DetailedTask, GetTaskResult, JsonObject, Task, TaskPayload,
-    TaskStatus,
+    CallToolResult, CreateTaskResult, CustomRequest, CustomResult, DetailedTask, ErrorCode,
+    GetTaskResult, JsonObject, Task, TaskPayload, TaskStatus,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
@@ -37,8 +43,8 @@ fn time(ms: u64) -> String {
     rfc3339(ms / 1000)
 }
 
-fn task_of(check: &TaskCheck, status: TaskStatus) -> Task {
-    let record = &check.task;
+/// The task fields every answer carries (status message aside).
+fn base_task(record: &TaskRecord, status: TaskStatus) -> Task {
     let mut task = Task::new(
         record.id.clone(),
         status,
@@ -46,6 +52,12 @@ fn task_of(check: &TaskCheck, status: TaskStatus) -> Task {
         time(record.updated_ms),
     );
     task.poll_interval_ms = Some(POLL_INTERVAL_MS);
+    task
+}
+
+fn task_of(check: &TaskCheck, status: TaskStatus) -> Task {
+    let record = &check.task;
+    let mut task = base_task(record, status);
     task.status_message = match (&check.pending_approval, check.new_reports.last()) {
         (Some(req), _) => Some(format!(
             "waiting for approval of {}: answer with approve_task(task_id: \"{}\", approved: true|false)",
@@ -59,8 +71,8 @@ fn task_of(check: &TaskCheck, status: TaskStatus) -> Task {
 }
 
 /// The ended task's tool result, as the synchronous `task` call would have returned it.
-fn tool_result(check: &TaskCheck) -> JsonObject {
-    let Some(result) = &check.task.result else {
+fn tool_result(record: &TaskRecord) -> JsonObject {
+    let Some(result) = &record.result else {
         return JsonObject::new();
     };
     let mut out: CallToolResult = success(
@@ -82,21 +94,26 @@ fn detailed(check: &TaskCheck) -> DetailedTask {
         // A task that ran to an end (timed out and failed included) completed its tool call.
         BackgroundStatus::Succeeded | BackgroundStatus::Failed | BackgroundStatus::TimedOut => {
             TaskPayload::Completed {
-                result: tool_result(check),
+                result: tool_result(&check.task),
             }
         }
         BackgroundStatus::Cancelled => TaskPayload::Cancelled,
         BackgroundStatus::Interrupted => TaskPayload::Failed {
-            error: match json!({
-                "code": -32603,
-                "message": "the server stopped while the task ran; start it again",
-            }) {
-                Value::Object(map) => map,
+            error: match serde_json::to_value(interrupted(&check.task.id)) {
+                Ok(Value::Object(map)) => map,
                 _ => JsonObject::new(),
             },
         },
     };
     DetailedTask::new(task_of(check, TaskStatus::Working), payload)
+}
+
+/// The JSON-RPC error of a task the server stopped while it ran.
+fn interrupted(id: &str) -> ErrorData {
+    ErrorData::internal_error(
+        format!("the server stopped while task '{id}' ran; start it again"),
+        None,
+    )
 }
 
 impl Connection {
@@ -136,5 +153,236 @@ impl Connection {
                 .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
         }
         Ok(())
+    }
+}
+
+/// `tasks/list` and `tasks/result` (2025-11-25 spec), which rmcp passes on as custom requests.
+const LIST_METHOD: &str = "tasks/list";
+const RESULT_METHOD: &str = "tasks/result";
+
+/// Tasks per `tasks/list` page.
+const LIST_PAGE: usize = 20;
+
+/// The key both task-metadata methods carry in `_meta` to name the task a result belongs to.
+const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
+
+#[derive(serde::Deserialize, Default)]
+struct ListParams {
+    #[serde(default)]
+    cursor: Option<String>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ResultParams {
+    task_id: String,
+}
+
+/// Where the next `tasks/list` page starts: after the last task of the page before. The list
+/// is ordered by creation time and id (newest first), so the page boundary stays put while new
+/// tasks arrive at the top; `position` (that task's index then, which can only grow) says how
+/// far down to read first.
+#[derive(Debug, PartialEq)]
+struct Cursor {
+    position: usize,
+    created_ms: u64,
+    id: String,
+}
+
+impl Cursor {
+    fn after(position: usize, record: &TaskRecord) -> Self {
+        Self {
+            position,
+            created_ms: record.created_ms,
+            id: record.id.clone(),
+        }
+    }
+
+    fn encode(&self) -> String {
+        format!("{}.{}.{}", self.position, self.created_ms, self.id)
+    }
+
+    fn parse(text: &str) -> Result<Self, ErrorData> {
+        let mut parts = text.splitn(3, '.');
+        let parsed = match (parts.next(), parts.next(), parts.next()) {
+            (Some(position), Some(created), Some(id)) if !id.is_empty() => position
+                .parse()
+                .ok()
+                .zip(created.parse().ok())
+                .map(|(position, created_ms)| Self {
+                    position,
+                    created_ms,
+                    id: id.to_owned(),
+                }),
+            _ => None,
+        };
+        parsed.ok_or_else(|| {
+            ErrorData::invalid_params(
+                format!(
+                    "tasks/list: the cursor '{}' is not one this server gave out: pass the \
+                     nextCursor of the page before, or no cursor for the first page",
+                    one_line(text)
+                ),
+                None,
+            )
+        })
+    }
+
+    /// True when `record` comes after this cursor's task in the list.
+    fn is_before(&self, record: &TaskRecord) -> bool {
+        (record.created_ms, record.id.as_str()) < (self.created_ms, self.id.as_str())
+    }
+}
+
+/// One page of the task list, newest first, and the cursor of the next one.
+fn list_page(
+    host: &guild_host::Host,
+    cursor: Option<&Cursor>,
+) -> Result<(Vec<TaskRecord>, Option<Cursor>), String> {
+    // One more than the page tells whether another page follows.
+    let mut limit = cursor.map_or(0, |c| c.position + 1) + LIST_PAGE + 1;
+    loop {
+        let all = host.list_tasks(limit).map_err(|e| e.to_string())?;
+        let start = cursor.map_or(0, |c| {
+            all.iter().position(|r| c.is_before(r)).unwrap_or(all.len())
+        });
+        let rest = all.len() - start;
+        // Read further down only while the list goes on and the page is not full.
+        if all.len() < limit || rest > LIST_PAGE {
+            let next = (rest > LIST_PAGE).then(|| {
+                let last = start + LIST_PAGE - 1;
+                Cursor::after(last, &all[last])
+            });
+            let page = all.into_iter().skip(start).take(LIST_PAGE).collect();
+            return Ok((page, next));
+        }
+        limit = limit.saturating_mul(2);
+    }
+}
+
+/// A `tasks/list` entry: the task as `tasks/get` describes it (without the result), with the
+/// 2025-11-25 names of the timing fields (`ttl`, `pollInterval`) next to SEP-2663's.
+fn list_entry(record: &TaskRecord) -> Value {
+    let status = match record.status {
+        BackgroundStatus::Queued | BackgroundStatus::Running => TaskStatus::Working,
+        BackgroundStatus::Succeeded | BackgroundStatus::Failed | BackgroundStatus::TimedOut => {
+            TaskStatus::Completed
+        }
+        BackgroundStatus::Cancelled => TaskStatus::Cancelled,
+        BackgroundStatus::Interrupted => TaskStatus::Failed,
+    };
+    let mut task = base_task(record, status);
+    let guild_status = serde_json::to_value(record.status).unwrap_or(Value::Null);
+    task.status_message = Some(format!(
+        "{} task of {}",
+        guild_status.as_str().unwrap_or("?"),
+        one_line(&record.specialist)
+    ));
+    let mut entry = serde_json::to_value(task).unwrap_or(Value::Null);
+    if let Value::Object(map) = &mut entry {
+        map.insert("ttl".into(), Value::Null);
+        map.insert("pollInterval".into(), json!(POLL_INTERVAL_MS));
+    }
+    entry
+}
+
+impl Connection {
+    /// `tasks/list` and `tasks/result` for clients that declared the Tasks extension; any
+    /// other custom method, or a client without the extension, gets method-not-found.
+    pub(super) async fn tasks_request(
+        &self,
+        request: CustomRequest,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        let known = [LIST_METHOD, RESULT_METHOD].contains(&request.method.as_str());
+        if !known || !client_declared(&context) {
+            return Err(ErrorData::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                request.method,
+                None,
+            ));
+        }
+        let bad_params = |e: serde_json::Error| {
+            ErrorData::invalid_params(format!("{}: invalid params: {e}", request.method), None)
+        };
+        if request.method == LIST_METHOD {
+            let params: ListParams = request.params_as().map_err(bad_params)?.unwrap_or_default();
+            return self.list_tasks_page(params.cursor.as_deref());
+        }
+        let params: ResultParams = request.params_as().map_err(bad_params)?.ok_or_else(|| {
+            ErrorData::invalid_params("tasks/result needs params with a taskId", None)
+        })?;
+        self.task_result_when_ended(&params.task_id, context).await
+    }
+
+    /// `tasks/list`: one page of the data dir's background tasks, newest first.
+    fn list_tasks_page(&self, cursor: Option<&str>) -> Result<CustomResult, ErrorData> {
+        let cursor = cursor.map(Cursor::parse).transpose()?;
+        let (page, next) = list_page(self.server.host(), cursor.as_ref())
+            .map_err(|e| ErrorData::internal_error(format!("tasks/list: {e}"), None))?;
+        let mut answer = json!({"tasks": page.iter().map(list_entry).collect::<Vec<_>>()});
+        if let Some(next) = next {
+            answer["nextCursor"] = Value::String(next.encode());
+        }
+        Ok(CustomResult::new(answer))
+    }
+
+    /// `tasks/result`: waits until the task ended (or the client cancels this request), then
+    /// returns its tool result, or the JSON-RPC error of a task that has none.
+    async fn task_result_when_ended(
+        &self,
+        id: &str,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        let record = tokio::select! {
+            ended = self.server.host().until_task_ended(id) => {
+                ended.map_err(|e| ErrorData::invalid_params(e.to_string(), None))?
+            }
+            () = context.ct.cancelled() => {
+                return Err(ErrorData::invalid_request(
+                    format!("tasks/result for task '{id}' was cancelled by the client; the task goes on"),
+                    None,
+                ));
+            }
+        };
+        match record.status {
+            BackgroundStatus::Cancelled => Err(ErrorData::invalid_request(
+                format!("task '{id}' was cancelled before it ended: it has no result"),
+                Some(json!({"taskId": id, "status": "cancelled"})),
+            )),
+            BackgroundStatus::Interrupted => Err(interrupted(id)),
+            _ => {
+                let mut result = tool_result(&record);
+                result.insert("_meta".into(), json!({ RELATED_TASK: {"taskId": id} }));
+                Ok(CustomResult::new(Value::Object(result)))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cursor_reads_back_as_written() {
+        let cursor = Cursor {
+            position: 19,
+            created_ms: 1_764_000_000_123,
+            id: "0199-abc".into(),
+        };
+        assert_eq!(Cursor::parse(&cursor.encode()).ok(), Some(cursor));
+    }
+
+    #[test]
+    fn a_cursor_not_given_out_is_refused_by_name() {
+        for bad in ["", "x", "1.2", "a.2.id", "1.b.id", "1.2."] {
+            let err = Cursor::parse(bad).expect_err(bad);
+            assert_eq!(err.code, ErrorCode::INVALID_PARAMS, "{bad}");
+            assert!(
+                err.message.contains("not one this server gave out"),
+                "{bad}"
+            );
+        }
     }
 }

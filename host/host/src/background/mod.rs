@@ -23,7 +23,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
-use tokio::sync::{Semaphore, broadcast, mpsc, oneshot};
+use tokio::sync::{Semaphore, broadcast, mpsc, oneshot, watch};
 
 pub use backend::{TaskBackend, conformance};
 pub use reader::TaskReader;
@@ -112,6 +112,9 @@ pub(crate) struct Background {
     live: Arc<Mutex<HashMap<String, Live>>>,
     events: broadcast::Sender<TaskEvent>,
     approvals: approvals::Approvals,
+    /// Bumped whenever a task of this manager reaches an end (finished or cancelled), so
+    /// [`Background::until_ended`] waits without polling.
+    ended: Arc<watch::Sender<u64>>,
 }
 
 impl Background {
@@ -123,6 +126,7 @@ impl Background {
             live: Arc::default(),
             events: broadcast::channel(1024).0,
             approvals: approvals::Approvals::default(),
+            ended: Arc::new(watch::channel(0).0),
         }
     }
 
@@ -160,6 +164,7 @@ impl Background {
         let slot_for_task = scope_slot.clone();
         let approver: Arc<dyn crate::session::Approver> = Arc::new(self.approvals.clone());
         let live = self.live.clone();
+        let ended = self.ended.clone();
         let handle = tokio::spawn(async move {
             let id = id_owned;
             let _permit = slots.acquire().await;
@@ -219,6 +224,7 @@ impl Background {
             }
             // This attempt is done; an update would have aborted it before getting here.
             live.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
+            ended.send_modify(|n| *n = n.wrapping_add(1));
         });
         self.live().insert(
             id.to_owned(),
@@ -309,6 +315,7 @@ impl Background {
             self.store.event(id, "status", "cancelled by the caller")
         })
         .map_err(store_err)?;
+        self.ended.send_modify(|n| *n = n.wrapping_add(1));
         Ok(())
     }
 
@@ -339,6 +346,22 @@ impl Background {
             scope.detach_parent();
         }
         Ok(())
+    }
+
+    /// Waits until a task is no longer queued or running, without taking it over: any number
+    /// of callers may wait, the task can still be updated or cancelled meanwhile, and dropping
+    /// the future leaves the task as it is. A task that another live process owns ends only
+    /// in that process, so this process is not woken for it.
+    pub(crate) async fn until_ended(&self, id: &str) -> Result<TaskRecord, BackgroundError> {
+        // Subscribed before reading, so an end written between the read and the wait still
+        // wakes this waiter.
+        let mut ended = self.ended.subscribe();
+        loop {
+            let record = self.record(id)?;
+            if !record.status.is_live() || ended.changed().await.is_err() {
+                return Ok(record);
+            }
+        }
     }
 
     pub(crate) fn list(&self, limit: usize) -> Result<Vec<TaskRecord>, BackgroundError> {
