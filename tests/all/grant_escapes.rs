@@ -385,3 +385,47 @@ async fn grant_of_the_folder_holding_the_config_file_refused() {
         ],
     );
 }
+
+/// Two read-write grants of one folder tree would give each its own quota over the same files:
+/// refused when one lies inside the other (or they are the same), naming both; side by side,
+/// or read-only inside read-write, they load.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn overlapping_read_write_grants_refused_side_by_side_allowed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for sub in ["work/inner", "other"] {
+        std::fs::create_dir_all(dir.path().join(sub)).expect("mkdir");
+    }
+    let grant = |second: &str, mode: &str| {
+        format!(
+            "fs = [{{ guest = \"/data\", host = \"work\", mode = \"rw\" }}, \
+             {{ guest = \"/other\", host = {second:?}, mode = {mode:?} }}]"
+        )
+    };
+    let msg = probe_load_error(dir.path(), &grant("work/inner", "rw")).await;
+    assert_names(
+        &msg,
+        &[
+            "[grants.probe] fs[0].host",
+            "contains `fs[1].host`",
+            &canonical(&dir.path().join("work/inner")),
+            "escape the other's",
+        ],
+    );
+    let msg = probe_load_error(dir.path(), &grant("work", "rw")).await;
+    assert_names(&msg, &["is the same folder as"]);
+
+    for (second, mode) in [("other", "rw"), ("work/inner", "ro")] {
+        let h = host_with_config(
+            dir.path(),
+            PROBE,
+            &format!("[grants.probe]\n{}\n", grant(second, mode)),
+        )
+        .await;
+        assert!(
+            h.load_errors().is_empty(),
+            "{second} {mode}: {:?}",
+            h.load_errors()
+        );
+        assert!(h.plugin("probe").is_some());
+    }
+}

@@ -11,7 +11,9 @@
 //! grant that equals, contains or lies inside one of them is refused, naming both paths.
 //!
 //! A read-write mount carries a disk quota (bytes and files under the folder), from the grant's
-//! `quota_mb` / `quota_files` or the `[host]` defaults; the runtime enforces it.
+//! `quota_mb` / `quota_files` or the `[host]` defaults; the runtime enforces it. Two read-write
+//! grants of one plugin may not overlap (the same folder, or one inside the other): writes
+//! through the inner one would not count against the outer one's quota.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -57,6 +59,7 @@ pub(super) fn resolve(
         .enumerate()
         .map(|(i, grant)| judge(plugin, i, grant, config, &owned))
         .collect::<Result<Vec<_>, _>>()?;
+    refuse_nested_rw(plugin, granted, &hosts)?;
     let mut mounts = Vec::new();
     for req in requested {
         let Some((grant, host)) = granted
@@ -202,6 +205,42 @@ fn judge(
         ));
     }
     Ok(host)
+}
+
+/// Refuses two read-write grants of one plugin whose folders are the same or one inside the
+/// other: each has its own disk quota, so writes through the inner mount would not count
+/// against the outer one's (and renames between them are refused as cross-device, which an
+/// author would not expect of one folder). Read-only grants may overlap anything: nothing is
+/// written through them.
+fn refuse_nested_rw(plugin: &str, granted: &[FsGrant], hosts: &[PathBuf]) -> Result<(), String> {
+    let rw: Vec<(usize, &FsGrant, &PathBuf)> = granted
+        .iter()
+        .zip(hosts)
+        .enumerate()
+        .filter(|(_, (g, _))| g.mode == FsMode::Rw)
+        .map(|(i, (g, h))| (i, g, h))
+        .collect();
+    for (n, (i, a, a_host)) in rw.iter().enumerate() {
+        for (j, b, b_host) in &rw[n + 1..] {
+            let relation = if a_host == b_host {
+                "is the same folder as"
+            } else if b_host.starts_with(a_host) {
+                "contains"
+            } else if a_host.starts_with(b_host) {
+                "lies inside"
+            } else {
+                continue;
+            };
+            return Err(format!(
+                "`[grants.{plugin}] fs[{i}].host` {} (guest {}) {relation} `fs[{j}].host` {}                  (guest {}): two read-write grants may not overlap, since each has its own disk                  quota and writes through one would escape the other's; grant folders side by                  side, or one folder once",
+                a_host.display(),
+                a.guest,
+                b_host.display(),
+                b.guest
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The canonical form of `path`, or, when it does not exist (yet), the canonical form of its
