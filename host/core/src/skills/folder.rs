@@ -312,7 +312,7 @@ fn load_child(handle: Option<&Dir>, root: &Path, name: &str, mode: Mode, label: 
             recent,
         };
     };
-    let text = read.and_then(|bytes| utf8(bytes));
+    let text = read.and_then(utf8);
     let (entry, problems) = parse_entry(text, &child, dir, name, mode, label);
     Seen {
         dir,
