@@ -24,8 +24,8 @@ fn grants(dir: &Path) -> String {
         .to_owned()
 }
 
-/// Runs the probe's `disk` op; returns (done, error).
-async fn disk(h: &guild_host::Host, op: Value) -> (u64, Option<String>) {
+/// Runs the probe's `disk` op; returns (done, error). (Also used by `grant_crossing`.)
+pub(super) async fn disk(h: &guild_host::Host, op: Value) -> (u64, Option<String>) {
     let mut op = op;
     op["op"] = json!("disk");
     let p: Probe = probe(h, op).await;

@@ -9,9 +9,10 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use guild_host::types::TaskStatus;
-use guild_tests::{Probe, host, probe};
-use serde_json::{Value, json};
+use guild_tests::host;
+
+use super::disk_quota::disk;
+use serde_json::json;
 
 const PROBE: &[&str] = &["testing/probe", "testing/echo"];
 const MIB: u64 = 1024 * 1024;
@@ -57,24 +58,6 @@ fn snapshot(dir: &Path) -> BTreeMap<String, String> {
         }
     }
     seen
-}
-
-/// Runs the probe's `disk` op; returns (done, error).
-async fn disk(h: &guild_host::Host, op: Value) -> (u64, Option<String>) {
-    let mut op = op;
-    op["op"] = json!("disk");
-    let p: Probe = probe(h, op).await;
-    assert_eq!(
-        p.result.status,
-        TaskStatus::Succeeded,
-        "the task itself must not fail: {:?}",
-        p.result.error
-    );
-    assert!(p.ok, "the op was malformed: {p:?}");
-    (
-        p.value["done"].as_u64().expect("done"),
-        p.value["error"].as_str().map(str::to_owned),
-    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -55,6 +55,20 @@ pub(crate) struct Events {
 
 type Watch = i32;
 
+/// One event as read from the queue.
+enum Raw {
+    /// The queue overflowed: events were lost.
+    Overflow,
+    /// Something happened in (or to) a watched folder.
+    Event {
+        wd: Watch,
+        /// The entry inside the folder it names, if any.
+        name: Option<String>,
+        /// The watched folder itself went away (deleted, moved, unmounted).
+        gone: bool,
+    },
+}
+
 impl Events {
     /// Events when `enabled` and the platform has them; otherwise every check is [`Check::All`].
     pub(crate) fn new(enabled: bool) -> Self {
@@ -84,8 +98,8 @@ impl Events {
         let mut overflow = false;
         let mut seen: Vec<(Watch, Option<String>, bool)> = Vec::new();
         if let Err(e) = sys.read(|raw| match raw {
-            sys::Raw::Overflow => overflow = true,
-            sys::Raw::Event { wd, name, gone } => seen.push((wd, name, gone)),
+            Raw::Overflow => overflow = true,
+            Raw::Event { wd, name, gone } => seen.push((wd, name, gone)),
         }) {
             tracing::warn!("skills watcher: reading events failed ({e}); comparing in full");
             overflow = true;
@@ -221,15 +235,7 @@ mod sys {
 
     use inotify::{EventMask, Inotify, WatchDescriptor, WatchMask};
 
-    pub(super) enum Raw {
-        Overflow,
-        Event {
-            wd: i32,
-            name: Option<String>,
-            /// The watched folder itself went away (deleted, moved, unmounted).
-            gone: bool,
-        },
-    }
+    use super::Raw;
 
     pub(super) struct Watcher {
         inotify: Inotify,
@@ -312,14 +318,7 @@ mod sys {
 
     use std::path::Path;
 
-    pub(super) enum Raw {
-        Overflow,
-        Event {
-            wd: i32,
-            name: Option<String>,
-            gone: bool,
-        },
-    }
+    use super::Raw;
 
     pub(super) struct Watcher;
 
