@@ -97,6 +97,23 @@ impl Response {
     }
 }
 
+/// The folder (inside the data dir, mode 0700) where the socket is bound and made private
+/// before it is renamed to [`SOCKET_FILE`]. Only the lock holder uses it.
+const STAGING_DIR: &str = ".sock";
+
+/// Binds a socket at `dir/SOCKET_FILE` in a fresh folder `dir` only this user can enter, with
+/// mode 0600.
+fn bind_private(dir: &Path) -> anyhow::Result<UnixListener> {
+    use std::os::unix::fs::{DirBuilderExt as _, PermissionsExt as _};
+    // A crashed server's leftovers (the caller holds the data dir's lock).
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::DirBuilder::new().mode(0o700).create(dir)?;
+    let staged = dir.join(SOCKET_FILE);
+    let listener = UnixListener::bind(&staged)?;
+    std::fs::set_permissions(&staged, std::fs::Permissions::from_mode(0o600))?;
+    Ok(listener)
+}
+
 /// The bound socket; the file is removed when this is dropped (on shutdown).
 pub(super) struct ControlSocket {
     path: PathBuf,
@@ -113,7 +130,6 @@ impl ControlSocket {
     /// Binds `DATA_DIR/serve.sock`. Call only while holding the data dir's lock: a socket file
     /// already there is then a crashed server's, and is replaced.
     pub(super) fn bind(data_dir: &Path) -> anyhow::Result<Self> {
-        use std::os::unix::fs::PermissionsExt as _;
         let path = data_dir.join(SOCKET_FILE);
         match std::fs::remove_file(&path) {
             Ok(()) => tracing::info!("replaced the stale control socket {}", path.display()),
@@ -127,14 +143,26 @@ impl ControlSocket {
                 });
             }
         }
-        let listener = UnixListener::bind(&path)
-            .with_context(|| format!("failed to bind the control socket {}", path.display()))?;
-        // Only this user may drive the server (the data dir may be readable by others).
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
-            .with_context(|| format!("failed to make {} private", path.display()))?;
+        // Only this user may drive the server (the data dir may be readable by others). The
+        // socket is bound inside a folder only this user can enter, made private there, and
+        // only then renamed into place: nobody can connect while it still has the umask's mode.
+        let staging = data_dir.join(STAGING_DIR);
+        let listener = bind_private(&staging).with_context(|| {
+            format!(
+                "failed to bind the control socket in {} (a private folder)",
+                staging.display()
+            )
+        });
+        let listener = listener.and_then(|listener| {
+            std::fs::rename(staging.join(SOCKET_FILE), &path)
+                .with_context(|| format!("failed to move the control socket to {}", path.display()))
+                .map(|()| listener)
+        });
+        // Empty after the rename; a failed bind leaves nothing worth keeping either.
+        let _ = std::fs::remove_dir_all(&staging);
         Ok(Self {
             path,
-            listener: Some(listener),
+            listener: Some(listener?),
         })
     }
 
