@@ -96,6 +96,8 @@ pub(crate) async fn run(config_path: &Path, args: ServeArgs) -> anyhow::Result<E
         mode,
         Duration::from_millis(args.watch_ms),
     )?;
+    // Installed here, before the server says it serves: a SIGHUP sent right after that line
+    // must reload, not meet the default action (which ends the process).
     tokio::spawn(reload_on_sighup(server.clone()));
     let grace = Duration::from_secs(args.grace_s);
     match args.http {
@@ -205,12 +207,25 @@ async fn drain(server: &Server, grace: Duration) {
     }
 }
 
-/// SIGTERM or ctrl-c. The SIGTERM handler is installed when this is called, not when the
+/// SIGTERM or ctrl-c (SIGINT). Both handlers are installed when this is called, not when the
 /// future is first polled: a SIGTERM sent right after the server said it serves must not meet
 /// the default action (which would kill the process without draining).
 fn shutdown_signal() -> impl std::future::Future<Output = ()> {
-    let term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate());
+    use tokio::signal::unix::{SignalKind, signal};
+    let term = signal(SignalKind::terminate());
+    let int = signal(SignalKind::interrupt());
     async move {
+        let int = async {
+            match int {
+                Ok(mut s) => {
+                    s.recv().await;
+                }
+                Err(e) => {
+                    tracing::warn!("cannot watch SIGINT: {e}");
+                    std::future::pending::<()>().await;
+                }
+            }
+        };
         let term = async {
             match term {
                 Ok(mut s) => {
@@ -223,21 +238,26 @@ fn shutdown_signal() -> impl std::future::Future<Output = ()> {
             }
         };
         tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
+            () = int => {}
             () = term => {}
         }
     }
 }
 
-async fn reload_on_sighup(server: Arc<Server>) {
-    let mut hup = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) {
-        Ok(s) => s,
-        Err(e) => {
-            tracing::warn!("cannot watch SIGHUP: {e}");
-            return;
+/// Reloads on every SIGHUP. Like [`shutdown_signal`], the handler is installed when this is
+/// called, not when the returned future is first polled by the task it is spawned on.
+fn reload_on_sighup(server: Arc<Server>) -> impl std::future::Future<Output = ()> {
+    let hup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup());
+    async move {
+        let mut hup = match hup {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!("cannot watch SIGHUP: {e}");
+                return;
+            }
+        };
+        while hup.recv().await.is_some() {
+            watch::reload(&server, "on SIGHUP").await;
         }
-    };
-    while hup.recv().await.is_some() {
-        watch::reload(&server, "on SIGHUP").await;
     }
 }
