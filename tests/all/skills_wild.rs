@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use guild_host::skills::{
     Mode, NoLoaders, Severity, SkillError, SkillSource, Skills, SkillsSettings, SourceKind,
-    TaskSkills, check_dir, rescan_folder, scan_folder, split_frontmatter,
+    TaskSkills, check_dir, read_resource, rescan_folder, scan_folder, split_frontmatter,
 };
 use guild_tests::repo_root;
 
@@ -134,10 +134,19 @@ async fn a_symlinked_skill_md_leading_outside_is_refused() {
     )
     .expect("write");
     symlink("real.md", inside.join("SKILL.md")).expect("symlink");
+    // Refused: one symlinked to a file inside the skills folder but outside its own folder.
+    std::fs::create_dir_all(root.join("sibling")).expect("mkdir");
+    symlink("../inside/real.md", root.join("sibling/SKILL.md")).expect("symlink");
 
     let skills = Skills::new(SkillsSettings::default(), dir.path());
     let catalog = skills.catalog(&own(&root), &NoLoaders).await;
     assert_eq!(catalog.names(), vec!["inside"], "{:?}", catalog.problems);
+    let p = catalog
+        .problems
+        .iter()
+        .find(|p| p.file.ends_with("sibling/SKILL.md"))
+        .expect("the refused sibling file is named");
+    assert!(p.reason.contains("leading outside"), "{p}");
     let p = catalog
         .problems
         .iter()
@@ -160,6 +169,67 @@ async fn a_symlinked_skill_md_leading_outside_is_refused() {
         .expect_err("refused");
     assert!(err.to_string().contains("leading outside"), "{err}");
     assert!(!err.to_string().contains("secret line"));
+}
+
+/// A `SKILL.md` that is a FIFO (which would block a plain `open` until a writer came) or a
+/// folder is refused with its reason, and the scan goes on to the other skills.
+#[cfg(unix)]
+#[test]
+fn a_fifo_or_a_folder_named_skill_md_is_refused_without_hanging_the_scan() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("skills");
+    std::fs::create_dir_all(root.join("piped")).expect("mkdir");
+    let made = std::process::Command::new("mkfifo")
+        .arg(root.join("piped/SKILL.md"))
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
+    std::fs::create_dir_all(root.join("nested/SKILL.md")).expect("mkdir");
+    // A FIFO among a loaded skill's resources, read as one: refused, not waited on.
+    let plain = write_skill(&root, "plain", "description: d", "x");
+    let made = std::process::Command::new("mkfifo")
+        .arg(plain.join("pipe.md"))
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(read_resource("plain", &plain, "pipe.md", 1 << 20)));
+    let err = rx
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .expect("the read ends (does not hang on the FIFO)")
+        .expect_err("refused");
+    assert!(err.to_string().contains("not a regular file"), "{err}");
+
+    // On a thread of its own: a scan stuck in `open` fails the test instead of hanging it.
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(scan_folder(&root, Mode::Lenient, "t")));
+    let scan = rx
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .expect("the scan ends (does not hang on the FIFO)");
+    assert_eq!(
+        scan.catalog.names(),
+        vec!["plain"],
+        "{:?}",
+        scan.catalog.problems
+    );
+    let reason = |folder: &str| {
+        scan.catalog
+            .problems
+            .iter()
+            .find(|p| p.file.ends_with(format!("{folder}/SKILL.md")))
+            .map(|p| p.reason.clone())
+            .unwrap_or_else(|| panic!("{folder}: no problem in {:?}", scan.catalog.problems))
+    };
+    assert!(
+        reason("piped").contains("not a regular file"),
+        "{}",
+        reason("piped")
+    );
+    assert!(
+        reason("nested").contains("is a folder"),
+        "{}",
+        reason("nested")
+    );
 }
 
 #[cfg(unix)]

@@ -8,7 +8,6 @@
 //! refuses any symlink that leads outside it. Size is checked before reading and enforced while
 //! reading (a file that grows in between is still cut at the cap).
 
-use std::io::Read;
 use std::path::{Component, Path};
 
 use serde::Serialize;
@@ -18,7 +17,7 @@ use super::catalog::SkillEntry;
 use super::contents::{ResourceFile, walk_skill};
 use super::folder::read_skill_md;
 use super::format::{Mode, SKILL_FILE, parse_skill_md, strip_frontmatter};
-use super::layout::open_skill_dir;
+use super::layout::{ReadError, open_file, open_skill_dir, read_sized};
 
 /// Which level of disclosure a call served.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -262,35 +261,32 @@ pub fn read_resource(skill: &str, dir: &Path, path: &str, max: u64) -> Result<Ve
             reason: e.to_string(),
         },
     })?;
-    let map = |e: std::io::Error| map_open_error(skill, path, e);
-    let meta = root.metadata(path).map_err(map)?;
-    if meta.is_dir() {
-        return Err(SkillError::InvalidPath {
-            skill: skill.to_owned(),
-            path: path.to_owned(),
-            reason: "is a folder, not a file".to_owned(),
-        });
-    }
     let too_large = |size: u64| SkillError::TooLarge {
         skill: skill.to_owned(),
         path: path.to_owned(),
         size,
         limit: max,
     };
-    if meta.len() > max {
-        return Err(too_large(meta.len()));
-    }
-    let file = root.open(path).map_err(map)?;
-    let mut out = Vec::with_capacity(meta.len() as usize);
-    file.take(max + 1)
-        .read_to_end(&mut out)
-        .map_err(|e| SkillError::Io {
+    let (file, meta) = open_file(&root, path).map_err(|e| match e {
+        ReadError::Escapes(e) | ReadError::Io(e) => map_open_error(skill, path, e),
+        ReadError::NotAFile(reason) => SkillError::InvalidPath {
+            skill: skill.to_owned(),
+            path: path.to_owned(),
+            reason: reason.to_owned(),
+        },
+        ReadError::TooLarge(size) => too_large(size),
+    })?;
+    let out = read_sized(file, meta.len(), max).map_err(|e| match e {
+        ReadError::TooLarge(size) => too_large(size),
+        ReadError::NotAFile(reason) => SkillError::Io {
+            file: dir.join(path),
+            reason: reason.to_owned(),
+        },
+        ReadError::Escapes(e) | ReadError::Io(e) => SkillError::Io {
             file: dir.join(path),
             reason: e.to_string(),
-        })?;
-    if out.len() as u64 > max {
-        return Err(too_large(out.len() as u64));
-    }
+        },
+    })?;
     Ok(out)
 }
 

@@ -288,7 +288,7 @@ fn load_child(handle: Option<&Dir>, root: &Path, name: &str, mode: Mode, label: 
         SkillMd::Missing => (None, None),
         SkillMd::Open(file, stamp) => (
             Some(stamp),
-            Some(layout::read_open(file, MAX_SKILL_MD).map_err(read_problem)),
+            Some(layout::read_sized(file, stamp.len(), MAX_SKILL_MD).map_err(read_problem)),
         ),
         SkillMd::Refused(e, stamp) => (stamp, Some(Err(read_problem(e)))),
     };
@@ -418,6 +418,7 @@ fn read_problem(e: layout::ReadError) -> String {
         layout::ReadError::Escapes(e) => format!(
             "is a symlink (or lies in a folder) leading outside the skill's folder: refused ({e})"
         ),
+        layout::ReadError::NotAFile(why) => why.to_owned(),
         layout::ReadError::Io(e) => format!("cannot read: {e}"),
     }
 }

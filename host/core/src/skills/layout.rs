@@ -2,7 +2,6 @@
 //! folders that lead outside it, noting what is there instead of skills), cheap change stamps,
 //! confined and capped reads, and spreading per-skill work over a few threads.
 
-use std::io::Read as _;
 use std::path::Path;
 use std::time::UNIX_EPOCH;
 
@@ -37,6 +36,11 @@ impl Stamp {
             .map_or(0, |d| d.as_nanos() as i128);
         let changed = self.ctime.max(self.mtime as i128);
         now - changed < WINDOW_NANOS
+    }
+
+    /// The size it records, bytes.
+    pub(crate) fn len(&self) -> u64 {
+        self.len
     }
 
     pub(crate) fn from_meta(meta: &std::fs::Metadata) -> Self {
@@ -199,6 +203,8 @@ pub(crate) enum ReadError {
     TooLarge(u64),
     /// A symlink (or path) leading outside the folder.
     Escapes(std::io::Error),
+    /// Not a regular file (a folder, a FIFO, a device): why.
+    NotAFile(&'static str),
     /// Anything else.
     Io(std::io::Error),
 }
@@ -250,6 +256,10 @@ pub(crate) enum SkillMd {
 /// Opens the skill folder `name` of the skills folder `root` (through `handle`, an open handle
 /// on `root`, when there is one) and its `SKILL.md`.
 pub(crate) fn open_skill(handle: Option<&Dir>, root: &Path, name: &str) -> OpenedSkill {
+    #[cfg(target_os = "linux")]
+    if let Some(opened) = handle.and_then(|h| fast::open_skill(h, name)) {
+        return opened;
+    }
     let child = root.join(name);
     let opened = match handle {
         Some(handle) => handle.open_dir(name),
@@ -267,33 +277,74 @@ pub(crate) fn open_skill(handle: Option<&Dir>, root: &Path, name: &str) -> Opene
         .map(|m| Stamp::from_meta(&m))
         .unwrap_or_default();
     let folder = Dir::from_std_file(folder);
-    let skill_md = match folder.open(SKILL_FILE) {
-        Ok(file) => {
-            let file = file.into_std();
-            match file.metadata() {
-                Ok(meta) => SkillMd::Open(file, Stamp::from_meta(&meta)),
-                Err(e) => SkillMd::Refused(ReadError::Io(e), None),
-            }
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => SkillMd::Missing,
-        Err(e) => SkillMd::Refused(e.into(), Stamp::of(&child.join(SKILL_FILE)).ok()),
+    let skill_md = match open_file(&folder, SKILL_FILE) {
+        Ok((file, meta)) => SkillMd::Open(file, Stamp::from_meta(&meta)),
+        Err(ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => SkillMd::Missing,
+        Err(e) => SkillMd::Refused(e, Stamp::of(&child.join(SKILL_FILE)).ok()),
     };
     OpenedSkill { dir, skill_md }
 }
 
-/// Reads the open file `f`, capped at `max` bytes while reading.
-pub(crate) fn read_open(f: std::fs::File, max: u64) -> Result<Vec<u8>, ReadError> {
-    let meta = f.metadata()?;
+/// Opens `path` (relative) inside `folder`, confined to it, as a regular file: a folder, a
+/// FIFO or a device is refused. Opened non-blocking, so a FIFO does not hang the caller in
+/// `open` waiting for a writer (reads of a regular file are not affected).
+pub(crate) fn open_file(
+    folder: &Dir,
+    path: impl AsRef<Path>,
+) -> Result<(std::fs::File, std::fs::Metadata), ReadError> {
+    let mut options = cap_std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use cap_std::fs::OpenOptionsExt as _;
+        options.custom_flags(NONBLOCK);
+    }
+    let file = folder.open_with(path, &options)?.into_std();
+    let meta = file.metadata()?;
     if meta.is_dir() {
-        return Err(ReadError::Io(std::io::Error::other(
-            "is a folder, not a file",
-        )));
+        return Err(ReadError::NotAFile(IS_A_FOLDER));
     }
-    if meta.len() > max {
-        return Err(ReadError::TooLarge(meta.len()));
+    if !meta.is_file() {
+        return Err(ReadError::NotAFile(NOT_REGULAR));
     }
-    let mut out = Vec::with_capacity(meta.len() as usize);
-    f.take(max + 1).read_to_end(&mut out)?;
+    Ok((file, meta))
+}
+
+#[cfg(unix)]
+const NONBLOCK: i32 = rustix::fs::OFlags::NONBLOCK.bits() as i32;
+const IS_A_FOLDER: &str = "is a folder, not a file";
+const NOT_REGULAR: &str = "is not a regular file";
+
+/// Reads the open regular file `f`, which `fstat` said holds `len` bytes, capped at `max`
+/// bytes while reading (a file that grew meanwhile is still cut). A read that comes back short
+/// once `len` bytes are in is taken as the end of the file, as the size said, so a file read
+/// whole costs one `read`, not a second one that finds the end.
+pub(crate) fn read_sized(mut f: std::fs::File, len: u64, max: u64) -> Result<Vec<u8>, ReadError> {
+    use std::io::Read as _;
+    if len > max {
+        return Err(ReadError::TooLarge(len));
+    }
+    // One byte past the size: a full buffer means the file grew since the `fstat`.
+    let want = len as usize + 1;
+    let mut out = vec![0u8; want];
+    let mut got = 0;
+    loop {
+        let n = match f.read(&mut out[got..]) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e.into()),
+        };
+        got += n;
+        if n == 0 || (got as u64 >= len && got < want) {
+            out.truncate(got);
+            return Ok(out);
+        }
+        if got == want {
+            break;
+        }
+    }
+    // Grown: read on, up to the cap.
+    (&mut f).take(max + 1 - want as u64).read_to_end(&mut out)?;
     if out.len() as u64 > max {
         return Err(ReadError::TooLarge(out.len() as u64));
     }
@@ -303,7 +354,8 @@ pub(crate) fn read_open(f: std::fs::File, max: u64) -> Result<Vec<u8>, ReadError
 /// Reads `file` (relative) inside `folder`, confined to it and capped at `max` bytes while
 /// reading (a file that grows in between is still cut).
 pub(crate) fn read_capped(folder: &Dir, file: &str, max: u64) -> Result<Vec<u8>, ReadError> {
-    read_open(folder.open(file)?.into_std(), max)
+    let (file, meta) = open_file(folder, file)?;
+    read_sized(file, meta.len(), max)
 }
 
 /// Reads `file` of the skill folder `dir` (see [`open_skill_dir`], [`read_capped`]); with
@@ -350,4 +402,98 @@ pub(crate) fn parallel<T: Sync, R: Send>(
             .flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
             .collect()
     })
+}
+
+/// The usual case of [`open_skill`]: five system calls with the read and the close, not nine.
+/// The folder's stamp by `statx` relative to the skills folder's handle, and `SKILL.md` opened
+/// through that handle in one `openat2` that stays beneath it and follows no symlink in the
+/// last step (no handle on the skill folder to open, stat and close). A
+/// `SKILL.md` that is a symlink (allowed while it stays inside its own folder), and every
+/// error, take the general path, which judges them exactly as before.
+#[cfg(target_os = "linux")]
+mod fast {
+    use cap_std::fs::Dir;
+    use rustix::fs::{AtFlags, Mode, OFlags, ResolveFlags, StatxFlags};
+
+    use super::{IS_A_FOLDER, NOT_REGULAR, OpenedSkill, ReadError, SKILL_FILE, SkillMd, Stamp};
+
+    pub(super) fn open_skill(root: &Dir, name: &str) -> Option<OpenedSkill> {
+        let dir = rustix::fs::statx(root, name, AtFlags::empty(), StatxFlags::BASIC_STATS).ok()?;
+        if !rustix::fs::FileType::from_raw_mode(dir.stx_mode.into()).is_dir() {
+            return None;
+        }
+        let fd = rustix::fs::openat2(
+            root,
+            format!("{name}/{SKILL_FILE}"),
+            // Non-blocking: a FIFO named `SKILL.md` must not hang the scan in `open`.
+            OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW | OFlags::NOCTTY | OFlags::NONBLOCK,
+            Mode::empty(),
+            ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS,
+        )
+        .ok()?;
+        let file = rustix::fs::statx(&fd, "", AtFlags::EMPTY_PATH, StatxFlags::BASIC_STATS).ok()?;
+        let skill_md = match rustix::fs::FileType::from_raw_mode(file.stx_mode.into()) {
+            rustix::fs::FileType::RegularFile => {
+                SkillMd::Open(std::fs::File::from(fd), stamp(&file))
+            }
+            rustix::fs::FileType::Directory => {
+                SkillMd::Refused(ReadError::NotAFile(IS_A_FOLDER), Some(stamp(&file)))
+            }
+            _ => SkillMd::Refused(ReadError::NotAFile(NOT_REGULAR), Some(stamp(&file))),
+        };
+        Some(OpenedSkill {
+            dir: stamp(&dir),
+            skill_md,
+        })
+    }
+
+    /// The same stamp [`Stamp::from_meta`] takes from `std`'s metadata (which is `statx` too).
+    fn stamp(s: &rustix::fs::Statx) -> Stamp {
+        let nanos = |t: rustix::fs::StatxTimestamp| {
+            i128::from(t.tv_sec) * 1_000_000_000 + i128::from(t.tv_nsec)
+        };
+        Stamp {
+            len: s.stx_size,
+            mtime: u128::try_from(nanos(s.stx_mtime)).unwrap_or(0),
+            ctime: nanos(s.stx_ctime),
+            ino: s.stx_ino,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ReadError, read_sized};
+
+    fn file_of(bytes: &[u8]) -> (tempfile::TempDir, std::path::PathBuf) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("f");
+        std::fs::write(&path, bytes).expect("write");
+        (dir, path)
+    }
+
+    fn read(path: &std::path::Path, len: u64, max: u64) -> Result<Vec<u8>, ReadError> {
+        read_sized(std::fs::File::open(path).expect("open"), len, max)
+    }
+
+    #[test]
+    fn a_sized_read_takes_what_is_there_when_the_size_was_stale() {
+        let (_dir, path) = file_of(b"0123456789");
+        // As the size said.
+        assert_eq!(read(&path, 10, 100).expect("read"), b"0123456789");
+        // Grown since the size was taken: read on, to the end.
+        assert_eq!(read(&path, 4, 100).expect("read"), b"0123456789");
+        // Shrunk since: what is there.
+        assert_eq!(read(&path, 30, 100).expect("read"), b"0123456789");
+        assert_eq!(read(&path, 0, 100).expect("read"), b"0123456789");
+    }
+
+    #[test]
+    fn a_sized_read_is_cut_at_the_cap_even_when_the_size_was_stale() {
+        let (_dir, path) = file_of(b"0123456789");
+        assert!(matches!(read(&path, 10, 9), Err(ReadError::TooLarge(10))));
+        // Grown past the cap after the size was taken: cut while reading.
+        assert!(matches!(read(&path, 4, 8), Err(ReadError::TooLarge(9))));
+        assert_eq!(read(&path, 4, 10).expect("at the cap"), b"0123456789");
+    }
 }
