@@ -7,10 +7,11 @@
 //! folder, bad name, unknown language, wrong world). (The check that the C SDK's checked-in
 //! bindings match `wit/` is in tests/all/c_plugins.rs.)
 //!
-//! Cost: Rust scaffolds build with one shared `CARGO_TARGET_DIR` under `target/`, so the SDK's
-//! dependencies compile once. guild.toml is written before the builds, so each `guild build`
-//! leaves its compiled component in the config's compile cache and the tasks compile nothing:
-//! every component is compiled by wasmtime once (Python and JavaScript ones take seconds each).
+//! Cost: Rust scaffolds build with `CARGO_TARGET_DIR` set to plugins/target, where
+//! plugins/build.sh already compiled the SDK and its dependencies: only the scaffolds compile.
+//! guild.toml is written before the builds, so each `guild build` leaves its compiled component
+//! in the config's compile cache and the tasks compile nothing: every component is compiled by
+//! wasmtime once (Python and JavaScript ones take seconds each).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -27,8 +28,10 @@ fn guild(cwd: &Path, args: &[&str]) -> Output {
         .current_dir(cwd)
         .env_remove("GUILD_CONFIG")
         .env_remove("GUILD_LOG")
-        // Rust scaffolds share one target dir, so guild-sdk and its dependencies build once.
-        .env("CARGO_TARGET_DIR", repo().join("target").join("scaffolds"))
+        // Rust scaffolds build into the plugins' build folder: same SDK, same pinned versions
+        // (the scaffold's Cargo.lock is the SDK's), same release profile and target as
+        // plugins/build.sh's, so guild-sdk and its dependencies are already built there.
+        .env("CARGO_TARGET_DIR", repo().join("plugins").join("target"))
         .stdin(Stdio::null())
         .output()
         .expect("guild runs")
