@@ -193,7 +193,10 @@ fn a_fifo_or_a_folder_named_skill_md_is_refused_without_hanging_the_scan() {
         .expect("mkfifo runs");
     assert!(made.success());
     let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || tx.send(read_resource("plain", &plain, "pipe.md", 1 << 20)));
+    std::thread::spawn(move || {
+        // The receiver is gone only when the test already failed.
+        let _ = tx.send(read_resource("plain", &plain, "pipe.md", 1 << 20));
+    });
     let err = rx
         .recv_timeout(std::time::Duration::from_secs(20))
         .expect("the read ends (does not hang on the FIFO)")
@@ -202,7 +205,9 @@ fn a_fifo_or_a_folder_named_skill_md_is_refused_without_hanging_the_scan() {
 
     // On a thread of its own: a scan stuck in `open` fails the test instead of hanging it.
     let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || tx.send(scan_folder(&root, Mode::Lenient, "t")));
+    std::thread::spawn(move || {
+        let _ = tx.send(scan_folder(&root, Mode::Lenient, "t"));
+    });
     let scan = rx
         .recv_timeout(std::time::Duration::from_secs(20))
         .expect("the scan ends (does not hang on the FIFO)");
