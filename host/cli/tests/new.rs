@@ -5,8 +5,8 @@
 //! (catalog, body, resource; C: it builds and loads as its kind). The Python, JavaScript and C
 //! scaffolds' own unit tests run too, outside wasm (C: `./test.sh`, natively with the C SDK's
 //! fake host), and a C scaffold whose echo is broken fails its `./test.sh` naming the check.
-//! Plus the refusals an author meets (existing folder, bad name, unknown language, wrong world). (The check that the C SDK's checked-in
-//! bindings match `wit/` is in tests/all/c_plugins.rs.)
+//! Plus the refusals an author meets (existing folder, bad name, unknown language, wrong world).
+//! (The check that the C SDK's checked-in bindings match `wit/` is in tests/all/c_plugins.rs.)
 //!
 //! Cost: Rust scaffolds build with one shared `CARGO_TARGET_DIR` under `target/`, so the SDK's
 //! dependencies compile once. guild.toml is written before the builds, so each `guild build`
