@@ -2,10 +2,11 @@
 //! language with templates: all three kinds are scaffolded; a scaffolded specialist calls the
 //! `echo` tool of a scaffolded connector and the task succeeds with that tool call in its
 //! result; the scaffolded skill loader serves its skill to a specialist through the host
-//! (catalog, body, resource; C: it builds and loads as its kind). The Python and JavaScript
-//! scaffolds' own unit tests run too, outside wasm. Plus the refusals an author meets (existing
-//! folder, bad name, unknown language, wrong world). (The check that the C SDK's checked-in
-//! bindings match `wit/` is in tests/all/c_plugins.rs.)
+//! (catalog, body, resource; C: it builds and loads as its kind). The Python, JavaScript and C
+//! scaffolds' own unit tests run too, outside wasm (C: `./test.sh`, natively with the C SDK's
+//! fake host), and a C scaffold whose echo is broken fails its `./test.sh` naming the check.
+//! Plus the refusals an author meets (existing folder, bad name, unknown language, wrong world).
+//! (The check that the C SDK's checked-in bindings match `wit/` is in tests/all/c_plugins.rs.)
 //!
 //! Cost: Rust scaffolds build with `CARGO_TARGET_DIR` set to plugins/target, where
 //! plugins/build.sh already compiled the SDK and its dependencies: only the scaffolds compile.
@@ -72,6 +73,7 @@ fn unit_tests(lang: &str, dir: &Path) {
     let (program, args): (&str, &[&str]) = match lang {
         "python" => ("python3", &["-m", "unittest", "-v"]),
         "js" => ("npm", &["test", "--silent"]),
+        "c" => ("./test.sh", &[]),
         _ => return,
     };
     let out = Command::new(program)
@@ -227,6 +229,42 @@ fn js_scaffolds_build_and_run_a_task() {
 #[test]
 fn c_scaffolds_build_and_run_a_task() {
     new_build_task("c");
+}
+
+#[test]
+fn c_scaffold_unit_tests_fail_naming_the_broken_check() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    ok(guild(
+        root,
+        &["new", "connector", "c-broken", "--lang", "c"],
+    ));
+    let folder = root.join("c-broken");
+    unit_tests("c", &folder);
+
+    // Echo answers `{}` instead of its input: the scaffold's own test must catch it.
+    let app = folder.join("app.c");
+    let source = std::fs::read_to_string(&app).expect("read app.c");
+    let echo = "guild_outcome_success(ret, json ? json : \"null\");";
+    assert!(source.contains(echo), "{source}");
+    std::fs::write(
+        &app,
+        source.replace(echo, "guild_outcome_success(ret, \"{}\");"),
+    )
+    .expect("write app.c");
+    let out = Command::new("./test.sh")
+        .current_dir(&folder)
+        .stdin(Stdio::null())
+        .output()
+        .expect("./test.sh runs");
+    let shown = text(&out);
+    assert!(!out.status.success(), "{shown}");
+    assert!(
+        shown.contains("FAILED: echo returns its input")
+            && shown.contains("1 of 8 checks FAILED: echo returns its input")
+            && shown.contains("ok: echo is the one tool"),
+        "{shown}"
+    );
 }
 
 #[test]

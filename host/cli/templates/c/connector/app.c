@@ -1,6 +1,6 @@
 /* Connector {{name}}: one tool, `echo`, that answers with its input. Add tools to TOOLS and a
  * branch to `call`. Helpers: guild.h in the Guild C SDK; the world's exports and types:
- * bindings/connector/connector.h there. */
+ * bindings/connector/connector.h there. Unit tests: test_app.c, run natively by ./test.sh. */
 #include <stdio.h>
 #include <stdlib.h>
 

@@ -1,6 +1,7 @@
 /* Skill loader {{name}}: serves one built-in skill, `hello`. Replace SKILLS with your own
  * source (files compiled in, an HTTP API through the `http` capability, ...). Helpers: guild.h
- * in the Guild C SDK; the world's exports and types: bindings/skill-loader/skill_loader.h there. */
+ * in the Guild C SDK; the world's exports and types: bindings/skill-loader/skill_loader.h there.
+ * Unit tests: test_app.c, run natively by ./test.sh. */
 #include <stdlib.h>
 #include <string.h>
 

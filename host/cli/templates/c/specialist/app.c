@@ -1,6 +1,7 @@
 /* Specialist {{name}}: sends its brief to the `{{tool}}` tool and reports what came back.
  * Helpers: guild.h in the Guild C SDK; the world's exports and types:
- * bindings/specialist/specialist.h there. */
+ * bindings/specialist/specialist.h there. Unit tests: test_app.c, run natively by ./test.sh
+ * with the SDK's fake host answering the tool. */
 #include <stdlib.h>
 #include <string.h>
 
