@@ -211,52 +211,41 @@ async fn drain(server: &Server, grace: Duration) {
 /// future is first polled: a SIGTERM sent right after the server said it serves must not meet
 /// the default action (which would kill the process without draining).
 fn shutdown_signal() -> impl std::future::Future<Output = ()> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let term = signal(SignalKind::terminate());
-    let int = signal(SignalKind::interrupt());
+    use tokio::signal::unix::SignalKind;
+    let mut term = watch_signal(SignalKind::terminate(), "SIGTERM");
+    let mut int = watch_signal(SignalKind::interrupt(), "SIGINT");
     async move {
-        let int = async {
-            match int {
-                Ok(mut s) => {
-                    s.recv().await;
-                }
-                Err(e) => {
-                    tracing::warn!("cannot watch SIGINT: {e}");
-                    std::future::pending::<()>().await;
-                }
-            }
-        };
-        let term = async {
-            match term {
-                Ok(mut s) => {
-                    s.recv().await;
-                }
-                Err(e) => {
-                    tracing::warn!("cannot watch SIGTERM: {e}");
-                    std::future::pending::<()>().await;
-                }
-            }
-        };
         tokio::select! {
-            () = int => {}
-            () = term => {}
+            _ = next(&mut int) => {}
+            _ = next(&mut term) => {}
         }
+    }
+}
+
+/// A handler for `kind`, installed now; `None` (logged) when it cannot be.
+fn watch_signal(
+    kind: tokio::signal::unix::SignalKind,
+    name: &str,
+) -> Option<tokio::signal::unix::Signal> {
+    tokio::signal::unix::signal(kind)
+        .inspect_err(|e| tracing::warn!("cannot watch {name}: {e}"))
+        .ok()
+}
+
+/// The next delivery of `signal`; never, when there is no handler.
+async fn next(signal: &mut Option<tokio::signal::unix::Signal>) -> Option<()> {
+    match signal {
+        Some(s) => s.recv().await,
+        None => std::future::pending().await,
     }
 }
 
 /// Reloads on every SIGHUP. Like [`shutdown_signal`], the handler is installed when this is
 /// called, not when the returned future is first polled by the task it is spawned on.
 fn reload_on_sighup(server: Arc<Server>) -> impl std::future::Future<Output = ()> {
-    let hup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup());
+    let mut hup = watch_signal(tokio::signal::unix::SignalKind::hangup(), "SIGHUP");
     async move {
-        let mut hup = match hup {
-            Ok(s) => s,
-            Err(e) => {
-                tracing::warn!("cannot watch SIGHUP: {e}");
-                return;
-            }
-        };
-        while hup.recv().await.is_some() {
+        while hup.is_some() && next(&mut hup).await.is_some() {
             watch::reload(&server, "on SIGHUP").await;
         }
     }
