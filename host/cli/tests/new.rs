@@ -370,3 +370,32 @@ fn build_suggests_the_kind_a_component_implements() {
     let out = ok(guild(root, &["build", "mixed"]));
     assert!(text(&out).contains("ok: mixed@0.1.0"), "{}", text(&out));
 }
+
+#[test]
+fn a_quickjs_build_is_refused_once_naming_the_engine_to_build_with() {
+    // jco's QuickJS engine emits the component model's async ABI, which the host leaves out.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    ok(guild(root, &["new", "connector", "qjs", "--lang", "js"]));
+    let script = root.join("qjs").join("build.sh");
+    let build = std::fs::read_to_string(&script).expect("read build.sh");
+    let line = "\"$here/qjs.wasm\"";
+    assert!(build.contains(line), "{build}");
+    let quickjs = build.replace(line, &format!("{line} --backend quickjs"));
+    std::fs::write(&script, quickjs).expect("write build.sh");
+    // With a data folder, compiles run in the compile helper: its refusal is reported once.
+    std::fs::write(
+        root.join("guild.toml"),
+        "[host]\nplugins = [\"qjs\"]\ndata_dir = \"data\"\ncompile_timeout_s = 900\n",
+    )
+    .expect("write guild.toml");
+    let out = guild(root, &["build", "qjs"]);
+    assert!(!out.status.success(), "{}", text(&out));
+    let shown = text(&out);
+    assert!(
+        shown.contains("requires the component model async feature")
+            && shown.contains("default StarlingMonkey engine, i.e. without `--backend quickjs`"),
+        "{shown}"
+    );
+    assert_eq!(shown.matches("does not compile").count(), 1, "{shown}");
+}

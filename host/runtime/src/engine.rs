@@ -239,7 +239,7 @@ impl GuildEngine {
         check_component_bytes(&bytes)?;
         Component::new(&self.inner.engine, &bytes)
             .and_then(|c| c.serialize())
-            .map_err(|e| CompileError::Invalid(format!("{e:#}")))
+            .map_err(refused)
     }
 
     /// Compiles (or fetches from cache) component bytes.
@@ -287,8 +287,7 @@ impl GuildEngine {
                 )
             });
         }
-        let c = Component::new(&self.inner.engine, bytes)
-            .map_err(|e| CompileError::Invalid(format!("{e:#}")))?;
+        let c = Component::new(&self.inner.engine, bytes).map_err(refused)?;
         if let Some(cache) = &self.inner.disk_cache {
             let file = cache.entry(sha256);
             let written = c
@@ -312,8 +311,7 @@ impl GuildEngine {
             .as_ref()
             .ok_or_else(|| CompileError::Helper("no usable compile cache folder".into()))?;
         let digest: [u8; 32] = Sha256::digest(bytes).into();
-        let component = Component::new(&self.inner.engine, bytes)
-            .map_err(|e| CompileError::Invalid(format!("{e:#}")))?;
+        let component = Component::new(&self.inner.engine, bytes).map_err(refused)?;
         component
             .serialize()
             .map_err(wasm_err)
@@ -420,6 +418,21 @@ pub fn compile_command(
 /// Converts wasmtime's own error type into `anyhow` for glue code.
 pub(crate) fn wasm_err(e: wasmtime::Error) -> anyhow::Error {
     anyhow::Error::from_boxed(e.into_boxed_dyn_error())
+}
+
+/// A component Cranelift or the validator refused, with the fix for the refusals authors meet.
+fn refused(e: wasmtime::Error) -> CompileError {
+    let message = format!("{e:#}");
+    // jco's QuickJS engine (and any toolchain emitting async exports) uses the component
+    // model's async ABI, which this host leaves out: it costs every task (README, Performance).
+    let fix = if message.contains("requires the component model async feature") {
+        "; this component uses the component model's async ABI, which this host does not \
+         enable: rebuild it without async exports (JavaScript: build with the default \
+         StarlingMonkey engine, i.e. without `--backend quickjs`)"
+    } else {
+        ""
+    };
+    CompileError::Invalid(format!("{message}{fix}"))
 }
 
 /// Refuses anything that is not a component binary before Cranelift sees it, with a hint.

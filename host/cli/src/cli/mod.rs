@@ -136,7 +136,12 @@ fn compile_component(args: &CompileArgs) -> ExitCode {
     ) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {}", guild_host::text::for_terminal(&e.to_string()));
+            // The parent wraps a refusal in its own words: hand it the bare reason.
+            let message = match &e {
+                guild_host::CompileError::Invalid(reason) => reason.clone(),
+                other => other.to_string(),
+            };
+            eprintln!("error: {}", guild_host::text::for_terminal(&message));
             match e {
                 guild_host::CompileError::Invalid(_)
                 | guild_host::CompileError::NotAComponent(_) => ExitCode::from(2),
