@@ -165,6 +165,9 @@ pub fn validate_skill_name(name: &str) -> Result<(), String> {
 /// specification's reference validator does.
 pub fn nfkc(s: &str) -> String {
     use unicode_normalization::UnicodeNormalization as _;
+    if s.is_ascii() {
+        return s.to_owned(); // ASCII is its own NFKC form
+    }
     s.nfkc().collect()
 }
 
@@ -202,6 +205,21 @@ pub fn parse_skill_md(
     folder: Option<&str>,
     mode: Mode,
 ) -> (Option<ParsedSkill>, Vec<Problem>) {
+    let (parsed, problems) = check_skill_md(text, file, folder, mode);
+    let skill = parsed.map(|(meta, body)| ParsedSkill {
+        meta,
+        body: body.to_owned(),
+    });
+    (skill, problems)
+}
+
+/// [`parse_skill_md`] with the body borrowed from `text` (a catalog scan needs no copy).
+pub(crate) fn check_skill_md<'t>(
+    text: &'t str,
+    file: &Path,
+    folder: Option<&str>,
+    mode: Mode,
+) -> (Option<(SkillMeta, &'t str)>, Vec<Problem>) {
     let mut p = Checker {
         file,
         mode,
@@ -235,7 +253,7 @@ impl Checker<'_> {
             .push(Problem::new(self.file, field, reason, Severity::Error));
     }
 
-    fn parse(&mut self, text: &str, folder: Option<&str>) -> Option<ParsedSkill> {
+    fn parse<'t>(&mut self, text: &'t str, folder: Option<&str>) -> Option<(SkillMeta, &'t str)> {
         let (yaml, body) = match split_frontmatter(text) {
             Ok(parts) => parts,
             Err(reason) => {
@@ -243,7 +261,11 @@ impl Checker<'_> {
                 return None;
             }
         };
-        let map = match serde_yaml_ng::from_str::<Value>(yaml) {
+        let read = match super::plain_yaml::mapping(yaml) {
+            Some(map) => Ok(Value::Mapping(map)),
+            None => serde_yaml_ng::from_str::<Value>(yaml),
+        };
+        let map = match read {
             Ok(Value::Mapping(map)) => map,
             Ok(other) => {
                 self.hard(
@@ -312,10 +334,7 @@ impl Checker<'_> {
                 "missing; a skill without a description cannot be chosen",
             );
         }
-        Some(ParsedSkill {
-            meta,
-            body: body.to_owned(),
-        })
+        Some((meta, body))
     }
 
     fn name(&mut self, value: &Value, folder: Option<&str>, meta: &mut SkillMeta) {

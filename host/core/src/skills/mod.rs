@@ -26,6 +26,7 @@ mod events;
 mod folder;
 mod format;
 mod layout;
+mod plain_yaml;
 mod service;
 mod task;
 mod watch;
