@@ -274,3 +274,32 @@ fn supervisor_folder_labels_never_show_host_paths() {
         assert_eq!(source.label(), label);
     }
 }
+
+#[test]
+fn a_catalog_filled_in_one_pass_equals_one_filled_skill_by_skill() {
+    // Names out of order and repeated: the first of each name wins, the others warn in order.
+    let names = ["b", "a", "b", "c", "a", "b", "d"];
+    let entries: Vec<_> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| entry(n, &format!("{n} number {i}"), false))
+        .collect();
+    let mut one_by_one = Catalog::default();
+    for e in entries.clone() {
+        one_by_one.insert_first_wins(e, Path::new("t"));
+    }
+    let mut filled = Catalog::default();
+    filled.fill_first_wins(entries, Path::new("t"));
+    assert_eq!(filled.render(), one_by_one.render());
+    assert!(
+        filled.render().contains("- b: b number 0") && filled.render().contains("- a: a number 1")
+    );
+    let reasons = |c: &Catalog| {
+        c.problems
+            .iter()
+            .map(|p| p.reason.clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(reasons(&filled), reasons(&one_by_one));
+    assert_eq!(filled.problems.len(), 3);
+}
