@@ -64,18 +64,16 @@ fn block<'a>(lines: &mut std::iter::Peekable<impl Iterator<Item = &'a str>>) -> 
 }
 
 /// The mapping of `entries` in their order; `None` when empty or when a key repeats
-/// (serde_yaml_ng reports those).
+/// (serde_yaml_ng reports those). One hash per key: a hostile `SKILL.md` may hold many keys.
 fn to_mapping(entries: Vec<(&str, Value)>) -> Option<Mapping> {
-    let repeated = entries
-        .iter()
-        .enumerate()
-        .any(|(i, (key, _))| entries[..i].iter().any(|(k, _)| k == key));
-    if entries.is_empty() || repeated {
+    if entries.is_empty() {
         return None;
     }
     let mut map = Mapping::with_capacity(entries.len());
     for (key, value) in entries {
-        map.insert(Value::String(key.to_owned()), value);
+        if map.insert(Value::String(key.to_owned()), value).is_some() {
+            return None;
+        }
     }
     Some(map)
 }

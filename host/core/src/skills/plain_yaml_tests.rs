@@ -101,6 +101,16 @@ fn anything_else_is_left_to_serde_yaml() {
 }
 
 #[test]
+fn many_keys_read_in_one_pass_and_a_late_repeat_is_left_to_serde_yaml() {
+    // A hostile SKILL.md may hold tens of thousands of keys within its size cap.
+    let mut yaml: String = (0..50_000).map(|i| format!("k{i}: v\n")).collect();
+    assert!(differential(&yaml));
+    assert_eq!(mapping(&yaml).map(|m| m.len()), Some(50_000));
+    yaml.push_str("k7: again\n");
+    assert!(!differential(&yaml));
+}
+
+#[test]
 fn the_public_corpus_reads_the_same_either_way() {
     let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/skills-corpus");
     let mut plain = 0;
