@@ -386,46 +386,182 @@ async fn grant_of_the_folder_holding_the_config_file_refused() {
     );
 }
 
-/// Two read-write grants of one folder tree would give each its own quota over the same files:
-/// refused when one lies inside the other (or they are the same), naming both; side by side,
-/// or read-only inside read-write, they load.
+/// The config error of `guild.toml` text `extra` (after `[host]`), which must not parse.
+fn config_error(dir: &Path, extra: &str) -> String {
+    let text = format!("[host]\ndata_dir = \".guild\"\n\n{extra}");
+    match Config::parse(&text, &dir.join("guild.toml"), dir) {
+        Ok(_) => panic!("config parsed despite {extra}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// A grant inside a folder that some plugin may write could be re-pointed by that plugin (it
+/// replaces a folder on the inner grant's path with a link, or a folder of its own): refused when
+/// the config is read, naming both grants, whether the two belong to one plugin or two, and
+/// whatever the inner grant's mode. Two read-write grants of the same folder would give each its
+/// own quota over the same files: refused at load. Side by side, the same folder read-only, or
+/// anything inside a read-only folder, they load.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn overlapping_read_write_grants_refused_side_by_side_allowed() {
+async fn grants_nested_in_a_writable_grant_refused_side_by_side_allowed() {
     let dir = tempfile::tempdir().expect("tempdir");
     for sub in ["work/inner", "other"] {
         std::fs::create_dir_all(dir.path().join(sub)).expect("mkdir");
     }
-    let grant = |second: &str, mode: &str| {
+    let pair = |first: &str, first_mode: &str, second: &str, mode: &str| {
         format!(
-            "fs = [{{ guest = \"/data\", host = \"work\", mode = \"rw\" }}, \
+            "fs = [{{ guest = \"/data\", host = {first:?}, mode = {first_mode:?} }}, \
              {{ guest = \"/other\", host = {second:?}, mode = {mode:?} }}]"
         )
     };
-    let msg = probe_load_error(dir.path(), &grant("work/inner", "rw")).await;
+    for mode in ["rw", "ro"] {
+        let msg = config_error(
+            dir.path(),
+            &format!(
+                "[grants.probe]\n{}\n",
+                pair("work", "rw", "work/inner", mode)
+            ),
+        );
+        assert_names(
+            &msg,
+            &[
+                "key `grants.probe.fs[1].host`",
+                "lies inside `grants.probe.fs[0]`",
+                "granted read-write",
+                "re-point",
+            ],
+        );
+    }
+    // Across plugins: echo's read-only grant inside probe's read-write one.
+    let msg = config_error(
+        dir.path(),
+        "[grants.echo]\nfs = [{ guest = \"/in\", host = \"work/inner\", mode = \"ro\" }]\n\
+         [grants.probe]\nfs = [{ guest = \"/data\", host = \"work\", mode = \"rw\" }]\n",
+    );
     assert_names(
         &msg,
         &[
-            "[grants.probe] fs[0].host",
-            "contains `fs[1].host`",
-            &canonical(&dir.path().join("work/inner")),
-            "escape the other's",
+            "key `grants.echo.fs[0].host`",
+            "lies inside `grants.probe.fs[0]`",
         ],
     );
-    let msg = probe_load_error(dir.path(), &grant("work", "rw")).await;
-    assert_names(&msg, &["is the same folder as"]);
+    // A path written through a link that sits in a writable folder counts as inside it.
+    std::os::unix::fs::symlink(dir.path().join("other"), dir.path().join("work/link"))
+        .expect("link");
+    let msg = config_error(
+        dir.path(),
+        &format!(
+            "[grants.probe]\n{}\n",
+            pair("work", "rw", "work/link", "ro")
+        ),
+    );
+    assert_names(&msg, &["key `grants.probe.fs[1].host`", "lies inside"]);
 
-    for (second, mode) in [("other", "rw"), ("work/inner", "ro")] {
+    let msg = probe_load_error(dir.path(), &pair("work", "rw", "work", "rw")).await;
+    assert_names(&msg, &["is the same folder as", "escape the other's"]);
+
+    for (first, first_mode, second, mode) in [
+        ("work", "rw", "other", "rw"),
+        ("work", "rw", "work", "ro"),
+        ("work", "ro", "work/inner", "rw"),
+        ("work", "ro", "work/inner", "ro"),
+    ] {
         let h = host_with_config(
             dir.path(),
             PROBE,
-            &format!("[grants.probe]\n{}\n", grant(second, mode)),
+            &format!(
+                "[grants.probe]\n{}\n",
+                pair(first, first_mode, second, mode)
+            ),
         )
         .await;
         assert!(
             h.load_errors().is_empty(),
-            "{second} {mode}: {:?}",
+            "{first} {first_mode} / {second} {mode}: {:?}",
             h.load_errors()
         );
         assert!(h.plugin("probe").is_some());
     }
+}
+
+/// A granted folder is opened once, when the plugin version loads, and every instance gets that
+/// handle: replacing the folder on the grant's path by a link (what a plugin that could write
+/// the parent would do) changes nothing for the running host; the task still reads the folder
+/// the operator granted, never what the link leads to.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_grant_keeps_its_folder_when_its_path_is_re_pointed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (folder, text) in [("x/inner", "granted"), ("elsewhere", "elsewhere")] {
+        std::fs::create_dir_all(dir.path().join(folder)).expect("mkdir");
+        std::fs::write(dir.path().join(folder).join("note.txt"), text).expect("write");
+    }
+    let h = host(
+        dir.path(),
+        PROBE,
+        "[grants.probe]\nfs = [{ guest = \"/ro\", host = \"x/inner\", mode = \"ro\" }]\n",
+    )
+    .await;
+    let read = json!({"op": "read", "path": "/ro/note.txt"});
+    assert_eq!(probe(&h, read.clone()).await.value, json!("granted"));
+
+    std::fs::rename(dir.path().join("x/inner"), dir.path().join("x/moved")).expect("move");
+    std::os::unix::fs::symlink("../elsewhere", dir.path().join("x/inner")).expect("link");
+    for _ in 0..2 {
+        let p = probe(&h, read.clone()).await;
+        assert!(p.ok, "{p:?}");
+        assert_eq!(p.value, json!("granted"), "followed the planted link");
+    }
+    // A write to the folder the operator granted, from outside, is seen: it is that folder.
+    std::fs::write(dir.path().join("x/moved/note.txt"), "updated").expect("write");
+    assert_eq!(probe(&h, read).await.value, json!("updated"));
+}
+
+/// A plugin folder under `plugins_dir` that is a link leading out of it is refused at load,
+/// naming the link and where it leads; a link to a folder inside `plugins_dir` loads.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plugin_folder_linked_out_of_the_plugins_folder_is_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let plugins = dir.path().join("plugins");
+    std::fs::create_dir_all(&plugins).expect("mkdir");
+    // Outside: a copy of echo somewhere else, reached by a link.
+    let outside = dir.path().join("outside-echo");
+    let _ = copy_plugin(&plugin_dir("testing/echo"), &outside);
+    std::os::unix::fs::symlink(&outside, plugins.join("echo")).expect("link");
+    let text = "[host]\nplugins_dir = \"plugins\"\ndata_dir = \".guild\"\n";
+    let config = Config::parse(text, &dir.path().join("guild.toml"), dir.path()).expect("parses");
+    let h = Host::with_engine(config.clone(), engine())
+        .await
+        .expect("host starts");
+    assert!(
+        h.plugin("echo").is_none(),
+        "a link out of plugins_dir loaded"
+    );
+    let errors = h.load_errors();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_names(
+        &errors[0],
+        &[
+            &plugins.join("echo").display().to_string(),
+            "is a symbolic link to",
+            &canonical(&outside),
+            "outside the plugins folder",
+        ],
+    );
+    drop(h);
+
+    // Allowed: the link leads to a folder inside plugins_dir.
+    std::fs::remove_file(plugins.join("echo")).expect("unlink");
+    std::fs::rename(&outside, plugins.join("echo-real")).expect("move in");
+    std::os::unix::fs::symlink("echo-real", plugins.join("echo")).expect("link");
+    let h = Host::with_engine(config, engine())
+        .await
+        .expect("host starts");
+    // Both names list the same manifest; the second is a duplicate, not a refused link.
+    assert!(h.plugin("echo").is_some());
+    assert!(
+        h.load_errors()
+            .iter()
+            .all(|e| !e.contains("outside the plugins folder")),
+        "{:?}",
+        h.load_errors()
+    );
 }

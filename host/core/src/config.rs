@@ -508,7 +508,45 @@ impl Config {
                 ));
             }
         }
-        Ok(())
+        self.refuse_nested_grants(file)
+    }
+
+    /// Refuses a folder grant (of any plugin) that lies inside another one granted read-write:
+    /// the writer could re-point it (docs/security.md, "Folder grants").
+    fn refuse_nested_grants(&self, file: &Path) -> Result<(), ConfigError> {
+        let mut keys = Vec::new();
+        let mut written = Vec::new();
+        for (name, grant) in &self.grants {
+            for (i, fs) in grant.fs.iter().enumerate() {
+                keys.push((format!("grants.{name}.fs[{i}]"), fs));
+                written.push((self.resolve(&fs.host), fs.mode == FsMode::Rw));
+            }
+        }
+        let places: Vec<_> = written
+            .iter()
+            .map(|(p, w)| crate::host_paths::GrantPlace {
+                written: p,
+                writable: *w,
+            })
+            .collect();
+        let Some((outer, inner)) = crate::host_paths::nested_in_writable(&places) else {
+            return Ok(());
+        };
+        let ((outer_key, outer_fs), (inner_key, inner_fs)) = (&keys[outer], &keys[inner]);
+        Err(ConfigError::Invalid {
+            file: file.to_owned(),
+            key: format!("{inner_key}.host"),
+            message: format!(
+                "{} (guest {}) lies inside `{outer_key}` {} (guest {}), which is granted \
+                 read-write: a plugin that can write a folder could replace a folder on the path \
+                 of a grant inside it (with a symbolic link, say) and re-point that grant; grant \
+                 folders side by side, or the outer folder alone",
+                inner_fs.host.display(),
+                inner_fs.guest,
+                outer_fs.host.display(),
+                outer_fs.guest
+            ),
+        })
     }
 
     /// Resolves a path from the config against its folder.
@@ -534,6 +572,40 @@ impl Config {
         }
         out.extend(self.host.plugins.iter().map(|p| self.resolve(p)));
         Ok(out)
+    }
+
+    /// Refuses a plugin folder found under `[host] plugins_dir` that is a symbolic link leading
+    /// outside the plugins folder: what lies under `plugins_dir` is the host's own (never
+    /// grantable), and a link out of it would load, and protect, whatever it points at. Folders
+    /// listed one by one in `[host] plugins` are the operator's explicit choice and not judged
+    /// here.
+    pub fn check_plugin_folder(&self, dir: &Path) -> Result<(), String> {
+        let Some(plugins_dir) = &self.host.plugins_dir else {
+            return Ok(());
+        };
+        let plugins_dir = self.resolve(plugins_dir);
+        if dir.parent() != Some(plugins_dir.as_path()) {
+            return Ok(());
+        }
+        let is_link = std::fs::symlink_metadata(dir)
+            .map(|m| m.file_type().is_symlink())
+            .unwrap_or(false);
+        if !is_link {
+            return Ok(());
+        }
+        let target = crate::host_paths::canonical_or_planned(dir);
+        let root = crate::host_paths::canonical_or_planned(&plugins_dir);
+        if crate::host_paths::strictly_inside(&target, &root) {
+            return Ok(());
+        }
+        Err(format!(
+            "plugin folder {} is a symbolic link to {}, outside the plugins folder {} \
+             (`[host] plugins_dir`); a plugin under plugins_dir must lie inside it: copy the \
+             plugin in, or name its folder in `[host] plugins`",
+            dir.display(),
+            target.display(),
+            root.display()
+        ))
     }
 
     /// The host-owned data folder.

@@ -119,6 +119,14 @@ pub enum LoadError {
         /// What is wrong, naming the key.
         message: String,
     },
+    /// The plugin folder itself may not be loaded (e.g. a link out of the plugins folder).
+    #[error("{message}")]
+    Folder {
+        /// The plugin folder.
+        dir: PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
     /// The component file is missing, unreadable, not wasm, or does not compile.
     #[error("plugin '{plugin}': component {}: {message}", file.display())]
     Component {

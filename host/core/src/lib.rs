@@ -16,6 +16,7 @@ pub mod capability;
 pub mod config;
 pub mod decision;
 pub mod error;
+pub mod host_paths;
 pub mod http;
 pub mod limits;
 pub mod manifest;

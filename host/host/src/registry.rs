@@ -268,6 +268,12 @@ pub(crate) async fn load_one(
     config: &Config,
     dir: &Path,
 ) -> Result<LoadedPlugin, LoadError> {
+    config
+        .check_plugin_folder(dir)
+        .map_err(|message| LoadError::Folder {
+            dir: dir.to_owned(),
+            message,
+        })?;
     let manifest = Manifest::load(dir)?;
     let (effective, rows) = capability::resolve(&manifest, config)?;
     let skill_sources = shared
@@ -299,6 +305,10 @@ pub(crate) async fn load_one(
                 plugin: name.clone(),
                 file: file.clone(),
                 kind,
+                message,
+            },
+            PrepareError::Mount(message) => LoadError::Grant {
+                plugin: name.clone(),
                 message,
             },
             other => component_err(other.to_string()),

@@ -21,18 +21,19 @@
 mod host;
 
 use std::collections::HashMap;
-use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use bytes::Bytes;
 use guild_core::capability::{Effective, FsQuota};
+use guild_core::manifest::FsMode;
 use wasmtime::component::{HasData, Linker};
-use wasmtime_wasi::filesystem::WasiFilesystemCtxView;
+use wasmtime_wasi::filesystem::{Dir, WasiFilesystemCtxView};
 use wasmtime_wasi::p2::bindings::filesystem::{preopens, types};
 use wasmtime_wasi::p2::{
     DynOutputStream, FsError, OutputStream, Pollable, StreamError, StreamResult,
 };
+use wasmtime_wasi::{FsPerms, OpenMode};
 
 use crate::state::StoreState;
 
@@ -49,9 +50,8 @@ pub(crate) struct DiskQuota {
 }
 
 impl DiskQuota {
-    /// A quota whose usage is what lies under `host` now.
-    pub(crate) fn measure(plugin: &str, guest: &str, host: &Path, limit: FsQuota) -> Self {
-        let (bytes, files) = usage_under(host);
+    /// A quota whose usage starts at `bytes` and `files` (what lies under the folder now).
+    fn new(plugin: &str, guest: &str, limit: FsQuota, bytes: u64, files: u64) -> Self {
         Self {
             plugin: plugin.into(),
             guest: guest.to_owned(),
@@ -135,48 +135,43 @@ fn give(counter: &AtomicU64, n: u64) {
     }
 }
 
-/// Bytes of regular files and number of entries under `root`, without following links.
-/// Entries that cannot be read are left out (the host could not have written them either).
-fn usage_under(root: &Path) -> (u64, u64) {
-    let (mut bytes, mut files) = (0u64, 0u64);
-    let mut folders = vec![root.to_path_buf()];
-    while let Some(folder) = folders.pop() {
-        let Ok(entries) = std::fs::read_dir(&folder) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            // `DirEntry::metadata` does not follow symlinks.
-            let Ok(meta) = entry.metadata() else {
-                continue;
-            };
-            files += 1;
-            if meta.is_dir() {
-                folders.push(entry.path());
-            } else if meta.is_file() {
-                bytes = bytes.saturating_add(meta.len());
-            }
-        }
-    }
-    (bytes, files)
-}
-
-/// One preopen of a plugin version: its guest path and, when read-write, its quota.
+/// One preopen of a plugin version: its guest path, the folder itself (opened once, when the
+/// version is prepared, and handed to every instance: a grant can never be re-pointed by
+/// changing what its path leads to) and, when read-write, its quota.
 pub(crate) struct QuotaMount {
     guest: String,
+    dir: Dir,
     quota: Option<Arc<DiskQuota>>,
 }
 
-/// The mounts of a plugin version, in preopen order, with each read-write folder measured.
-/// Walks the folders: call off the async workers.
-pub(crate) fn mounts_for(plugin: &str, effective: &Effective) -> Arc<[QuotaMount]> {
+/// The mounts of a plugin version, in preopen order: each granted folder opened without
+/// following links ([`guild_core::host_paths::open_folder_nofollow`]) and each read-write one
+/// measured. Walks the folders: call off the async workers.
+pub(crate) fn mounts_for(plugin: &str, effective: &Effective) -> Result<Arc<[QuotaMount]>, String> {
     effective
         .fs
         .iter()
-        .map(|m| QuotaMount {
-            guest: m.guest.clone(),
-            quota: m
-                .quota
-                .map(|limit| Arc::new(DiskQuota::measure(plugin, &m.guest, &m.host, limit))),
+        .map(|m| {
+            let folder = guild_core::host_paths::open_folder_nofollow(&m.host).map_err(|e| {
+                format!(
+                    "cannot mount {} for guest path {}: {e}",
+                    m.host.display(),
+                    m.guest
+                )
+            })?;
+            let quota = m.quota.map(|limit| {
+                let (bytes, files) = guild_core::host_paths::usage_under(&folder);
+                Arc::new(DiskQuota::new(plugin, &m.guest, limit, bytes, files))
+            });
+            let (perms, open_mode) = match m.mode {
+                FsMode::Ro => (FsPerms::ReadOnly, OpenMode::READ),
+                FsMode::Rw => (FsPerms::ReadWrite, OpenMode::READ | OpenMode::WRITE),
+            };
+            Ok(QuotaMount {
+                guest: m.guest.clone(),
+                dir: Dir::new(folder, perms, open_mode, false),
+                quota,
+            })
         })
         .collect()
 }
@@ -340,6 +335,8 @@ mod tests {
         std::fs::write(dir.path().join("a"), [0u8; 10]).expect("write");
         std::fs::create_dir(dir.path().join("sub")).expect("mkdir");
         std::fs::write(dir.path().join("sub/b"), [0u8; 5]).expect("write");
-        assert_eq!(usage_under(dir.path()), (15, 3));
+        let root = dir.path().canonicalize().expect("canonical");
+        let folder = guild_core::host_paths::open_folder_nofollow(&root).expect("open");
+        assert_eq!(guild_core::host_paths::usage_under(&folder), (15, 3));
     }
 }

@@ -39,9 +39,10 @@ pub enum PrepareError {
     /// The host could not link its own interfaces (a host bug).
     #[error("failed to link host interfaces: {0}")]
     Link(String),
-    /// The granted folders could not be measured for their disk quotas.
-    #[error("failed to measure the granted folders for their disk quotas: {0}")]
-    Measure(String),
+    /// A granted folder could not be opened (it is gone, or a component of its path is now a
+    /// symbolic link), or the folders could not be measured for their disk quotas.
+    #[error("granted folder: {0}")]
+    Mount(String),
 }
 
 /// A compiled, pre-instantiated plugin version with its effective capabilities. Every call
@@ -171,11 +172,13 @@ impl Runtime {
             })?;
         let pre = (bindings.wrap)(kind, instance_pre)
             .map_err(|e| PrepareError::WrongWorld(format!("{:#}", wasm_err(e))))?;
-        // Measuring the read-write folders walks them: off the async workers.
+        // Opening the granted folders and measuring the read-write ones walks them: off the
+        // async workers.
         let (plugin, caps) = (name.to_owned(), effective.clone());
         let quotas = tokio::task::spawn_blocking(move || fs_quota::mounts_for(&plugin, &caps))
             .await
-            .map_err(|e| PrepareError::Measure(e.to_string()))?;
+            .map_err(|e| PrepareError::Mount(e.to_string()))?
+            .map_err(PrepareError::Mount)?;
         Ok(Plugin {
             name: name.into(),
             ident: ident.into(),

@@ -11,11 +11,10 @@ use std::time::{Duration, Instant};
 
 use wasmtime::component::ResourceTable;
 use wasmtime::{Store, UpdateDeadline};
-use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtxView, WasiHttpView};
 
 use guild_core::capability::Effective;
-use guild_core::manifest::FsMode;
 
 use crate::Runtime;
 use crate::fs_quota::{FsQuotas, QuotaMount, QuotaView};
@@ -87,8 +86,6 @@ pub(crate) fn new_store(
     quotas: &Arc<[QuotaMount]>,
     task: Option<Arc<dyn TaskHost>>,
 ) -> anyhow::Result<Store<StoreState>> {
-    use anyhow::Context;
-
     let mut wasi = WasiCtxBuilder::new();
     // Explicit even where it repeats the defaults: a future wasmtime-wasi default must not
     // widen the sandbox silently.
@@ -99,21 +96,8 @@ pub(crate) fn new_store(
     wasi.stdout(GuestOutput::new(name.clone(), "stdout", budget.clone()));
     let stderr_tail = Arc::new(StderrTail::default());
     wasi.stderr(GuestOutput::new(name.clone(), "stderr", budget).with_tail(stderr_tail.clone()));
-    for mount in &caps.fs {
-        let perms = match mount.mode {
-            FsMode::Ro => FsPerms::ReadOnly,
-            FsMode::Rw => FsPerms::ReadWrite,
-        };
-        wasi.preopened_dir(&mount.host, &mount.guest, perms)
-            .map_err(crate::engine::wasm_err)
-            .with_context(|| {
-                format!(
-                    "plugin '{name}': failed to open granted folder {} for {}",
-                    mount.host.display(),
-                    mount.guest
-                )
-            })?;
-    }
+    // Granted folders are not preopened here: `fs_quota` hands each instance the handles opened
+    // once for the plugin version.
     // Bounds the handles one instance can hold, so a leaking guest exhausts its own table and
     // never the host process's file descriptors.
     let mut table = ResourceTable::new();

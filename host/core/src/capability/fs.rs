@@ -15,10 +15,11 @@
 //! grants of one plugin may not overlap (the same folder, or one inside the other): writes
 //! through the inner one would not count against the outer one's quota.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::PathBuf;
 
 use super::report::CapabilityRow;
 use crate::config::{Config, FsGrant, SecretSource};
+use crate::host_paths::canonical_or_planned;
 use crate::manifest::{FsMode, FsRequest};
 
 /// One preopened folder.
@@ -241,42 +242,4 @@ fn refuse_nested_rw(plugin: &str, granted: &[FsGrant], hosts: &[PathBuf]) -> Res
         }
     }
     Ok(())
-}
-
-/// The canonical form of `path`, or, when it does not exist (yet), the canonical form of its
-/// longest existing ancestor with the rest appended (`..` in the rest applied lexically).
-fn canonical_or_planned(path: &Path) -> PathBuf {
-    if let Ok(c) = path.canonicalize() {
-        return c;
-    }
-    let absolute = if path.is_absolute() {
-        path.to_owned()
-    } else {
-        std::env::current_dir().unwrap_or_default().join(path)
-    };
-    let mut base = absolute.as_path();
-    let mut rest = Vec::new();
-    let mut resolved = loop {
-        if let Ok(c) = base.canonicalize() {
-            break c;
-        }
-        match (base.parent(), base.file_name()) {
-            (Some(parent), Some(name)) => {
-                rest.push(name.to_owned());
-                base = parent;
-            }
-            // `..` at the end or nothing exists at all: fall back to the lexical path.
-            _ => break absolute.clone(),
-        }
-    };
-    for part in rest.iter().rev() {
-        match Path::new(part).components().next() {
-            Some(Component::ParentDir) => {
-                resolved.pop();
-            }
-            Some(Component::CurDir) | None => {}
-            Some(_) => resolved.push(part),
-        }
-    }
-    resolved
 }

@@ -113,11 +113,13 @@ fn bytes_of(stat: &DescriptorStat) -> u64 {
 
 impl preopens::Host for QuotaView<'_> {
     fn get_directories(&mut self) -> wasmtime::Result<Vec<(Resource<Descriptor>, String)>> {
-        let dirs = preopens::Host::get_directories(&mut self.fs)?;
-        for (fd, guest) in &dirs {
-            if let Some(i) = self.quotas.mounts.iter().position(|m| m.guest == *guest) {
-                self.quotas.owner.insert(fd.rep(), i);
-            }
+        // The held handles, never a fresh open by path (see `QuotaMount`); wasmtime-wasi's own
+        // preopen list stays empty.
+        let mut dirs = Vec::with_capacity(self.quotas.mounts.len());
+        for (i, mount) in self.quotas.mounts.iter().enumerate() {
+            let fd = self.fs.table.push(Descriptor::Dir(mount.dir.clone()))?;
+            self.quotas.owner.insert(fd.rep(), i);
+            dirs.push((fd, mount.guest.clone()));
         }
         Ok(dirs)
     }
