@@ -469,23 +469,78 @@ guild frobnicate --in-a-text-block-so-not-read
     }
 }
 
-/// Every relative link of README.md and docs/*.md points at a file or folder that exists.
+/// The anchors GitHub gives the headings of `text` (outside code blocks): lower case, spaces
+/// to `-`, everything but letters, digits, `-` and `_` dropped.
+fn anchors(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut in_code = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            in_code = !in_code;
+            continue;
+        }
+        let Some(heading) = line.strip_prefix('#') else {
+            continue;
+        };
+        if in_code {
+            continue;
+        }
+        let heading = heading.trim_start_matches('#').trim();
+        let anchor: String = heading
+            .to_lowercase()
+            .chars()
+            .filter_map(|c| match c {
+                ' ' => Some('-'),
+                c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+                _ => None,
+            })
+            .collect();
+        out.push(anchor);
+    }
+    out
+}
+
+/// Every relative link of README.md and docs/*.md points at a file or folder that exists, and
+/// a `#section` of a markdown file at one of its headings.
 #[test]
 fn relative_links_in_the_docs_resolve() {
     let root = repo();
+    let documents = documents();
+    let headings: HashMap<PathBuf, Vec<String>> = documents
+        .iter()
+        .map(|(file, text)| (root.join(file), anchors(text)))
+        .collect();
     let mut broken = Vec::new();
-    for (file, text) in documents() {
-        let base = root.join(&file);
+    for (file, text) in &documents {
+        let base = root.join(file);
         let base = base.parent().expect("a document has a folder");
         for (at, _) in text.match_indices("](") {
             let rest = &text[at + 2..];
             let Some(end) = rest.find(')') else { continue };
-            let target = rest[..end].split('#').next().unwrap_or_default();
-            if target.is_empty() || target.contains("://") || target.starts_with("mailto:") {
+            let link = &rest[..end];
+            if link.contains("://") || link.starts_with("mailto:") {
                 continue;
             }
-            if !base.join(target).exists() {
-                broken.push(format!("{file}: {target}"));
+            let (target, anchor) = link.split_once('#').unwrap_or((link, ""));
+            let path = if target.is_empty() {
+                root.join(file)
+            } else {
+                base.join(target)
+            };
+            if !path.exists() {
+                broken.push(format!("{file}: {link} (no such file)"));
+                continue;
+            }
+            let known = std::fs::canonicalize(&path).ok().and_then(|p| {
+                headings
+                    .iter()
+                    .find(|(doc, _)| std::fs::canonicalize(doc).ok().as_ref() == Some(&p))
+            });
+            if let Some((_, anchors)) = known
+                && !anchor.is_empty()
+                && !anchors.iter().any(|a| a == anchor)
+            {
+                broken.push(format!("{file}: {link} (no such heading)"));
             }
         }
     }
