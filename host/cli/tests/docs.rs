@@ -9,9 +9,9 @@
 //!   a word begins a comment;
 //! - a line is split into commands at `&&`, `||`, `;`, `|` and `&`; a command stops at a
 //!   redirection (`>`, `<`);
-//! - a command is checked when its first word (after `NAME=value` assignments) is `guild`, when
-//!   it is `cargo run … -- ARGS` with `-p guild-cli` (ARGS are `guild`'s), or when `guild`
-//!   follows a `--` (`claude mcp add guild -- guild serve`).
+//! - a command is checked when its first word (after `NAME=value` assignments) is `guild` (or a
+//!   path ending in `/guild`), when it is `cargo run … -- ARGS` with `-p guild-cli` (ARGS are
+//!   `guild`'s), or when `guild` follows a `--` (`claude mcp add guild -- guild serve`).
 //!
 //! Each checked command is walked against `guild [SUBCOMMAND…] --help`: every `--long` and `-s`
 //! flag must be listed for the subcommand it follows, and a word where a subcommand is expected
@@ -187,14 +187,17 @@ fn guild_args(words: &[String]) -> Option<Vec<String>> {
         })
         .collect();
     let rest = |from: usize| words[from..].iter().map(|w| (*w).to_owned()).collect();
-    if words.first() == Some(&"guild") {
+    let is_guild = |w: &str| w == "guild" || w.ends_with("/guild");
+    if words.first().is_some_and(|w| is_guild(w)) {
         return Some(rest(1));
     }
     if words.starts_with(&["cargo", "run"]) && words.contains(&"guild-cli") {
         let dashes = words.iter().position(|w| *w == "--")?;
         return Some(rest(dashes + 1));
     }
-    let at = words.windows(2).position(|w| w == ["--", "guild"])?;
+    let at = words
+        .windows(2)
+        .position(|w| w[0] == "--" && is_guild(w[1]))?;
     Some(rest(at + 2))
 }
 
@@ -424,8 +427,8 @@ guild frobnicate
 cargo run -p guild-cli -- --config x.toml plugins show triage && guild plugins frob NAME
 guild task --no-such-flag probe hi
 guild bundle pack plugins/kb -o kb.guild -Q > out.txt
-GUILD_LOG=debug guild -vv receipts verify | head
-claude mcp add guild -- guild serve --http 127.0.0.1:0 \\
+GUILD_LOG=debug target/debug/guild -vv receipts verify | head
+claude mcp add guild -- \"$PWD/target/debug/guild\" serve --http 127.0.0.1:0 \\
     --watch-forever
 ```
 
