@@ -1,4 +1,4 @@
-//! Skills (DESIGN §7) with real files: the public corpus, resource confinement, per-specialist
+//! Skills (docs/skills.md) with real files: the public corpus, resource confinement, per-specialist
 //! visibility, the team-skills loader plugin through the host's registry, hot add/change/remove
 //! of skill folders, and byte accounting.
 

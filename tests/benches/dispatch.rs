@@ -1,4 +1,4 @@
-//! Dispatch benchmarks, each against a baseline measured in the same run (DESIGN §12).
+//! Dispatch benchmarks, each against a baseline measured in the same run (docs/performance.md).
 //!
 //! Run: `cargo bench -p guild-tests --bench dispatch` (after `plugins/build.sh`).
 //! Reports medians and ratios; no timing is asserted anywhere.

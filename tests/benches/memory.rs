@@ -1,4 +1,4 @@
-//! Memory benchmarks (DESIGN §12, issue 12's figures).
+//! Memory benchmarks (docs/performance.md, "Memory").
 //!
 //! Run: `cargo bench -p guild-tests --bench memory`.
 //! Reports medians; no timing is asserted anywhere.

@@ -1,4 +1,4 @@
-//! Receipts benchmarks, each against a baseline measured in the same run (DESIGN §12).
+//! Receipts benchmarks, each against a baseline measured in the same run (docs/performance.md).
 //!
 //! Run: `cargo bench -p guild-tests --bench receipts`.
 //! Reports medians and ratios; no timing is asserted anywhere.

@@ -1,4 +1,4 @@
-//! Skills benchmarks (DESIGN §7, §12): a catalog of 10,000 generated skills and the public
+//! Skills benchmarks (docs/skills.md, docs/performance.md): a catalog of 10,000 generated skills and the public
 //! corpus.
 //!
 //! Run: `cargo bench -p guild-tests --bench skills`. Prints medians; no timing is asserted.

@@ -157,7 +157,7 @@ pub struct MemorySettings {
     pub user: Option<String>,
 }
 
-/// `[trust]`: the signed-bundle policy (DESIGN §10). Paths resolve against `guild.toml`'s folder.
+/// `[trust]`: the signed-bundle policy (docs/bundles.md, "Trust"). Paths resolve against `guild.toml`'s folder.
 ///
 /// ```toml
 /// [trust]

@@ -1,7 +1,7 @@
-//! Limits of the task protocol (DESIGN §4) that every layer agrees on: dispatch enforces them,
+//! Limits of the task protocol (docs/architecture.md, "The task protocol") that every layer agrees on: dispatch enforces them,
 //! validation and the adapters quote them.
 
-/// The exact error a report gets when nobody is waiting for it (DESIGN §4).
+/// The exact error a report gets when nobody is waiting for it (docs/architecture.md, "The task protocol").
 pub const PARENT_GONE: &str = "direct parent is not live; report was not delivered";
 
 /// Largest single progress report, bytes.

@@ -1,7 +1,7 @@
 //! Public result types of the library API.
 //!
 //! They mirror the WIT records but are plain serde types: wasmtime's generated types stay inside
-//! [`crate::runtime`]. Field names follow DESIGN §4–6 so batch dispatch, receipts and validation
+//! [`crate::runtime`]. Field names follow docs/architecture.md and docs/receipts-and-validation.md so batch dispatch, receipts and validation
 //! can extend them without breaking callers.
 
 use serde::{Deserialize, Serialize};

@@ -1,4 +1,4 @@
-//! Installing a signed bundle into the plugins folder (DESIGN §10): verify everything in memory
+//! Installing a signed bundle into the plugins folder (docs/bundles.md, "Install"): verify everything in memory
 //! first (`guild_core::bundle`), refuse a rollback or equivocation the ledger knows about unless
 //! the operator overrides it (audited), then write the verified bytes into a private staging
 //! folder, compile the verified component bytes (held in memory, never read back) and exchange

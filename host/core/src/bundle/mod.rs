@@ -1,4 +1,4 @@
-//! Signed plugin bundles (DESIGN §10): the format, its digest manifest, SSH signatures over it,
+//! Signed plugin bundles (docs/bundles.md): the format, its digest manifest, SSH signatures over it,
 //! the team's trust file and the fail-closed verification that runs before anything is written.
 //!
 //! A bundle is one uncompressed tar file with three kinds of entries, in this order:

@@ -19,7 +19,7 @@ const POLICY_FILES: &[&str] = &[
 ];
 
 /// Extensions of archives and precompiled artifacts, compared case-insensitively. A precompiled
-/// component is never accepted (deserialising one is unsafe by design, DESIGN §3).
+/// component is never accepted (deserialising one is unsafe by design; docs/security.md, "Compile cache").
 const NESTED_EXTENSIONS: &[&str] = &[
     "tar", "tgz", "gz", "zip", "xz", "zst", "bz2", "7z", "rar", "jar", "whl", "guild", "cwasm",
 ];

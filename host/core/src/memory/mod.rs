@@ -1,4 +1,4 @@
-//! Team and private memory (DESIGN §8): host-owned markdown documents that specialists and the
+//! Team and private memory (docs/memory.md): host-owned markdown documents that specialists and the
 //! supervisor update, and the rules every write must pass.
 //!
 //! This module is pure (no I/O). It owns:

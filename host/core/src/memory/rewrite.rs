@@ -1,4 +1,4 @@
-//! The over-limit rewrite (DESIGN §8): a write refused only for being over the hard limit gets
+//! The over-limit rewrite (docs/memory.md, "The rules"): a write refused only for being over the hard limit gets
 //! one focused rewrite by an LLM, when the host has one, and the rewrite is used only if it is
 //! shorter and passes every rule. Without a rewriter the write is refused as usual.
 //!

@@ -1,4 +1,4 @@
-//! The validator every memory write passes before anything is stored (DESIGN §8, the
+//! The validator every memory write passes before anything is stored (docs/memory.md, the
 //! team-memory protocol's rules). An update is a full replacement; it is checked against the
 //! stored version. Errors refuse the write; warnings come back with the accepted text; the
 //! usage against the limits is always reported.

@@ -1,4 +1,4 @@
-//! The receipts ledger (DESIGN §5): what the host records about every mutating tool call, and
+//! The receipts ledger (docs/receipts-and-validation.md): what the host records about every mutating tool call, and
 //! the audit trail of plugin loads, unloads and grant changes.
 //!
 //! # Model

@@ -78,7 +78,7 @@ pub(crate) fn prepare(conn: &mut Connection, path: &Path) -> Result<(), LedgerEr
     };
     // WAL: readers never block the writer. An in-memory database answers "memory"; any other
     // answer for a file means WAL is unavailable and durability would be different from what
-    // DESIGN §5 promises, so it is an error.
+    // docs/receipts-and-validation.md ("Durability") promises, so it is an error.
     let mode: String = conn
         .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))
         .map_err(open("enable WAL"))?;

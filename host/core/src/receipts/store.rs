@@ -8,7 +8,7 @@ use super::{
     VerifyReport,
 };
 
-/// The receipts ledger's contract (DESIGN §5): append-only, hash-chained, two-phase, with
+/// The receipts ledger's contract (docs/receipts-and-validation.md): append-only, hash-chained, two-phase, with
 /// idempotency keys. Every method blocks; async callers use `spawn_blocking`.
 pub trait LedgerStore: Send + Sync {
     /// Commits intents before the calls run, in one transaction; answers from idempotency keys.

@@ -1,4 +1,4 @@
-//! Skills with progressive disclosure (DESIGN §7): the Agent Skills format, skill sources,
+//! Skills with progressive disclosure (docs/skills.md): the Agent Skills format, skill sources,
 //! per-caller catalogs, the three disclosure levels with byte accounting, per-task tracking,
 //! the gates the tool-call path asks, and watching skill folders for changes.
 //!

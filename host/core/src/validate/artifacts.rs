@@ -1,4 +1,4 @@
-//! Artifacts (DESIGN §6): every artifact a report lists must resolve in the task's workspace
+//! Artifacts (docs/receipts-and-validation.md, "Artifacts"): every artifact a report lists must resolve in the task's workspace
 //! with the content hash it claims.
 //!
 //! Missing or hash mismatch ⇒ failed; resolver unavailable ⇒ unknown; an id outside the

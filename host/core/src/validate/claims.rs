@@ -1,4 +1,4 @@
-//! Receipts and claims (DESIGN §6): what the task's receipts say, and whether every external
+//! Receipts and claims (docs/receipts-and-validation.md, "Receipts and claims"): what the task's receipts say, and whether every external
 //! effect the report claims is backed by a success receipt of *this* task (claims without an
 //! external id one-to-one: one receipt backs one such claim).
 

@@ -1,4 +1,4 @@
-//! Review decisions (DESIGN §6): what a recursive orchestrator may do with a child's result,
+//! Review decisions (docs/receipts-and-validation.md, "Review decisions"): what a recursive orchestrator may do with a child's result,
 //! given the validation verdict and the report's outcome.
 //!
 //! | verdict / outcome            | allowed                                                        |

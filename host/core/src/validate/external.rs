@@ -1,4 +1,4 @@
-//! External confirmation of a receipt (`verify_receipt`, DESIGN §6), the pure part: which URL to
+//! External confirmation of a receipt (`verify_receipt`, docs/receipts-and-validation.md), the pure part: which URL to
 //! fetch, and what a fetched answer means. The caller does the fetch through the guarded HTTP
 //! client (public http(s) only, no credentials), which also refuses private addresses.
 

@@ -1,4 +1,4 @@
-//! Validation (DESIGN §6): a specialist's report is a hypothesis; [`check`] tests it against
+//! Validation (docs/receipts-and-validation.md, "Validation"): a specialist's report is a hypothesis; [`check`] tests it against
 //! the report rules, the task's receipts and its artifacts, and returns a verdict.
 //!
 //! Every check has a status; the verdict is the worst of them, with

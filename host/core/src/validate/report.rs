@@ -1,4 +1,4 @@
-//! Report rules (DESIGN §6) and the host-generated `protocol_error` report.
+//! Report rules (docs/receipts-and-validation.md, "Report rules") and the host-generated `protocol_error` report.
 //!
 //! Size caps, chosen so a report stays readable by the calling agent and cheap to store:
 //! summary ≤ [`MAX_SUMMARY_BYTES`] (2 KiB), details ≤ [`MAX_DETAILS_BYTES`] (256 KiB), at most
@@ -144,7 +144,7 @@ pub fn protocol_error_report(problems: &[String], original: Option<&Report>) -> 
     let summary = format!("protocol error: {first}{more}");
     let mut details = String::from(
         "The host replaced the specialist's report because it broke the report protocol \
-         (DESIGN §6):\n",
+         (docs/receipts-and-validation.md, \"Report rules\"):\n",
     );
     for p in problems {
         details.push_str("- ");

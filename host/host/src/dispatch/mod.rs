@@ -1,7 +1,7 @@
 //! Dispatch: starting a task in a fresh specialist instance, and the one tool-call path.
 //!
 //! `call_tool` (in [`tool_call`]) is the only way a connector is ever invoked on behalf of a
-//! specialist; it checks the grant, writes receipts (DESIGN §5) and records every call for the
+//! specialist; it checks the grant, writes receipts (docs/receipts-and-validation.md) and records every call for the
 //! task result. [`TaskScope`] is what the runtime's `TaskHost` view of a task is made of
 //! (see [`task_host`]).
 
@@ -448,7 +448,7 @@ pub(crate) async fn task(
     })
 }
 
-/// Checks the report against this task's receipts and its workspace (DESIGN §6). The report
+/// Checks the report against this task's receipts and its workspace (docs/receipts-and-validation.md). The report
 /// is a hypothesis; the verdict says what backs it.
 async fn validate_task(
     shared: &Arc<Shared>,

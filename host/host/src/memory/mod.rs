@@ -1,4 +1,4 @@
-//! Team and private memory, the host's side (DESIGN §8): [`Memory`] reads, validates, stores,
+//! Team and private memory, the host's side (docs/memory.md): [`Memory`] reads, validates, stores,
 //! lists and restores the documents of the workspace and user the operator named. The CLI
 //! calls it directly; a task reaches it through `TaskScope::memory_read` / `memory_update`,
 //! which check the plugin's grant and receipt every update.
