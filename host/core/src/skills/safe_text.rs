@@ -98,6 +98,9 @@ pub fn neutralize(s: &str) -> Cow<'_, str> {
 /// space, [`disguising`] characters escaped, and cut to at most `max_chars` characters (an
 /// escape is never cut in two; a cut text ends in `…`). Also returns whether it was cut.
 pub fn catalog_line(s: &str, max_chars: usize) -> (String, bool) {
+    if already_a_line(s, max_chars) {
+        return (s.to_owned(), false); // the usual case: one pass, one copy
+    }
     let mut out = String::with_capacity(s.len().min(max_chars * 4) + 8);
     // After each piece (a character or one escape): where it ends, and characters so far.
     let mut ends: Vec<(usize, usize)> = Vec::new();
@@ -132,6 +135,22 @@ pub fn catalog_line(s: &str, max_chars: usize) -> (String, bool) {
     out.truncate(keep);
     out.push('…');
     (out, true)
+}
+
+/// True when `s` is its own catalog line: single spaces between words, nothing to escape, at
+/// most `max_chars` characters.
+fn already_a_line(s: &str, max_chars: usize) -> bool {
+    let mut prev: Option<char> = None;
+    let mut chars = 0;
+    for c in s.chars() {
+        let spaced = c.is_whitespace() && (c != ' ' || prev.is_none_or(char::is_whitespace));
+        if spaced || disguising(c, prev) {
+            return false;
+        }
+        chars += 1;
+        prev = Some(c);
+    }
+    chars <= max_chars && !prev.is_some_and(char::is_whitespace)
 }
 
 /// The visible escape of `c`, in the form [`crate::text`] uses.
