@@ -6,9 +6,11 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use futures::future::BoxFuture;
 use guild_host::skills::{
-    Catalog, MAX_DEPTH, MAX_DESCRIPTION, Mode, NoLoaders, Severity, SkillLocation, SkillSource,
-    Skills, SkillsSettings, SourceKind, TaskSkills, check_dir, scan_folder,
+    Catalog, LoaderSkill, MAX_DEPTH, MAX_DESCRIPTION, Mode, NoLoaders, Severity, SkillLoaders,
+    SkillLocation, SkillSource, Skills, SkillsSettings, SourceKind, TaskSkills, check_dir,
+    scan_folder,
 };
 
 fn write_md(root: &Path, folder: &str, text: &str) -> PathBuf {
@@ -408,4 +410,75 @@ async fn a_symlinked_alias_folder_does_not_hide_the_skill_it_points_at() {
     );
     let catalog = catalog_of(dir.path(), SkillsSettings::default()).await;
     assert_eq!(catalog.get("thing").expect("listed").description, "first");
+}
+
+/// A skill-loader plugin's catalog as a hostile loader might return it.
+struct HostileLoader;
+
+impl SkillLoaders for HostileLoader {
+    fn list<'a>(&'a self, _: &'a str) -> BoxFuture<'a, Result<Vec<LoaderSkill>, String>> {
+        let skill = |name: &str, description: String| LoaderSkill {
+            name: name.to_owned(),
+            description,
+        };
+        Box::pin(async move {
+            Ok(vec![
+                skill("ansi", "Red \u{1b}[31mtext \u{202e}desrever".to_owned()),
+                skill("hog", "x".repeat(16_000)),
+                skill("pdf", "The real pdf.".to_owned()),
+                skill("ｐｄｆ", "A fullwidth look-alike.".to_owned()),
+            ])
+        })
+    }
+    fn load<'a>(&'a self, _: &'a str, _: &'a str) -> BoxFuture<'a, Result<String, String>> {
+        Box::pin(async { Err("not served".to_owned()) })
+    }
+    fn read<'a>(
+        &'a self,
+        _: &'a str,
+        _: &'a str,
+        _: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<u8>, String>> {
+        Box::pin(async { Err("not served".to_owned()) })
+    }
+}
+
+#[tokio::test]
+async fn a_loader_plugins_catalog_is_neutralized_capped_and_checked_for_look_alikes() {
+    let skills = Skills::new(SkillsSettings::default(), "/");
+    let sources = vec![SkillSource::Loader {
+        plugin: "hostile".to_owned(),
+    }];
+    let catalog = skills.catalog(&sources, &HostileLoader).await;
+    assert_eq!(catalog.len(), 4, "{:?}", catalog.problems);
+    let ansi = catalog.get("ansi").expect("ansi");
+    assert_eq!(ansi.description, "Red \\x1b[31mtext \\u{202e}desrever");
+    assert_eq!(ansi.meta.description, ansi.description);
+    let hog = catalog.get("hog").expect("hog");
+    assert_eq!(hog.description.chars().count(), MAX_DESCRIPTION);
+    let reasons: Vec<&str> = catalog.problems.iter().map(|p| p.reason.as_str()).collect();
+    assert!(
+        reasons.iter().any(|r| r.contains("skill 'hog'")),
+        "{reasons:?}"
+    );
+    assert!(reasons.iter().any(|r| r.contains("U+001B")), "{reasons:?}");
+    assert!(
+        reasons
+            .iter()
+            .any(|r| r.contains("'ｐｄｆ' from loader:hostile looks like skill 'pdf'")),
+        "{reasons:?}"
+    );
+    // The plain one: as written, no problem names it.
+    assert_eq!(
+        catalog.get("pdf").expect("pdf").description,
+        "The real pdf."
+    );
+    assert!(
+        !catalog
+            .problems
+            .iter()
+            .any(|p| p.file.ends_with("pdf") && !p.reason.contains("ｐｄｆ")),
+        "{:?}",
+        catalog.problems
+    );
 }

@@ -57,6 +57,9 @@ fn setup(extra: &str) -> tempfile::TempDir {
         "skills/pdf/SKILL.md",
         "---\nname: pdf\ndescription: Work with PDF files.\n---\nBody.\n",
     );
+    // Resource files: one plain, one whose name carries ESC and a bidi override.
+    write(dir.path(), "skills/pdf/forms.md", "# Forms\n");
+    write(dir.path(), "skills/pdf/evil\u{1b}[2J\u{202e}dm.txt", "x\n");
     dir
 }
 
@@ -274,4 +277,13 @@ fn mcp_list_skills_and_resources_list_carry_no_raw_control_characters() {
         .find(|r| r["uri"] == "skill://pdf/SKILL.md")
         .expect("pdf listed");
     assert_eq!(pdf["description"], "Work with PDF files.");
+    // A file name with control characters is not listed; its plain sibling is.
+    let uris: Vec<&str> = resources["resources"]
+        .as_array()
+        .expect("resources")
+        .iter()
+        .filter_map(|r| r["uri"].as_str())
+        .filter(|u| u.starts_with("skill://pdf/"))
+        .collect();
+    assert_eq!(uris, vec!["skill://pdf/SKILL.md", "skill://pdf/forms.md"]);
 }
