@@ -34,7 +34,8 @@ pub(crate) fn check(yaml: &str) -> Result<(), String> {
         let rest = &line[indent..];
         let content = rest.trim_start_matches([' ', '\t']);
         let mut depth = 0;
-        if !content.is_empty() && !content.starts_with('#') && flow == 0 {
+        // Inside a flow collection too: an unclosed `[` in text must not switch this off.
+        if !content.is_empty() && !content.starts_with('#') {
             while indents.last().is_some_and(|&i| i > indent) {
                 indents.pop();
             }
@@ -117,6 +118,9 @@ mod tests {
             .map(|i| format!("{}k{i}:\n", " ".repeat(i)))
             .collect();
         assert!(check(&block).is_err());
+        // An unclosed bracket earlier does not hide block nesting after it.
+        let hidden = format!("a: \"[\"\nb:\n  {}x\n", "- ".repeat(80));
+        assert!(check(&hidden).is_err());
         // Brackets closed again do not add up.
         let flat = "a: [x]\n".repeat(500);
         assert_eq!(check(&flat), Ok(()));
