@@ -26,6 +26,7 @@ mod server;
 mod skill_access;
 mod skill_grants;
 mod skills;
+mod skills_hostile;
 mod skills_wild;
 mod tool_input;
 mod wasi_http;

@@ -66,6 +66,7 @@ pub(crate) async fn run(config: &Path, cmd: SkillsCommand, json: bool) -> anyhow
             if json {
                 let out = serde_json::json!({
                     "skills": catalog.items(),
+                    "omitted": catalog.omitted(),
                     "problems": catalog.problems,
                 });
                 print_json(&out)?;

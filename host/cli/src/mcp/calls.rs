@@ -331,7 +331,12 @@ impl Connection {
                 let d = skills.disclose_catalog(&catalog, &self.skills);
                 Ok(success(
                     d.content.clone(),
-                    json!({ "skills": catalog.items(), "bytes": d.bytes, "approx_tokens": d.approx_tokens }),
+                    json!({
+                        "skills": catalog.items(),
+                        "omitted": catalog.omitted(),
+                        "bytes": d.bytes,
+                        "approx_tokens": d.approx_tokens,
+                    }),
                 ))
             }
             "load_skill" => {

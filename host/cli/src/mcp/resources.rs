@@ -8,7 +8,7 @@
 
 use base64::Engine as _;
 use guild_host::bundle::manifest::sha256_hex;
-use guild_host::skills::{Catalog, SKILL_FILE, SkillLocation, read_resource};
+use guild_host::skills::{Catalog, SKILL_FILE, SkillLocation, neutralize, read_resource};
 use rmcp::ErrorData;
 use rmcp::model::{MetaObject, Resource, ResourceContents};
 use serde_json::json;
@@ -67,6 +67,13 @@ fn list_skill_files(catalog: &Catalog, max: u64) -> Vec<Resource> {
         let files =
             std::iter::once(SKILL_FILE).chain(entry.resources().iter().map(|r| r.path.as_str()));
         for path in files {
+            // A file name with a control or invisible format character would reach the
+            // client raw in the URI: such a file is not listed (a body's listing shows it
+            // escaped).
+            if neutralize(path) != path {
+                tracing::debug!(skill = %entry.name, "resources/list: a file name with control characters is not listed");
+                continue;
+            }
             let mut resource = Resource::new(
                 skill_uri(&entry.name, path),
                 format!("{}/{path}", entry.name),

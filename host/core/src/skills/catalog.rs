@@ -4,7 +4,15 @@
 //! **Collision rule** (fixed): sources are ranked by kind — a plugin's own `skills/` folders,
 //! then shared folders (`shared:NAME` or folders listed in `guild.toml`), then skill-loader
 //! plugins — and within a kind by the order they are listed. The first skill of a name wins;
-//! every later one is dropped with a warning naming both places.
+//! every later one is dropped with a warning naming both places. Within one folder, a skill
+//! whose folder name matches its name wins over one that does not (a symlinked alias folder
+//! cannot hide the skill's own folder). Names that differ but read the same after NFKC
+//! normalisation (`my-skill`, fullwidth `ｍｙ-skill`) are both kept, with a warning naming both
+//! folders ([`super::lookalike`]).
+//!
+//! Each entry's description is listed as one line of at most [`MAX_DESCRIPTION`] characters,
+//! neutralized ([`listed_description`]), before the catalog's byte budget is applied: one
+//! skill cannot crowd the others out.
 
 use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
@@ -14,7 +22,8 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use super::contents::{Contents, ResourceFile};
-use super::format::{Problem, Severity, SkillMeta};
+use super::format::{MAX_DESCRIPTION, Problem, Severity, SkillMeta, nfkc};
+use super::safe_text::catalog_line;
 
 /// Where a skill's body and resources come from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -37,7 +46,8 @@ pub enum SkillLocation {
 pub struct SkillEntry {
     /// Name (catalog key).
     pub name: String,
-    /// Description.
+    /// Description as the catalog lists it: one line, neutralized, at most
+    /// [`MAX_DESCRIPTION`] characters ([`listed_description`]).
     pub description: String,
     /// The whole frontmatter.
     pub meta: SkillMeta,
@@ -57,7 +67,48 @@ pub struct SkillEntry {
     pub fingerprint: String,
 }
 
+/// The catalog form of skill `name`'s description `raw` (see [`catalog_line`]), and a warning
+/// naming the skill when it had to be cut. `file` is where the description was written.
+pub(crate) fn listed_description(name: &str, raw: &str, file: &Path) -> (String, Option<Problem>) {
+    let (line, cut) = catalog_line(raw, MAX_DESCRIPTION);
+    let warning = cut.then(|| {
+        Problem::new(
+            file,
+            "description",
+            format!(
+                "skill '{name}': the description has {} characters, over the specification's {MAX_DESCRIPTION}; the catalog lists its first {MAX_DESCRIPTION}",
+                raw.chars().count()
+            ),
+            Severity::Warning,
+        )
+    });
+    (line, warning)
+}
+
+/// How many skills a model is not shown because the catalog is over its byte budget, and
+/// why: the machine-readable side of the last line of [`Catalog::render`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Omitted {
+    /// Skills a model may see that the catalog leaves out (0: none).
+    pub count: usize,
+    /// `"catalog_max_bytes"` when some are left out, else `None`.
+    pub reason: Option<&'static str>,
+    /// The budget, bytes (`[skills] catalog_max_bytes`), when some are left out.
+    pub limit_bytes: Option<usize>,
+}
+
 impl SkillEntry {
+    /// True when the skill lives in a folder whose name is its name (after NFKC
+    /// normalisation, as the folder-name check compares them).
+    pub(crate) fn folder_matches(&self) -> bool {
+        match &self.location {
+            SkillLocation::Folder { dir } => dir
+                .file_name()
+                .is_some_and(|f| nfkc(&f.to_string_lossy()) == nfkc(&self.name)),
+            SkillLocation::Loader { .. } => false,
+        }
+    }
+
     /// Resource files (folders only; a loader does not list its resources).
     pub fn resources(&self) -> &[ResourceFile] {
         &self.contents.get().resources
@@ -84,8 +135,9 @@ pub struct CatalogItem {
 /// A set of skills by name, plus the problems found while building it.
 ///
 /// What a model is shown ([`Catalog::render`], [`Catalog::items`]) leaves out skills marked
-/// `disable-model-invocation: true` (they stay loadable by name) and stops at the byte budget
-/// (`[skills] catalog_max_bytes`), saying so in a last line.
+/// `disable-model-invocation: true` (they stay loadable by name) and lists, in name order,
+/// every line that fits the byte budget (`[skills] catalog_max_bytes`), saying in a last line
+/// how many it left out ([`Catalog::omitted`] says it as data).
 #[derive(Debug, Clone, Default)]
 pub struct Catalog {
     entries: BTreeMap<String, Arc<SkillEntry>>,
@@ -164,7 +216,12 @@ impl Catalog {
 
     /// Adds `entry` unless its name is taken; a collision is a warning naming both places.
     pub(crate) fn insert_first_wins(&mut self, entry: Arc<SkillEntry>, context: &Path) {
-        match self.entries.get(&entry.name) {
+        match self.entries.get_mut(&entry.name) {
+            Some(winner) if takes_over(&entry, winner) => {
+                let loser = std::mem::replace(winner, entry);
+                let problem = Self::hidden(&loser, winner, context);
+                self.problems.push(problem);
+            }
             Some(winner) => self.problems.push(Self::hidden(&entry, winner, context)),
             None => {
                 self.entries.insert(entry.name.clone(), entry);
@@ -188,9 +245,14 @@ impl Catalog {
         let mut hidden = Vec::new();
         let mut winners: Vec<(String, Arc<SkillEntry>)> = Vec::with_capacity(sorted.len());
         for (at, entry) in sorted {
-            match winners.last() {
+            match winners.last_mut() {
                 Some((name, winner)) if *name == entry.name => {
-                    hidden.push((at, Self::hidden(&entry, winner, context)));
+                    if takes_over(&entry, winner) {
+                        let loser = std::mem::replace(winner, entry);
+                        hidden.push((at, Self::hidden(&loser, winner, context)));
+                    } else {
+                        hidden.push((at, Self::hidden(&entry, winner, context)));
+                    }
                 }
                 _ => winners.push((entry.name.clone(), entry)),
             }
@@ -200,13 +262,26 @@ impl Catalog {
         self.entries = winners.into_iter().collect();
     }
 
+    /// Warns about every pair of names that read the same after NFKC normalisation; with
+    /// `across_sources`, only pairs from different sources (a folder's scan warned about its
+    /// own).
+    pub(crate) fn warn_lookalikes(&mut self, across_sources: bool) {
+        let found = super::lookalike::problems(&self.entries, across_sources);
+        self.problems.extend(found);
+    }
+
     /// The warning for `entry`, hidden by `winner` of the same name.
     fn hidden(entry: &SkillEntry, winner: &SkillEntry, context: &Path) -> Problem {
+        let why = if entry.source == winner.source && winner.folder_matches() {
+            "its folder's name is the skill's name"
+        } else {
+            "earlier source wins"
+        };
         Problem::new(
             context,
             "name",
             format!(
-                "skill '{}' from {} is hidden by the one from {} (earlier source wins)",
+                "skill '{}' from {} is hidden by the one from {} ({why})",
                 entry.name,
                 describe(entry),
                 describe(winner)
@@ -225,6 +300,7 @@ impl Catalog {
                 out.insert_first_wins(entry, &context);
             }
         }
+        out.warn_lookalikes(true);
         out
     }
 
@@ -282,9 +358,11 @@ impl Catalog {
         let mut used = HEADER.len() + TRUNCATION_RESERVE;
         let mut lines = Vec::new();
         let mut omitted = 0;
+        // Every line that fits, in name order: a long entry left out does not take the
+        // shorter ones after it along.
         for e in self.listable() {
-            if omitted > 0 {
-                omitted += 1;
+            if budget.saturating_sub(used) < SHORTEST_LINE {
+                omitted += 1; // full: no need to format the rest
                 continue;
             }
             let line = format!(
@@ -293,7 +371,7 @@ impl Catalog {
                 one_line(&e.description),
                 e.source
             );
-            if omitted == 0 && used + line.len() <= budget {
+            if used + line.len() <= budget {
                 used += line.len();
                 lines.push((e, line));
             } else {
@@ -301,6 +379,17 @@ impl Catalog {
             }
         }
         (lines, omitted)
+    }
+
+    /// How many skills a model may see are left out of [`Catalog::render`] and
+    /// [`Catalog::items`] for lack of room, and why.
+    pub fn omitted(&self) -> Omitted {
+        let count = self.lines().1;
+        Omitted {
+            count,
+            reason: (count > 0).then_some("catalog_max_bytes"),
+            limit_bytes: self.budget.filter(|_| count > 0),
+        }
     }
 
     /// Level 1 as data: name, description and source of every skill a model may see, the
@@ -342,10 +431,18 @@ impl Catalog {
 
 const HEADER: &str =
     "Skills you can load (load one by name when the task matches its description):\n";
+/// Bytes of the shortest catalog line (`- a: b [c]\n`).
+const SHORTEST_LINE: usize = 11;
 /// Room kept for the truncation line (its longest form is about 110 bytes).
 const TRUNCATION_RESERVE: usize = 128;
 
-fn describe(e: &SkillEntry) -> String {
+/// True when `entry` should replace `winner` of the same name: within one source (one
+/// folder), a skill whose folder is named for it over one that is not (an alias).
+fn takes_over(entry: &SkillEntry, winner: &SkillEntry) -> bool {
+    entry.source == winner.source && entry.folder_matches() && !winner.folder_matches()
+}
+
+pub(crate) fn describe(e: &SkillEntry) -> String {
     match &e.location {
         SkillLocation::Folder { dir } => format!("{} ({})", e.source, dir.display()),
         SkillLocation::Loader { .. } => e.source.clone(),

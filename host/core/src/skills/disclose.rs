@@ -18,6 +18,7 @@ use super::contents::{ResourceFile, walk_skill};
 use super::folder::read_skill_md;
 use super::format::{Mode, SKILL_FILE, parse_skill_md, strip_frontmatter};
 use super::layout::{ReadError, open_file, open_skill_dir, read_sized};
+use super::safe_text::{disguising, neutralize};
 
 /// Which level of disclosure a call served.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -78,14 +79,14 @@ pub fn already_loaded_note(name: &str) -> String {
 ///
 /// Nothing a skill's author controls can end the wrapper early: the name and resource paths
 /// are escaped, and in the body every tag that could close or open the wrapper's elements
-/// (`</skill>`, `<resources>`, in any case or spacing) has its `<` written as `&lt;`. Bodies
-/// without such tags come back byte for byte.
+/// (`</skill>`, `<resources>`, in any case or spacing) has its `<` written as `&lt;`. Nor can
+/// it drive a terminal or disguise text: control and invisible format characters in the body
+/// are escaped ([`neutralize`]; newlines, tabs and CRLF line ends stay). Bodies without such
+/// tags or characters come back byte for byte.
 pub fn wrap_body(name: &str, body: &str, resources: Option<&[ResourceFile]>) -> String {
     let name = escape_text(name);
-    let mut out = format!(
-        "<skill name=\"{name}\">\n{}\n",
-        escape_wrapper_tags(body.trim())
-    );
+    let body = neutralize(body.trim());
+    let mut out = format!("<skill name=\"{name}\">\n{}\n", escape_wrapper_tags(&body));
     match resources {
         Some([]) => out.push_str("<resources>none</resources>\n"),
         Some(list) => {
@@ -139,12 +140,12 @@ fn escape_wrapper_tags(body: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
-/// Escapes a name or path for the wrapper: `&`, `<`, `>` and `"` as entities, control
-/// characters (a newline in a file name) as `\u{..}`.
+/// Escapes a name or path for the wrapper: `&`, `<`, `>` and `"` as entities, control and
+/// invisible format characters (a newline or a bidi override in a file name) as `\u{..}`.
 fn escape_text(s: &str) -> std::borrow::Cow<'_, str> {
     if !s
         .chars()
-        .any(|c| matches!(c, '&' | '<' | '>' | '"') || c.is_control())
+        .any(|c| matches!(c, '&' | '<' | '>' | '"') || c.is_control() || disguising(c, None))
     {
         return std::borrow::Cow::Borrowed(s);
     }
@@ -155,7 +156,9 @@ fn escape_text(s: &str) -> std::borrow::Cow<'_, str> {
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
-            c if c.is_control() => out.push_str(&c.escape_unicode().to_string()),
+            c if c.is_control() || disguising(c, None) => {
+                out.push_str(&c.escape_unicode().to_string())
+            }
             c => out.push(c),
         }
     }

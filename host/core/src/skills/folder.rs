@@ -26,7 +26,7 @@ use std::sync::Arc;
 
 use cap_std::fs::Dir;
 
-use super::catalog::{Catalog, SkillEntry, SkillLocation};
+use super::catalog::{Catalog, SkillEntry, SkillLocation, listed_description};
 use super::contents::{Contents, MAX_LISTED, walk_skill};
 use super::events::Check;
 use super::format::{Mode, Problem, SKILL_FILE, Severity, check_skill_md};
@@ -229,6 +229,7 @@ fn rescan(
             .push(nothing_found(dir, mode, &scan.listing, &hints));
     }
     scan.catalog.fill_first_wins(entries, dir);
+    scan.catalog.warn_lookalikes(false);
     Some(scan)
 }
 
@@ -358,18 +359,22 @@ fn parse_entry(
         Ok(text) => text,
         Err(reason) => return (None, vec![Problem::new(&file, "", reason, Severity::Error)]),
     };
-    let (parsed, problems) = check_skill_md(&text, &file, Some(folder), mode);
-    let entry = parsed.map(|(meta, _body)| SkillEntry {
-        name: meta.name.clone(),
-        description: meta.description.clone(),
-        meta,
-        location: SkillLocation::Folder {
-            dir: dir.to_owned(),
-        },
-        source: label.to_owned(),
-        contents: Contents::of_folder(dir.to_owned()),
-        skill_md_bytes: text.len() as u64,
-        fingerprint: fingerprint(&text, stamp),
+    let (parsed, mut problems) = check_skill_md(&text, &file, Some(folder), mode);
+    let entry = parsed.map(|(meta, _body)| {
+        let (description, cut) = listed_description(&meta.name, &meta.description, &file);
+        problems.extend(cut);
+        SkillEntry {
+            name: meta.name.clone(),
+            description,
+            meta,
+            location: SkillLocation::Folder {
+                dir: dir.to_owned(),
+            },
+            source: label.to_owned(),
+            contents: Contents::of_folder(dir.to_owned()),
+            skill_md_bytes: text.len() as u64,
+            fingerprint: fingerprint(&text, stamp),
+        }
     });
     (entry, problems)
 }

@@ -15,6 +15,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_yaml_ng::Value;
 
+use super::safe_text::{disguising, first_disguising, neutralize};
+
 /// File name of a skill's entry point inside its folder.
 pub const SKILL_FILE: &str = "SKILL.md";
 /// Longest `name`, characters.
@@ -161,6 +163,15 @@ pub fn validate_skill_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// True when `name` can key a catalog and be echoed into messages: not blank, no whitespace,
+/// no control or invisible format character.
+fn usable_name(name: &str) -> bool {
+    !name.is_empty()
+        && !name
+            .chars()
+            .any(|c| c.is_whitespace() || disguising(c, None))
+}
+
 /// The NFKC form of `s`: names and folder names are compared in this form, as the
 /// specification's reference validator does.
 pub fn nfkc(s: &str) -> String {
@@ -261,6 +272,11 @@ impl Checker<'_> {
                 return None;
             }
         };
+        // Before any parser: libyaml's time grows with the square of the nesting depth.
+        if let Err(reason) = super::bounds::check(yaml) {
+            self.hard("", reason);
+            return None;
+        }
         let read = match super::plain_yaml::mapping(yaml) {
             Some(map) => Ok(Value::Mapping(map)),
             None => serde_yaml_ng::from_str::<Value>(yaml),
@@ -323,7 +339,7 @@ impl Checker<'_> {
             match folder {
                 Some(folder) => {
                     self.soft("name", format!("missing; using the folder name {folder:?}"));
-                    meta.name = folder.to_owned();
+                    meta.name = self.folder_name(folder).unwrap_or_default();
                 }
                 None => self.hard("name", "missing"),
             }
@@ -348,7 +364,7 @@ impl Checker<'_> {
                             kind(value)
                         ),
                     );
-                    meta.name = folder.to_owned();
+                    meta.name = self.folder_name(folder).unwrap_or_default();
                 }
                 None => self.hard("name", format!("is {}, expected a string", kind(value))),
             }
@@ -357,12 +373,14 @@ impl Checker<'_> {
         if let Err(reason) = validate_skill_name(name) {
             self.soft("name", reason);
         }
-        // A name is echoed into catalogs and messages: never one that could break a line.
-        let usable =
-            !name.trim().is_empty() && !name.chars().any(|c| c.is_control() || c.is_whitespace());
-        meta.name = match (usable, folder) {
+        // A name is echoed into catalogs and messages: never one that could break a line,
+        // drive a terminal or hide what it says.
+        meta.name = match (usable_name(name), folder) {
             (true, _) => name.to_owned(),
-            (false, Some(folder)) => folder.to_owned(),
+            (false, Some(folder)) => match self.folder_name(folder) {
+                Some(folder) => folder,
+                None => return,
+            },
             (false, None) => {
                 self.hard("name", format!("{name:?} cannot be used as a skill name"));
                 return;
@@ -394,13 +412,39 @@ impl Checker<'_> {
             return;
         }
         let len = text.chars().count();
-        if len > MAX_DESCRIPTION {
+        // Lenient: a catalog lists the first MAX_DESCRIPTION characters and says so (see
+        // `catalog::listed_description`).
+        if len > MAX_DESCRIPTION && self.mode == Mode::Strict {
             self.soft(
                 "description",
                 format!("has {len} characters; expected at most {MAX_DESCRIPTION}"),
             );
         }
-        meta.description = text.to_owned();
+        meta.description = self.text("description", text);
+    }
+
+    /// The folder name as the skill's name, or a problem when it cannot be one.
+    fn folder_name(&mut self, folder: &str) -> Option<String> {
+        if usable_name(folder) {
+            return Some(folder.to_owned());
+        }
+        self.hard(
+            "name",
+            format!("the folder name {folder:?} cannot be used as a skill name"),
+        );
+        None
+    }
+
+    /// `text` of field `key`, neutralized: a control or invisible format character is a
+    /// violation (an error in strict mode) and is escaped (see [`super::safe_text`]).
+    fn text(&mut self, key: &str, text: &str) -> String {
+        if let Some(reason) = first_disguising(text, true) {
+            self.soft(
+                key,
+                format!("{reason}; such characters can drive a terminal or disguise text (shown escaped)"),
+            );
+        }
+        neutralize(text).into_owned()
     }
 
     fn string(&mut self, key: &str, value: &Value, max: Option<usize>) -> Option<String> {
@@ -414,7 +458,7 @@ impl Checker<'_> {
         {
             self.soft(key, format!("has {len} characters; expected at most {max}"));
         }
-        Some(text.to_owned())
+        Some(self.text(key, text))
     }
 
     fn metadata(&mut self, value: &Value) -> BTreeMap<String, String> {
@@ -429,7 +473,9 @@ impl Checker<'_> {
         for (k, v) in map {
             match (k.as_str(), v.as_str()) {
                 (Some(k), Some(v)) => {
-                    out.insert(k.to_owned(), v.to_owned());
+                    let field = format!("metadata.{}", neutralize(k));
+                    let (k, v) = (self.text(&field, k), self.text(&field, v));
+                    out.insert(k, v);
                 }
                 (None, _) => {
                     let key = scalar(k).unwrap_or_else(|| kind(k).to_owned());
@@ -477,14 +523,25 @@ impl Checker<'_> {
 
     fn allowed_tools(&mut self, value: &Value) -> Option<Vec<String>> {
         match value {
-            Value::String(s) => Some(s.split_whitespace().map(str::to_owned).collect()),
+            Value::String(s) => Some(
+                self.text("allowed-tools", s)
+                    .split_whitespace()
+                    .map(str::to_owned)
+                    .collect(),
+            ),
             Value::Sequence(items) => {
                 // Some clients write a YAML list; lenient mode accepts it.
                 self.soft(
                     "allowed-tools",
                     "is a list, expected a space-separated string",
                 );
-                Some(items.iter().filter_map(scalar).collect())
+                let tools: Vec<String> = items.iter().filter_map(scalar).collect();
+                Some(
+                    tools
+                        .iter()
+                        .map(|t| self.text("allowed-tools", t))
+                        .collect(),
+                )
             }
             other => {
                 self.soft(

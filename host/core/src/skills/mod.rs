@@ -18,6 +18,7 @@
 //! capability set), the supervisor `[skills] supervisor` of `guild.toml`
 //! ([`Skills::supervisor_sources`]).
 
+mod bounds;
 mod catalog;
 mod config;
 mod contents;
@@ -26,7 +27,9 @@ mod events;
 mod folder;
 mod format;
 mod layout;
+mod lookalike;
 mod plain_yaml;
+mod safe_text;
 mod service;
 mod task;
 mod watch;
@@ -43,7 +46,8 @@ use std::path::PathBuf;
 use futures::future::BoxFuture;
 use thiserror::Error;
 
-pub use catalog::{Catalog, CatalogDiff, CatalogItem, SkillEntry, SkillLocation};
+pub use bounds::{MAX_DEPTH, MAX_FRONTMATTER};
+pub use catalog::{Catalog, CatalogDiff, CatalogItem, Omitted, SkillEntry, SkillLocation};
 pub use config::{SkillSource, SkillsSettings, SourceKind, SourceRequest};
 pub use contents::{Contents, MAX_LISTED, ResourceFile, Walked};
 pub use disclose::{
@@ -56,6 +60,7 @@ pub use format::{
     ParsedSkill, Problem, SKILL_FILE, Severity, SkillMeta, nfkc, parse_skill_md, split_frontmatter,
     strip_frontmatter, validate_skill_name,
 };
+pub use safe_text::{catalog_line, neutralize};
 pub use service::{CheckReport, FolderChange, Skills, check_dir};
 pub use task::{TaskSkillStats, TaskSkills, tool_matches};
 pub use watch::SkillWatcher;

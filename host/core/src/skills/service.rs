@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use super::catalog::{Catalog, CatalogDiff, SkillEntry, SkillLocation};
+use super::catalog::{Catalog, CatalogDiff, SkillEntry, SkillLocation, listed_description};
 use super::config::{SkillSource, SkillsSettings, SourceRequest};
 use super::contents::Contents;
 use super::disclose::{
@@ -19,6 +19,7 @@ use super::disclose::{
 use super::events::{Check, Events};
 use super::folder::{FolderScan, rescan_if_changed, scan_folder, scan_skill, unlisted_problem};
 use super::format::{Mode, Problem, SKILL_FILE, Severity, parse_skill_md, validate_skill_name};
+use super::safe_text::{first_disguising, neutralize};
 use super::task::TaskSkills;
 use super::{SkillError, SkillLoaders};
 
@@ -343,12 +344,22 @@ async fn loader_catalog(plugin: &str, loaders: &dyn SkillLoaders) -> Catalog {
         h.update(item.name.as_bytes());
         h.update([0]);
         h.update(item.description.as_bytes());
+        if let Some(reason) = first_disguising(&item.description, true) {
+            catalog.problems.push(Problem::new(
+                &file,
+                "description",
+                format!("{reason}; shown escaped"),
+                Severity::Warning,
+            ));
+        }
+        let (description, cut) = listed_description(&item.name, &item.description, &file);
+        catalog.problems.extend(cut);
         let entry = SkillEntry {
             name: item.name.clone(),
-            description: item.description.clone(),
+            description,
             meta: super::format::SkillMeta {
                 name: item.name.clone(),
-                description: item.description,
+                description: neutralize(&item.description).into_owned(),
                 ..Default::default()
             },
             location: SkillLocation::Loader {
@@ -361,6 +372,7 @@ async fn loader_catalog(plugin: &str, loaders: &dyn SkillLoaders) -> Catalog {
         };
         catalog.insert_first_wins(Arc::new(entry), &context);
     }
+    catalog.warn_lookalikes(false);
     catalog
 }
 

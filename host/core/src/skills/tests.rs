@@ -86,6 +86,27 @@ const RULES: &[Rule] = &[
         lenient_loads: false,
     },
     Rule {
+        what: "description without control characters",
+        valid: "name: pdf\ndescription: \"Tabs\\tand emoji 👩\u{200d}💻 are fine\"",
+        invalid: "name: pdf\ndescription: \"Red \\e[31m text\"",
+        field: "description",
+        lenient_loads: true,
+    },
+    Rule {
+        what: "license without bidi overrides",
+        valid: "name: pdf\ndescription: d\nlicense: MIT",
+        invalid: "name: pdf\ndescription: d\nlicense: \"MIT\\u202E\"",
+        field: "license",
+        lenient_loads: true,
+    },
+    Rule {
+        what: "frontmatter nesting depth",
+        valid: "name: pdf\ndescription: \"[[[[[[[[[[ten]]]]]]]]]]\"\nmetadata: {a: b}",
+        invalid: "name: pdf\ndescription: d\nmetadata: [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[x]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]",
+        field: "",
+        lenient_loads: false,
+    },
+    Rule {
         what: "compatibility length",
         valid: "name: pdf\ndescription: d\ncompatibility: needs python3",
         invalid: "", // built below: 501 characters
