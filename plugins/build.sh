@@ -4,7 +4,9 @@
 # plugins: Python ones call sdk/python/componentize.sh, which bundles the Python SDK; JavaScript
 # ones sdk/js/componentize.sh, which bundles the JavaScript SDK). Copies each component next to its plugin.toml as the file its `component` key
 # names. Last, runs the SDK's doctests (on the host target: the SDK is its own workspace, so
-# `cargo test --workspace` does not reach it). Idempotent; run from anywhere.
+# `cargo test --workspace` does not reach it). First, tests/setup.sh installs what the plugin
+# builds and `cargo test --workspace` need besides Rust (the MCP test client in .venv/,
+# ssh-keygen, Node.js, the JavaScript and C toolchains). Idempotent; run from anywhere.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -16,6 +18,7 @@ fail() {
 }
 
 command -v cargo >/dev/null || fail "cargo not found; install Rust (rustup) first"
+"$here/../tests/setup.sh" || fail "tests/setup.sh could not install what the builds and tests need (see above)"
 if command -v rustup >/dev/null; then
     rustup target add wasm32-wasip2 >/dev/null 2>&1 ||
         fail "could not add the wasm32-wasip2 target (rustup target add wasm32-wasip2)"

@@ -11,8 +11,9 @@
 //!    store + instantiate + `run`, whose one tool call instantiates the connector fresh and
 //!    calls it) with a task host that forwards the call and nothing else — no dispatch,
 //!    grants, receipts, validation or tracing of tasks;
-//!    And under both, bare wasmtime ([`bare`]): the same two guests on the same engine with
-//!    bindings generated in the bench and nothing else, so dispatch reads as a multiple of it;
+//!    And under both, bare wasmtime ([`bare`]): the same two guests on the same engine
+//!    settings with bindings generated in the bench and nothing else, so dispatch reads as a
+//!    multiple of it;
 //! 2. batch throughput (1,000 tasks, concurrency 4) vs one after another and vs bare wasmtime
 //!    running 1,000 such fresh instance pairs four at a time;
 //! 3. the same task with and without the pooling allocator;
@@ -356,7 +357,6 @@ fn main() {
         })
         .await;
         let bare_floor = bare::Floor::new(
-            pooled.wasmtime_engine(),
             &plugin_dir("testing/probe").join("probe.wasm"),
             &plugin_dir("testing/echo").join("echo.wasm"),
         )

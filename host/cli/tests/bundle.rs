@@ -48,7 +48,7 @@ impl Team {
             .args(["-q", "-t", "ed25519", "-N", passphrase, "-C", name, "-f"])
             .arg(self.path(name))
             .output()
-            .expect("ssh-keygen runs (install openssh-client)");
+            .expect("ssh-keygen runs (./plugins/build.sh installs it: tests/setup.sh)");
         assert!(out.status.success(), "{}", text(&out.stderr));
     }
 

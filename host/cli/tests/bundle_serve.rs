@@ -50,7 +50,7 @@ fn team() -> tempfile::TempDir {
         .args(["-q", "-t", "ed25519", "-N", "", "-C", "lead", "-f"])
         .arg(path.join("lead"))
         .output()
-        .expect("ssh-keygen runs (install openssh-client)");
+        .expect("ssh-keygen runs (./plugins/build.sh installs it: tests/setup.sh)");
     assert!(out.status.success());
     ok(path, &["keys", "add", "lead@team", "lead.pub"]);
     dir

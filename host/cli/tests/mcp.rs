@@ -1,8 +1,8 @@
-//! `guild serve` driven by a real MCP client: the official Python SDK (`mcp`, installed by
-//! `.ci/run`) runs `mcp_client.py` against the built binary over stdio and over streamable
-//! HTTP, with the real probe, echo and kb components and a supervisor skill folder. The HTTP
-//! side's access rules (Origin, bearer token, one server per data dir, SIGTERM) are checked
-//! here with plain requests.
+//! `guild serve` driven by a real MCP client: the official Python SDK (`mcp`, installed in
+//! `.venv/` by tests/setup.sh, which plugins/build.sh runs) runs `mcp_client.py` against the
+//! built binary over stdio and over streamable HTTP, with the real probe, echo and kb
+//! components and a supervisor skill folder. The HTTP side's access rules (Origin, bearer
+//! token, one server per data dir, SIGTERM) are checked here with plain requests.
 
 use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
@@ -59,14 +59,37 @@ fn setup() -> tempfile::TempDir {
     setup_with("\n[memory]\nworkspace = \"acme\"\nuser = \"ann\"\n")
 }
 
+/// The Python of the checkout's test environment (`.venv/`), where tests/setup.sh (run by
+/// plugins/build.sh) installed the pinned `mcp`; never the system's, whose packages vary.
+fn venv_python() -> PathBuf {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .nth(2)
+        .expect("host/cli is two folders below the repository root");
+    let venv = repo.join(".venv");
+    let python = if cfg!(windows) {
+        venv.join("Scripts").join("python.exe")
+    } else {
+        venv.join("bin").join("python")
+    };
+    assert!(
+        python.is_file(),
+        "{} is missing: the MCP client runs in the test environment that ./plugins/build.sh \
+         installs (it runs tests/setup.sh)",
+        python.display()
+    );
+    python
+}
+
 fn python_client(args: &[&str]) {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_client.py");
-    let out = Command::new("python3")
+    let python = venv_python();
+    let out = Command::new(&python)
         .arg(&script)
         .args(args)
         .stdin(Stdio::null())
         .output()
-        .expect("python3 runs (the MCP client needs `pip install mcp`, see .ci/run)");
+        .unwrap_or_else(|e| panic!("{} could not run: {e}", python.display()));
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(

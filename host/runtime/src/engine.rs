@@ -12,6 +12,7 @@
 
 mod cache;
 mod helper;
+mod settings;
 
 pub use helper::{COMPILE_COMMAND, CompileHelper};
 
@@ -24,8 +25,8 @@ use std::time::Duration;
 
 use anyhow::Context;
 use sha2::{Digest, Sha256};
+use wasmtime::Engine;
 use wasmtime::component::Component;
-use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
 /// How often the epoch advances. Deadlines are expressed in ticks of this length.
 pub const EPOCH_TICK: Duration = Duration::from_millis(10);
@@ -130,35 +131,7 @@ impl GuildEngine {
     /// Builds an engine: Cranelift, async, epoch interruption driven by a ticker thread, the
     /// pooling allocator (unless turned off), and only the wasm proposals plugins need.
     pub fn new(options: EngineOptions) -> anyhow::Result<Self> {
-        let mut config = Config::new();
-        config.epoch_interruption(true);
-        // The threads proposal is not compiled into this wasmtime build at all.
-        config.wasm_memory64(false);
-        config.cranelift_opt_level(wasmtime::OptLevel::Speed);
-        config.max_wasm_stack(1 << 20);
-        if options.pooling {
-            let mut pool = PoolingAllocationConfig::default();
-            pool.total_component_instances(1000)
-                .total_core_instances(4000)
-                .total_memories(2000)
-                .total_tables(4000)
-                .total_stacks(1000)
-                .max_core_instances_per_component(64)
-                .max_memories_per_component(16)
-                .max_tables_per_component(64)
-                .max_component_instance_size(1 << 20)
-                .max_core_instance_size(4 << 20)
-                .table_elements(64 * 1024)
-                .max_memory_size(options.max_memory_mb as usize * 1024 * 1024)
-                // Keeping the first pages of each pooled slot resident (and letting the kernel
-                // report which pages a guest touched) makes a fresh instance per task ~3x
-                // cheaper: measured 7.5 µs vs 23.1 µs for instantiate + one host call + drop.
-                .linear_memory_keep_resident(2 << 20)
-                .table_keep_resident(64 * 1024)
-                .async_stack_keep_resident(128 * 1024)
-                .pagemap_scan(wasmtime::Enabled::Auto);
-            config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
-        }
+        let config = settings::wasmtime_config(options.pooling, options.max_memory_mb);
         let engine = Engine::new(&config).map_err(wasm_err)?;
         let mut hasher = DefaultHasher::new();
         engine.precompile_compatibility_hash().hash(&mut hasher);
@@ -194,13 +167,6 @@ impl GuildEngine {
 
     /// The wasmtime engine.
     pub(crate) fn engine(&self) -> &Engine {
-        &self.inner.engine
-    }
-
-    /// The wasmtime engine itself, for benchmarks that measure bare wasmtime on exactly this
-    /// engine's settings (pooling, keep-resident, epochs). Not part of the library's API.
-    #[doc(hidden)]
-    pub fn wasmtime_engine(&self) -> &Engine {
         &self.inner.engine
     }
 

@@ -1,7 +1,8 @@
 //! The bare-wasmtime floor of the dispatch bench: the same two guests (the `probe` specialist and
 //! the `echo` connector) run with nothing but wasmtime, wasmtime-wasi and bindings generated
-//! here from `wit/`, on the host's own engine (so the same pooling, keep-resident, epoch and
-//! Cranelift settings).
+//! here from `wit/`, on an engine of its own built from the host's own settings (the runtime's
+//! `engine/settings.rs`, included below: the same pooling, keep-resident, epoch and Cranelift
+//! settings) with the host's epoch tick.
 //!
 //! One run is what a Guild task does at its core: a fresh store + instantiate the specialist +
 //! `run`, whose one tool call makes a fresh store + instantiates the connector + `call`s it, and
@@ -10,10 +11,18 @@
 //! adds on top of this is the difference the bench reports.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use guild_host::EngineOptions;
+use guild_runtime::engine::EPOCH_TICK;
 
 use wasmtime::component::{HasSelf, Linker, ResourceTable};
 use wasmtime::{Engine, Store};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+/// The runtime's engine settings, shared by source: the runtime hands out no wasmtime types.
+#[path = "../../../host/runtime/src/engine/settings.rs"]
+mod settings;
 
 #[allow(missing_docs, unreachable_pub, clippy::all)]
 mod specialist {
@@ -44,11 +53,18 @@ mod connector {
 use specialist::guild::plugin::{config, http, log, memory, progress, skills, tools, types};
 use types::{HostError, ToolOutcome};
 
-/// The two guests, pre-instantiated on one engine.
+/// The two guests, pre-instantiated on one engine, and that engine's epoch ticker.
 pub(crate) struct Floor {
     engine: Engine,
     specialist: specialist::SpecialistPre<Bare>,
     connector: connector::ConnectorPre<Bare>,
+    ticker_stop: Arc<AtomicBool>,
+}
+
+impl Drop for Floor {
+    fn drop(&mut self) {
+        self.ticker_stop.store(true, Ordering::Relaxed);
+    }
 }
 
 /// One instance's store state: an empty WASI context (what the guests' std needs to link) and,
@@ -69,12 +85,28 @@ impl WasiView for Bare {
 }
 
 impl Floor {
-    /// Compiles and pre-instantiates `specialist` and `connector` (component files) on `engine`.
+    /// Builds a pooled engine with the host's default settings and an epoch ticker (stopped
+    /// when the floor is dropped), then compiles and pre-instantiates `specialist` and
+    /// `connector` (component files) on it.
     pub(crate) fn new(
-        engine: &Engine,
         specialist: &std::path::Path,
         connector: &std::path::Path,
     ) -> wasmtime::Result<Arc<Self>> {
+        let options = EngineOptions::default();
+        let engine = &Engine::new(&settings::wasmtime_config(
+            options.pooling,
+            options.max_memory_mb,
+        ))?;
+        let ticker_stop = Arc::new(AtomicBool::new(false));
+        let (stop, ticking) = (ticker_stop.clone(), engine.clone());
+        std::thread::Builder::new()
+            .name("bare-epoch".into())
+            .spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    std::thread::sleep(EPOCH_TICK);
+                    ticking.increment_epoch();
+                }
+            })?;
         let mut s_linker = Linker::<Bare>::new(engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut s_linker)?;
         specialist::Specialist::add_to_linker::<_, HasSelf<_>>(&mut s_linker, |s| s)?;
@@ -87,6 +119,7 @@ impl Floor {
             engine: engine.clone(),
             specialist: specialist::SpecialistPre::new(s_linker.instantiate_pre(&s)?)?,
             connector: connector::ConnectorPre::new(c_linker.instantiate_pre(&c)?)?,
+            ticker_stop,
         }))
     }
 

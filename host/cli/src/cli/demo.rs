@@ -12,12 +12,12 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Args;
-use guild_cli::demo::tracker::TrackerServer;
 use guild_host::session::render_batch;
 use guild_host::types::{TaskResult, TaskStatus};
 use guild_host::{Config, TaskRequest};
 
 use super::{render, start_host_with};
+use crate::demo::tracker::TrackerServer;
 
 #[path = "demo_bundle.rs"]
 mod bundle_step;

@@ -151,8 +151,13 @@ fn compile_component(args: &CompileArgs) -> ExitCode {
     }
 }
 
-pub(crate) fn main() -> ExitCode {
-    let cli = Cli::parse();
+/// Parses `args` (the program name first) and runs the command they name.
+pub(crate) fn main<I, T>(args: I) -> ExitCode
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let cli = Cli::parse_from(args);
     init_logging(cli.verbose);
     #[cfg(unix)]
     rlimit::raise_open_file_limit();

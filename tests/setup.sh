@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Installs what `cargo test --workspace` needs besides Rust, so that the README's commands
+# (`./plugins/build.sh && cargo test --workspace`, which runs this first) pass on a fresh machine:
+#
+#   - the official Python MCP client (`mcp`, pinned) in a virtual environment inside the checkout,
+#     .venv/ (gitignored); host/cli/tests/mcp.rs runs its client script with .venv/bin/python;
+#   - ssh-keygen (Debian's openssh-client): the bundle tests check Guild's SSH signatures against
+#     it, both ways;
+#   - Node.js and npm (the JavaScript SDK's and scaffolds' unit tests), then the pinned JavaScript
+#     and C plugin toolchains (sdk/js/setup.sh, sdk/c/setup.sh).
+#
+# System packages are installed with apt-get when running as root; otherwise a missing one is an
+# error that names it. Idempotent, and quick when everything is there; run from anywhere.
+set -euo pipefail
+
+MCP_VERSION=2.3.0
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+venv="$repo/.venv"
+
+die() {
+    echo "tests/setup.sh: error: $*" >&2
+    exit 1
+}
+
+# Installs Debian packages as root (the package lists are fetched only if an install needs them).
+apt_install() {
+    command -v apt-get >/dev/null && [ "$(id -u)" = 0 ] ||
+        die "needs the package(s) $*, which only root may install here: install them with your package manager (Debian: sudo apt-get install $*)"
+    echo "tests/setup.sh: installing $* (apt-get)"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get install -y -qq --no-install-recommends "$@" >/dev/null 2>&1 ||
+        { apt-get update -qq >/dev/null && apt-get install -y -qq --no-install-recommends "$@" >/dev/null; } ||
+        die "apt-get install $* failed"
+    hash -r
+}
+
+# Exits 0 when the venv's python has mcp at the pinned version.
+has_mcp() {
+    "$venv/bin/python" - "$MCP_VERSION" 2>/dev/null <<'PY'
+import importlib.metadata, sys
+sys.exit(importlib.metadata.version("mcp") != sys.argv[1])
+PY
+}
+
+if ! has_mcp; then
+    command -v python3 >/dev/null || apt_install python3
+    if [ ! -x "$venv/bin/python" ]; then
+        echo "tests/setup.sh: creating the test virtual environment in .venv"
+        # Debian's python3 makes venvs only with python3-venv (ensurepip) installed.
+        if ! python3 -m venv "$venv" >/dev/null 2>&1; then
+            rm -rf "$venv"
+            apt_install python3-venv
+            python3 -m venv "$venv" || die "python3 -m venv $venv failed"
+        fi
+    fi
+    echo "tests/setup.sh: installing mcp==$MCP_VERSION into .venv (pip)"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "mcp==$MCP_VERSION" ||
+        die "pip install mcp==$MCP_VERSION into $venv failed"
+    has_mcp || die "mcp==$MCP_VERSION was installed but $venv/bin/python cannot import it"
+fi
+
+command -v ssh-keygen >/dev/null || apt_install openssh-client
+command -v ssh-keygen >/dev/null || die "ssh-keygen is still not on PATH after installing openssh-client"
+
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+    apt_install nodejs npm
+fi
+"$repo/sdk/js/setup.sh" || die "the JavaScript plugin toolchain could not be installed (sdk/js/setup.sh)"
+"$repo/sdk/c/setup.sh" || die "the C plugin toolchain could not be installed (sdk/c/setup.sh)"
