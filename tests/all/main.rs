@@ -27,6 +27,7 @@ mod skill_access;
 mod skill_grants;
 mod skills;
 mod skills_wild;
+mod task_slots;
 mod tool_input;
 mod wasi_http;
 mod wit_versions;
