@@ -60,8 +60,17 @@ fn setup() -> tempfile::TempDir {
 }
 
 fn python_client(args: &[&str]) {
+    python_client_with(args, None);
+}
+
+/// The client, sending `token` as its bearer token over HTTP.
+fn python_client_with(args: &[&str], token: Option<&str>) {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_client.py");
-    let out = Command::new("python3")
+    let mut command = Command::new("python3");
+    if let Some(token) = token {
+        command.env("MCP_BEARER_TOKEN", token);
+    }
+    let out = command
         .arg(&script)
         .args(args)
         .stdin(Stdio::null())
@@ -154,7 +163,12 @@ fn a_python_mcp_client_drives_guild_serve_over_streamable_http() {
     let server = HttpServer::start(dir.path(), &[]);
     let config = dir.path().join("guild.toml").display().to_string();
     let reloaded = dir.path().join("reloaded.toml").display().to_string();
-    python_client(&["http", &server.url, &config, &reloaded]);
+    // The default: a bearer token, read from the data dir as an operator hands it out.
+    let token = std::fs::read_to_string(dir.path().join("data/serve.token")).expect("token");
+    python_client_with(
+        &["http", &server.url, &config, &reloaded],
+        Some(token.trim()),
+    );
     let (status, stderr) = server.stop();
     assert!(status.success(), "{stderr}");
     assert!(stderr.contains("guild serve: stopped"), "{stderr}");
@@ -184,7 +198,7 @@ async fn post(url: &str, headers: &[(&str, &str)]) -> reqwest::StatusCode {
 #[tokio::test]
 async fn http_refuses_foreign_origins_and_a_second_server_on_the_data_dir() {
     let dir = setup();
-    let server = HttpServer::start(dir.path(), &[]);
+    let server = HttpServer::start(dir.path(), &["--no-token"]);
     assert!(post(&server.url, &[]).await.is_success());
     let own = server.url.trim_end_matches("/mcp").to_owned();
     assert!(
