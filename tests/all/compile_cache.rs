@@ -180,7 +180,7 @@ fn leb128(mut n: usize) -> Vec<u8> {
 }
 
 /// A component that instantiates one core module `instances` times; the module defines
-/// `memories` memories and `tables` tables.
+/// `memories` memories and `tables` tables (so the component has `instances` times as many).
 fn pool_heavy_component(instances: usize, memories: usize, tables: usize) -> Vec<u8> {
     let mut module = b"\0asm\x01\0\0\0".to_vec();
     if tables > 0 {
@@ -233,8 +233,8 @@ fn components_within_the_pool_limits_load() {
     let engine = pooled_engine(dir.path());
     for bytes in [
         pool_heavy_component(64, 0, 0),
-        pool_heavy_component(1, 16, 0),
-        pool_heavy_component(1, 0, 64),
+        pool_heavy_component(16, 1, 0),
+        pool_heavy_component(1, 1, 1),
     ] {
         assert_eq!(
             engine.warm_bytes(&bytes).expect("within the limits"),
@@ -249,8 +249,9 @@ fn components_over_a_pool_limit_are_refused_naming_it_and_the_refusal_is_remembe
     let dir = tempfile::tempdir().expect("tempdir");
     for (bytes, names) in [
         (pool_heavy_component(65, 0, 0), "65 core module instances"),
-        (pool_heavy_component(1, 17, 0), "17 Wasm linear memories"),
-        (pool_heavy_component(1, 0, 65), "65 tables"),
+        (pool_heavy_component(17, 1, 0), "17 Wasm linear memories"),
+        (pool_heavy_component(1, 2, 0), "defined memories count of 2"),
+        (pool_heavy_component(1, 0, 2), "defined tables count of 2"),
     ] {
         let err = pooled_engine(dir.path())
             .warm_bytes(&bytes)
@@ -262,7 +263,8 @@ fn components_over_a_pool_limit_are_refused_naming_it_and_the_refusal_is_remembe
         );
         assert!(
             text.contains(names)
-                && text.contains("at most 64 core instances, 16 memories and 64 tables"),
+                && text.contains("at most 64 core instances, 16 memories and 64 tables")
+                && text.contains("each core module at most 1 memory and 1 table"),
             "{text}"
         );
         assert!(!text.contains("authentic"), "{text}");
@@ -272,5 +274,5 @@ fn components_over_a_pool_limit_are_refused_naming_it_and_the_refusal_is_remembe
             .expect_err("still over");
         assert_eq!(again.to_string(), text);
     }
-    assert_eq!(refusal_files(dir.path()), 3, "one refusal per component");
+    assert_eq!(refusal_files(dir.path()), 4, "one refusal per component");
 }

@@ -584,3 +584,36 @@ fn tasks_list_pages_newest_first_and_tasks_result_waits_for_the_end() {
     }
     peer.stop();
 }
+
+#[test]
+fn stdio_bounds_message_size_and_argument_depth() {
+    use serde_json::json;
+    let dir = setup_with("\n[serve]\nmax_body_kb = 64\nmax_json_depth = 16\n");
+    let (mut peer, _) = StdioPeer::start(dir.path(), json!({}));
+    // Denied: a line over 64 KiB is dropped unread; the session goes on.
+    peer.send(json!({"jsonrpc": "2.0", "id": 999, "method": "ping",
+                     "params": {"pad": "x".repeat(70_000)}}));
+    // Allowed: an ordinary request is answered.
+    let tools = peer.request("tools/list", json!({}));
+    assert!(tools["result"]["tools"].is_array(), "{tools}");
+    let nested = |n: usize| -> serde_json::Value {
+        serde_json::from_str(&format!("{}{}", "[".repeat(n), "]".repeat(n))).expect("json")
+    };
+    let call = |peer: &mut StdioPeer, depth: usize| {
+        peer.request(
+            "tools/call",
+            json!({"name": "check_task", "arguments": {"task_id": "none", "deep": nested(depth)}}),
+        )
+    };
+    // Allowed: arguments 1 + 5 levels deep reach the tool (which does not know the task).
+    let shallow = call(&mut peer, 5).to_string();
+    assert!(!shallow.contains("max_json_depth"), "{shallow}");
+    // Denied: 1 + 20 levels.
+    let deep = call(&mut peer, 20);
+    assert_eq!(deep["result"]["isError"], json!(true), "{deep}");
+    assert!(
+        deep.to_string().contains("[serve] max_json_depth"),
+        "{deep}"
+    );
+    peer.stop();
+}

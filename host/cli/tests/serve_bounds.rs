@@ -242,13 +242,13 @@ async fn idle_sessions_expire_and_make_room() {
 async fn bodies_and_json_depth_are_bounded() {
     let dir = setup("no_token = true\nmax_body_kb = 64\nmax_json_depth = 16");
     let server = Server::start(dir.path(), &[]);
-    // Allowed: a body under 64 KiB nested 10 deep.
+    // Allowed: a body under 64 KiB nested 15 deep (5 levels of initialize, 10 more).
     let nested = |n: usize| -> Value {
         serde_json::from_str(&format!("{}{}", "[".repeat(n), "]".repeat(n))).expect("json")
     };
     let (status, _, text) = post(
         &server.url,
-        initialize(json!({"pad": "x".repeat(60_000), "deep": nested(10)})),
+        initialize(json!({"pad": {"x": "x".repeat(60_000)}, "deep": {"d": nested(10)}})),
         &[],
     )
     .await;
@@ -256,14 +256,19 @@ async fn bodies_and_json_depth_are_bounded() {
     // Denied: over 64 KiB.
     let (status, _, text) = post(
         &server.url,
-        initialize(json!({"pad": "x".repeat(70_000)})),
+        initialize(json!({"pad": {"x": "x".repeat(70_000)}})),
         &[],
     )
     .await;
     assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{text}");
     assert!(text.contains("[serve] max_body_kb"), "{text}");
-    // Denied: nested past 16 (the body counts its own levels too).
-    let (status, _, text) = post(&server.url, initialize(json!({"deep": nested(16)})), &[]).await;
+    // Denied: nested past 16 (5 + 16 levels).
+    let (status, _, text) = post(
+        &server.url,
+        initialize(json!({"deep": {"d": nested(16)}})),
+        &[],
+    )
+    .await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{text}");
     assert!(text.contains("[serve] max_json_depth"), "{text}");
 }

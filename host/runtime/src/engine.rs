@@ -43,6 +43,10 @@ pub(crate) struct PoolLimits {
     pub(crate) memories: u32,
     /// Tables one component may define.
     pub(crate) tables: u32,
+    /// Linear memories one core module may define.
+    pub(crate) memories_per_module: u32,
+    /// Tables one core module may define.
+    pub(crate) tables_per_module: u32,
 }
 
 /// The pool's per-component limits.
@@ -50,6 +54,8 @@ pub(crate) const POOL_LIMITS: PoolLimits = PoolLimits {
     core_instances: 64,
     memories: 16,
     tables: 64,
+    memories_per_module: 1,
+    tables_per_module: 1,
 };
 
 /// Engine construction options.
@@ -174,6 +180,8 @@ impl GuildEngine {
                 .max_core_instances_per_component(POOL_LIMITS.core_instances)
                 .max_memories_per_component(POOL_LIMITS.memories)
                 .max_tables_per_component(POOL_LIMITS.tables)
+                .max_memories_per_module(POOL_LIMITS.memories_per_module)
+                .max_tables_per_module(POOL_LIMITS.tables_per_module)
                 .max_component_instance_size(1 << 20)
                 .max_core_instance_size(4 << 20)
                 .table_elements(64 * 1024)
@@ -441,6 +449,9 @@ fn deserialize_verified(engine: &Engine, verified: cache::Verified) -> anyhow::R
             return unsafe { Component::deserialize_file(engine, &path) }.map_err(wasm_err);
         }
     }
+    // Verifying read the file to its end: the artifact is at its start.
+    std::io::Seek::seek(&mut &verified.file, std::io::SeekFrom::Start(0))
+        .context("failed to rewind the verified cache entry")?;
     let mut artifact = Vec::new();
     std::io::Read::read_to_end(
         &mut std::io::Read::take(&verified.file, verified.artifact_len),
@@ -501,6 +512,8 @@ fn over_limit_error(message: &str, max_memory_mb: u32) -> CompileError {
         core_instances,
         memories,
         tables,
+        memories_per_module,
+        tables_per_module,
     } = POOL_LIMITS;
     let reason = message
         .rsplit(": ")
@@ -508,7 +521,8 @@ fn over_limit_error(message: &str, max_memory_mb: u32) -> CompileError {
         .unwrap_or(message);
     CompileError::OverLimit(format!(
         "{reason} (a component may have at most {core_instances} core instances, {memories} \
-         memories and {tables} tables, and a memory of at most {max_memory_mb} MiB)"
+         memories and {tables} tables, each core module at most {memories_per_module} memory and \
+         {tables_per_module} table, and a memory at most {max_memory_mb} MiB)"
     ))
 }
 

@@ -9,7 +9,7 @@
 //! other limit a refusal depends on) compiles the component again. Failures that say nothing
 //! about the component (the helper could not start, the disk failed) are never remembered.
 
-use std::io::Read as _;
+use std::io::{Read as _, Seek as _, SeekFrom};
 use std::path::PathBuf;
 
 use sha2::{Digest, Sha256};
@@ -74,8 +74,11 @@ pub(super) fn remembered(
             return None;
         }
     };
+    // Verifying read the file to its end: the refusal's text is at its start.
+    let mut entry = &verified.file;
+    entry.seek(SeekFrom::Start(0)).ok()?;
     let mut text = String::new();
-    (&verified.file)
+    entry
         .take(verified.artifact_len.min(MAX_REFUSAL_BYTES))
         .read_to_string(&mut text)
         .ok()?;
