@@ -158,3 +158,121 @@ fn entry_written_under_another_key_refused() {
         CompileSource::Compiled
     );
 }
+
+/// Appends section `id` with `contents` (its size as unsigned LEB128 first).
+fn section(out: &mut Vec<u8>, id: u8, contents: &[u8]) {
+    out.push(id);
+    out.extend(leb128(contents.len()));
+    out.extend_from_slice(contents);
+}
+
+fn leb128(mut n: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let byte = (n & 0x7f) as u8;
+        n >>= 7;
+        if n == 0 {
+            out.push(byte);
+            return out;
+        }
+        out.push(byte | 0x80);
+    }
+}
+
+/// A component that instantiates one core module `instances` times; the module defines
+/// `memories` memories and `tables` tables (so the component has `instances` times as many).
+fn pool_heavy_component(instances: usize, memories: usize, tables: usize) -> Vec<u8> {
+    let mut module = b"\0asm\x01\0\0\0".to_vec();
+    if tables > 0 {
+        let mut t = leb128(tables);
+        for _ in 0..tables {
+            t.extend([0x70, 0x00, 0x00]); // funcref, no maximum, 0 elements
+        }
+        section(&mut module, 4, &t);
+    }
+    if memories > 0 {
+        let mut m = leb128(memories);
+        for _ in 0..memories {
+            m.extend([0x00, 0x00]); // no maximum, 0 pages
+        }
+        section(&mut module, 5, &m);
+    }
+    let mut component = b"\0asm\x0d\0\x01\0".to_vec();
+    section(&mut component, 1, &module);
+    let mut inst = leb128(instances);
+    for _ in 0..instances {
+        inst.extend([0x00, 0x00, 0x00]); // instantiate module 0 with no arguments
+    }
+    section(&mut component, 2, &inst);
+    component
+}
+
+/// A pooled engine (the per-component limits apply) over the disk cache in `dir/cache`.
+fn pooled_engine(dir: &Path) -> GuildEngine {
+    GuildEngine::new(EngineOptions {
+        cache_dir: Some(dir.join("cache")),
+        ..EngineOptions::default()
+    })
+    .expect("engine starts")
+}
+
+fn refusal_files(dir: &Path) -> usize {
+    std::fs::read_dir(dir.join("cache"))
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .filter(|e| e.path().extension().is_some_and(|x| x == "refused"))
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+#[test]
+fn components_within_the_pool_limits_load() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let engine = pooled_engine(dir.path());
+    for bytes in [
+        pool_heavy_component(64, 0, 0),
+        pool_heavy_component(16, 1, 0),
+        pool_heavy_component(1, 1, 1),
+    ] {
+        assert_eq!(
+            engine.warm_bytes(&bytes).expect("within the limits"),
+            CompileSource::Compiled
+        );
+    }
+    assert_eq!(refusal_files(dir.path()), 0);
+}
+
+#[test]
+fn components_over_a_pool_limit_are_refused_naming_it_and_the_refusal_is_remembered() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (bytes, names) in [
+        (pool_heavy_component(65, 0, 0), "65 core module instances"),
+        (pool_heavy_component(17, 1, 0), "17 Wasm linear memories"),
+        (pool_heavy_component(1, 2, 0), "defined memories count of 2"),
+        (pool_heavy_component(1, 0, 2), "defined tables count of 2"),
+    ] {
+        let err = pooled_engine(dir.path())
+            .warm_bytes(&bytes)
+            .expect_err("over a limit");
+        let text = err.to_string();
+        assert!(
+            matches!(err, guild_host::CompileError::OverLimit(_)),
+            "{err:?}"
+        );
+        assert!(
+            text.contains(names)
+                && text.contains("at most 64 core instances, 16 memories and 64 tables")
+                && text.contains("each core module at most 1 memory and 1 table"),
+            "{text}"
+        );
+        assert!(!text.contains("authentic"), "{text}");
+        // A fresh engine on the same cache is refused the same way (remembered).
+        let again = pooled_engine(dir.path())
+            .warm_bytes(&bytes)
+            .expect_err("still over");
+        assert_eq!(again.to_string(), text);
+    }
+    assert_eq!(refusal_files(dir.path()), 4, "one refusal per component");
+}

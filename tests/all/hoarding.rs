@@ -107,23 +107,37 @@ async fn tool_calls_within_the_limit_are_allowed() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn refused_call_flood_is_capped_and_the_result_stays_small() {
+async fn refused_calls_within_the_budget_leave_the_task_running() {
     let dir = tempfile::tempdir().expect("tempdir");
     let h = host(dir.path(), PROBE, "[grants.probe]\ntools = [\"echo.echo\"]").await;
     // echo.fail is requested by the manifest but not granted: every call is refused.
     let p = probe(
         &h,
-        json!({"op": "tool_loop", "name": "echo.fail", "count": 100_000}),
+        json!({"op": "tool_loop", "name": "echo.fail", "count": 256}),
     )
     .await;
     assert!(p.ok, "{p:?}");
-    assert_eq!(p.value["refused"], json!(100_000), "{:?}", p.value);
-    let last = p.value["last_error"].as_str().unwrap_or_default();
+    assert_eq!(p.value["refused"], json!(256), "{:?}", p.value);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refused_call_flood_stops_the_task_and_the_result_stays_small() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let h = host(dir.path(), PROBE, "[grants.probe]\ntools = [\"echo.echo\"]").await;
+    let p = probe(
+        &h,
+        json!({"op": "tool_loop", "name": "echo.fail", "count": 300_000}),
+    )
+    .await;
+    // The refusals counted toward the task's limit, and past it the task was stopped.
+    assert_eq!(p.result.status, TaskStatus::Failed, "{:?}", p.result);
+    let error = p.result.error.clone().unwrap_or_default();
     assert!(
-        last.contains("limit of 256 tool calls") && last.contains("stop calling tools"),
-        "{last}"
+        error.contains("more than 256 refused calls")
+            && error.contains("[dispatch] max_tool_calls"),
+        "{error}"
     );
-    // 256 refusals plus the one that hit the limit are recorded; the rest only counted.
+    // 256 refusals plus the one that hit the limit are recorded.
     assert_eq!(p.result.tool_calls.len(), 257);
     let size = serde_json::to_string(&p.result).expect("serialize").len();
     assert!(size < 1024 * 1024, "task result is {size} bytes");
@@ -133,6 +147,40 @@ async fn refused_call_flood_is_capped_and_the_result_stays_small() {
     )
     .await;
     assert!(after.ok, "a new task has its own budget: {after:?}");
+}
+
+/// A task of `count` reads of an ungranted config key.
+fn config_reads(count: usize) -> serde_json::Value {
+    let ops: Vec<_> = (0..count)
+        .map(|_| json!({"op": "config", "key": "not-granted"}))
+        .collect();
+    json!({"op": "seq", "ops": ops})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_capability_refusal_counts_toward_the_limit() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let h = host(
+        dir.path(),
+        PROBE,
+        "[grants.probe]\n\n[dispatch]\nmax_tool_calls = 20",
+    )
+    .await;
+    // Allowed: refusals within the budget are answered as refusals.
+    let within = probe(&h, config_reads(20)).await;
+    assert!(within.ok, "{within:?}");
+    assert!(
+        within.value[19]["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("denied")),
+        "{:?}",
+        within.value
+    );
+    // Denied: one more and the instance is stopped.
+    let past = probe(&h, config_reads(21)).await;
+    assert_eq!(past.result.status, TaskStatus::Failed, "{:?}", past.result);
+    let error = past.result.error.unwrap_or_default();
+    assert!(error.contains("more than 20 refused calls"), "{error}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -28,6 +28,7 @@ mod skill_grants;
 mod skills;
 mod skills_hostile;
 mod skills_wild;
+mod task_slots;
 mod tool_input;
 mod wasi_http;
 mod wit_versions;

@@ -226,6 +226,7 @@ async fn runtime_floor(
             stdio_kb: cfg.host.stdio_kb,
             hostcall_kb: cfg.host.hostcall_kb,
             max_handles: cfg.host.max_handles,
+            max_refused_calls: cfg.dispatch.max_tool_calls,
         },
     )
     .expect("runtime");

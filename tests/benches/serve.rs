@@ -228,7 +228,14 @@ fn round_trips(runtime: &tokio::runtime::Runtime, dir: &Path, iters: usize) {
 fn http_server(config: &Path) -> (Child, String) {
     let mut child = Command::new(guild_binary())
         .args(["--config", &config.display().to_string()])
-        .args(["serve", "--http", "127.0.0.1:0", "--watch", "off"])
+        .args([
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--watch",
+            "off",
+            "--no-token",
+        ])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

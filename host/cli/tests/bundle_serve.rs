@@ -81,7 +81,14 @@ impl Server {
     fn start(dir: &Path) -> Server {
         let mut child = guild(
             dir,
-            &["serve", "--http", "127.0.0.1:0", "--watch-ms", "100"],
+            &[
+                "serve",
+                "--http",
+                "127.0.0.1:0",
+                "--watch-ms",
+                "100",
+                "--no-token",
+            ],
         )
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

@@ -144,10 +144,14 @@ async fn a_compile_bomb_is_refused_at_load_naming_the_ceiling_and_the_host_keeps
         plugin("testing/echo").display().to_string(),
         bomb.display().to_string(),
     );
-    let mut config =
+    let config =
         Config::parse(&text, &dir.path().join("guild.toml"), dir.path()).expect("config parses");
-    config.host.compile_helper = Some(PathBuf::from(env!("CARGO_BIN_EXE_guild")));
-    let host = Host::new(config)
+    let with_helper = |helper: PathBuf| {
+        let mut config = config.clone();
+        config.host.compile_helper = Some(helper);
+        config
+    };
+    let host = Host::new(with_helper(PathBuf::from(env!("CARGO_BIN_EXE_guild"))))
         .await
         .expect("the host starts without the bomb");
     let errors = host.load_errors().join("\n");
@@ -169,5 +173,84 @@ async fn a_compile_bomb_is_refused_at_load_naming_the_ceiling_and_the_host_keeps
     assert!(
         format!("{result:?}").contains("still serving"),
         "{result:?}"
+    );
+    drop(host);
+    // The refusal was remembered: the next start refuses the bomb again without a compile
+    // child (a helper that cannot even start is never asked), and the other plugins load
+    // from the cache.
+    let again = Host::new(with_helper(dir.path().join("no-such-helper")))
+        .await
+        .expect("host starts");
+    let remembered = again.load_errors().join("\n");
+    assert_eq!(remembered, errors);
+    assert!(again.plugin("echo").is_some(), "{remembered}");
+}
+
+/// A component that instantiates an empty core module `instances` times.
+fn many_instances_component(instances: usize) -> Vec<u8> {
+    let mut component = b"\0asm\x0d\0\x01\0".to_vec();
+    section(&mut component, 1, b"\0asm\x01\0\0\0");
+    let mut inst = leb128(instances);
+    for _ in 0..instances {
+        inst.extend([0x00, 0x00, 0x00]); // instantiate module 0 with no arguments
+    }
+    section(&mut component, 2, &inst);
+    component
+}
+
+/// A folder with a connector `wide` whose component has 65 core instances, and the config
+/// loading it with `helper` as compile helper and `extra` in `[host]`.
+fn wide_config(dir: &Path, helper: &Path, extra: &str) -> Config {
+    let wide = dir.join("wide");
+    std::fs::create_dir_all(&wide).expect("mkdir");
+    std::fs::write(
+        wide.join("plugin.toml"),
+        "[plugin]\nname = \"wide\"\nversion = \"0.1.0\"\nkind = \"connector\"\n\
+         component = \"wide.wasm\"\ndescription = \"65 core instances\"\n",
+    )
+    .expect("write manifest");
+    std::fs::write(wide.join("wide.wasm"), many_instances_component(65)).expect("component");
+    let text = format!(
+        "[host]\nplugins = [{:?}]\ndata_dir = \"data\"\n{extra}\n",
+        wide.display().to_string()
+    );
+    let mut config = Config::parse(&text, &dir.join("guild.toml"), dir).expect("config parses");
+    config.host.compile_helper = Some(helper.to_owned());
+    config
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refusal_names_the_limit_and_is_remembered_until_the_limits_change() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let guild = PathBuf::from(env!("CARGO_BIN_EXE_guild"));
+    let host = Host::new(wide_config(dir.path(), &guild, ""))
+        .await
+        .expect("the host starts without the refused plugin");
+    let first = host.load_errors().join("\n");
+    for wanted in [
+        "wide",
+        "65 core module instances",
+        "at most 64 core instances",
+    ] {
+        assert!(first.contains(wanted), "no {wanted:?} in: {first}");
+    }
+    assert!(!first.contains("authentic"), "{first}");
+    drop(host);
+    // Remembered: the next start refuses it the same way without compiling, so a helper that
+    // cannot even start is never asked.
+    let missing = dir.path().join("no-such-helper");
+    let host = Host::new(wide_config(dir.path(), &missing, ""))
+        .await
+        .expect("host starts");
+    assert_eq!(host.load_errors().join("\n"), first);
+    drop(host);
+    // Other limits: compiled again (here: the missing helper is asked, and fails).
+    let host = Host::new(wide_config(dir.path(), &missing, "compile_timeout_s = 121"))
+        .await
+        .expect("host starts");
+    let retried = host.load_errors().join("\n");
+    assert!(
+        retried.contains("cannot start the compile helper"),
+        "{retried}"
     );
 }

@@ -82,9 +82,18 @@ fn venv_python() -> PathBuf {
 }
 
 fn python_client(args: &[&str]) {
+    python_client_with(args, None);
+}
+
+/// The client, sending `token` as its bearer token over HTTP.
+fn python_client_with(args: &[&str], token: Option<&str>) {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_client.py");
     let python = venv_python();
-    let out = Command::new(&python)
+    let mut command = Command::new(&python);
+    if let Some(token) = token {
+        command.env("MCP_BEARER_TOKEN", token);
+    }
+    let out = command
         .arg(&script)
         .args(args)
         .stdin(Stdio::null())
@@ -177,7 +186,12 @@ fn a_python_mcp_client_drives_guild_serve_over_streamable_http() {
     let server = HttpServer::start(dir.path(), &[]);
     let config = dir.path().join("guild.toml").display().to_string();
     let reloaded = dir.path().join("reloaded.toml").display().to_string();
-    python_client(&["http", &server.url, &config, &reloaded]);
+    // The default: a bearer token, read from the data dir as an operator hands it out.
+    let token = std::fs::read_to_string(dir.path().join("data/serve.token")).expect("token");
+    python_client_with(
+        &["http", &server.url, &config, &reloaded],
+        Some(token.trim()),
+    );
     let (status, stderr) = server.stop();
     assert!(status.success(), "{stderr}");
     assert!(stderr.contains("guild serve: stopped"), "{stderr}");
@@ -207,7 +221,7 @@ async fn post(url: &str, headers: &[(&str, &str)]) -> reqwest::StatusCode {
 #[tokio::test]
 async fn http_refuses_foreign_origins_and_a_second_server_on_the_data_dir() {
     let dir = setup();
-    let server = HttpServer::start(dir.path(), &[]);
+    let server = HttpServer::start(dir.path(), &["--no-token"]);
     assert!(post(&server.url, &[]).await.is_success());
     let own = server.url.trim_end_matches("/mcp").to_owned();
     assert!(
@@ -591,5 +605,38 @@ fn tasks_list_pages_newest_first_and_tasks_result_waits_for_the_end() {
         assert_eq!(refused["error"]["code"], -32601, "{refused}");
         assert_eq!(refused["error"]["message"], method, "{refused}");
     }
+    peer.stop();
+}
+
+#[test]
+fn stdio_bounds_message_size_and_argument_depth() {
+    use serde_json::json;
+    let dir = setup_with("\n[serve]\nmax_body_kb = 64\nmax_json_depth = 16\n");
+    let (mut peer, _) = StdioPeer::start(dir.path(), json!({}));
+    // Denied: a line over 64 KiB is dropped unread; the session goes on.
+    peer.send(json!({"jsonrpc": "2.0", "id": 999, "method": "ping",
+                     "params": {"pad": "x".repeat(70_000)}}));
+    // Allowed: an ordinary request is answered.
+    let tools = peer.request("tools/list", json!({}));
+    assert!(tools["result"]["tools"].is_array(), "{tools}");
+    let nested = |n: usize| -> serde_json::Value {
+        serde_json::from_str(&format!("{}{}", "[".repeat(n), "]".repeat(n))).expect("json")
+    };
+    let call = |peer: &mut StdioPeer, depth: usize| {
+        peer.request(
+            "tools/call",
+            json!({"name": "check_task", "arguments": {"task_id": "none", "deep": nested(depth)}}),
+        )
+    };
+    // Allowed: arguments 1 + 5 levels deep reach the tool (which does not know the task).
+    let shallow = call(&mut peer, 5).to_string();
+    assert!(!shallow.contains("max_json_depth"), "{shallow}");
+    // Denied: 1 + 20 levels.
+    let deep = call(&mut peer, 20);
+    assert_eq!(deep["result"]["isError"], json!(true), "{deep}");
+    assert!(
+        deep.to_string().contains("[serve] max_json_depth"),
+        "{deep}"
+    );
     peer.stop();
 }

@@ -24,6 +24,7 @@ import anyio
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 from mcp_common import Notified, check, probe, text_of
 from mcp_memory_checks import memory_checks
@@ -171,8 +172,11 @@ async def stdio_session(binary, args, **callbacks):
 
 @asynccontextmanager
 async def http_session(url, **callbacks):
-    """A client session with the server at `url` over streamable HTTP."""
-    async with streamable_http_client(url) as streams:
+    """A client session with the server at `url` over streamable HTTP, sending the bearer token
+    in MCP_BEARER_TOKEN when it is set."""
+    token = os.environ.get("MCP_BEARER_TOKEN")
+    headers = {"Authorization": f"Bearer {token}"} if token else None
+    async with create_mcp_http_client(headers=headers) as http, streamable_http_client(url, http_client=http) as streams:
         async with ClientSession(streams[0], streams[1], **callbacks) as session:
             yield session
 

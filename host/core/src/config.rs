@@ -29,6 +29,8 @@ pub struct Config {
     pub memory: MemorySettings,
     /// `[trust]`: who may sign the bundles `guild bundle install` accepts.
     pub trust: TrustSettings,
+    /// `[serve]`: how `guild serve` bounds its clients (token, sessions, request size).
+    pub serve: crate::serve::ServeSettings,
     /// Folder relative paths are resolved against.
     pub base_dir: PathBuf,
     /// The file this config was read from (empty when built in code): a plugin that could
@@ -361,6 +363,8 @@ struct RawConfig {
     memory: MemorySettings,
     #[serde(default)]
     trust: TrustSettings,
+    #[serde(default)]
+    serve: crate::serve::ServeSettings,
 }
 
 impl Config {
@@ -396,6 +400,7 @@ impl Config {
             skills: raw.skills,
             memory: raw.memory,
             trust: raw.trust,
+            serve: raw.serve,
             base_dir: base_dir.to_owned(),
             file: file.to_owned(),
         };
@@ -418,6 +423,9 @@ impl Config {
             message,
         };
         self.skills
+            .validate()
+            .map_err(|(key, message)| invalid(key, message))?;
+        self.serve
             .validate()
             .map_err(|(key, message)| invalid(key, message))?;
         for (key, name) in [

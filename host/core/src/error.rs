@@ -187,6 +187,18 @@ pub enum DispatchError {
     /// The brief is empty or too large.
     #[error("invalid task description: {0}")]
     InvalidDescription(String),
+    /// Every task slot is taken and the queue is full: try again later.
+    #[error(
+        "the host is busy: {running} tasks are running (`[dispatch] max_running_tasks`) and \
+         {queued} are waiting (`[dispatch] max_queued_tasks`); try again when one has finished, \
+         or raise those settings in guild.toml"
+    )]
+    Busy {
+        /// Tasks running (the setting's value).
+        running: usize,
+        /// Tasks waiting (the setting's value).
+        queued: usize,
+    },
 }
 
 fn roster_line(roster: &[String]) -> String {

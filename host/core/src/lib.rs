@@ -23,6 +23,7 @@ pub mod manifest;
 pub mod memory;
 pub mod receipts;
 pub mod schema;
+pub mod serve;
 pub mod settings;
 pub mod skills;
 pub mod text;

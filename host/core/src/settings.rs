@@ -36,6 +36,13 @@ pub struct DispatchSettings {
     /// Tool calls one task may make, refused ones included; past it every call is refused.
     #[serde(default = "d_max_tool_calls")]
     pub max_tool_calls: u32,
+    /// Tasks (specialist instances) running at once in this host, every front door and
+    /// background tasks together; the next ones wait in the queue.
+    #[serde(default = "d_max_running_tasks")]
+    pub max_running_tasks: usize,
+    /// Tasks that may wait for a running slot; past it a task is refused as busy at once.
+    #[serde(default = "d_max_queued_tasks")]
+    pub max_queued_tasks: usize,
 }
 
 fn d_timeout() -> u32 {
@@ -53,6 +60,12 @@ fn d_billable() -> u32 {
 fn d_max_tool_calls() -> u32 {
     256
 }
+fn d_max_running_tasks() -> usize {
+    8
+}
+fn d_max_queued_tasks() -> usize {
+    32
+}
 
 impl Default for DispatchSettings {
     fn default() -> Self {
@@ -63,6 +76,8 @@ impl Default for DispatchSettings {
             billable_threshold: d_billable(),
             delivery: Delivery::Quiet,
             max_tool_calls: d_max_tool_calls(),
+            max_running_tasks: d_max_running_tasks(),
+            max_queued_tasks: d_max_queued_tasks(),
         }
     }
 }
@@ -118,6 +133,12 @@ impl DispatchSettings {
         if self.max_tool_calls == 0 || self.max_tool_calls > 100_000 {
             return Err("`max_tool_calls` must be 1 to 100000".into());
         }
+        if self.max_running_tasks == 0 || self.max_running_tasks > 1024 {
+            return Err("`max_running_tasks` must be 1 to 1024".into());
+        }
+        if self.max_queued_tasks > 100_000 {
+            return Err("`max_queued_tasks` must be 0 to 100000".into());
+        }
         Ok(())
     }
 }
@@ -140,6 +161,35 @@ mod tests {
         );
         assert_eq!(d.delivery, Delivery::Quiet);
         assert_eq!(d.max_tool_calls, 256);
+        assert_eq!((d.max_running_tasks, d.max_queued_tasks), (8, 32));
+    }
+
+    #[test]
+    fn task_slots_must_allow_one_task_and_bound_the_queue() {
+        let ok = DispatchSettings {
+            max_running_tasks: 1,
+            max_queued_tasks: 0,
+            ..DispatchSettings::default()
+        };
+        assert!(ok.validate().is_ok());
+        let none = DispatchSettings {
+            max_running_tasks: 0,
+            ..DispatchSettings::default()
+        };
+        assert!(
+            none.validate()
+                .expect_err("0")
+                .contains("max_running_tasks")
+        );
+        let huge = DispatchSettings {
+            max_queued_tasks: 1_000_000,
+            ..DispatchSettings::default()
+        };
+        assert!(
+            huge.validate()
+                .expect_err("huge")
+                .contains("max_queued_tasks")
+        );
     }
 
     #[test]

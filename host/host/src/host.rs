@@ -33,6 +33,8 @@ pub(crate) struct Shared {
     plugin_config: RwLock<Arc<Config>>,
     /// Serialises reloads: one loads and swaps at a time.
     pub(crate) reloading: tokio::sync::Mutex<()>,
+    /// Bounds the specialists running at once, host-wide, and the queue in front of them.
+    pub(crate) tasks: crate::dispatch::TaskGate,
 }
 
 impl Shared {
@@ -118,6 +120,7 @@ impl Host {
                 stdio_kb: config.host.stdio_kb,
                 hostcall_kb: config.host.hostcall_kb,
                 max_handles: config.host.max_handles,
+                max_refused_calls: config.dispatch.max_tool_calls,
             },
         )
         .map_err(HostError::Link)?;
@@ -133,6 +136,10 @@ impl Host {
             runtime,
             plugin_config: RwLock::new(Arc::new(config.clone())),
             reloading: tokio::sync::Mutex::new(()),
+            tasks: crate::dispatch::TaskGate::new(
+                config.dispatch.max_running_tasks,
+                config.dispatch.max_queued_tasks,
+            ),
             config,
             ledger,
             skills: Arc::new(Skills::new(config_skills, base_dir)),
@@ -234,6 +241,12 @@ impl Host {
         description: &str,
     ) -> Result<TaskResult, DispatchError> {
         self.default_session.task(specialist, description).await
+    }
+
+    /// Specialist tasks running now and waiting for a slot now, host-wide (bounded by
+    /// `[dispatch] max_running_tasks` and `max_queued_tasks`).
+    pub fn task_load(&self) -> (usize, usize) {
+        (self.shared.tasks.running(), self.shared.tasks.queued())
     }
 
     /// A new session (its own invocation count and approver).

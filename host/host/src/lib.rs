@@ -24,8 +24,8 @@ pub mod session;
 mod skills_host;
 
 pub use guild_core::{
-    bundle, capability, config, error, http, limits, manifest, receipts, schema, settings, skills,
-    text, types, validate,
+    bundle, capability, config, error, http, limits, manifest, receipts, schema, serve, settings,
+    skills, text, types, validate,
 };
 
 pub use config::Config;

@@ -8,11 +8,16 @@
 //! restart does not recompile. Disk entries are bound to their component and authenticated
 //! before anything is deserialised ([`cache`]). With a compile helper, Cranelift runs in a child
 //! process under a time and memory ceiling and its result comes back through that same cache
-//! ([`helper`]).
+//! ([`helper`]). A refusal (too slow, too big, invalid, over a per-component limit) is remembered
+//! in the same folder, keyed by the limits in force, so it costs nothing the next time
+//! ([`refusal`]).
 
 mod cache;
 mod helper;
+mod refusal;
 mod settings;
+
+pub(crate) use settings::{POOL_LIMITS, PoolLimits};
 
 pub use helper::{COMPILE_COMMAND, CompileHelper};
 
@@ -92,6 +97,10 @@ pub enum CompileError {
     /// Cranelift or validation refused it.
     #[error("does not compile: {0}")]
     Invalid(String),
+    /// It needs more than one of this host's per-component limits (core instances, memories,
+    /// tables, memory size); the message names the limit.
+    #[error("is over a limit of this host: {0}")]
+    OverLimit(String),
     /// The compiling child ran past its deadline and was killed.
     #[error(
         "compiling took longer than {0} s and was stopped; raise [host] compile_timeout_s if the component is trusted"
@@ -118,6 +127,8 @@ struct EngineInner {
     options: EngineOptions,
     disk_cache: Option<cache::DiskCache>,
     memory_cache: Mutex<HashMap<String, Component>>,
+    /// Key of the limits a refusal is remembered under ([`refusal::limits_key`]).
+    limits_key: String,
     ticker_stop: Arc<AtomicBool>,
 }
 
@@ -157,6 +168,7 @@ impl GuildEngine {
         Ok(Self {
             inner: Arc::new(EngineInner {
                 engine,
+                limits_key: refusal::limits_key(&options),
                 options,
                 disk_cache,
                 memory_cache: Mutex::new(HashMap::new()),
@@ -205,7 +217,7 @@ impl GuildEngine {
         check_component_bytes(&bytes)?;
         Component::new(&self.inner.engine, &bytes)
             .and_then(|c| c.serialize())
-            .map_err(refused)
+            .map_err(|e| refused(e, self.inner.options.max_memory_mb))
     }
 
     /// Compiles (or fetches from cache) component bytes.
@@ -220,13 +232,32 @@ impl GuildEngine {
                 source: CompileSource::Memory,
             });
         }
+        let limits = self.inner.limits_key.as_str();
+        if let Some(cache) = &self.inner.disk_cache
+            && let Some((error, file)) = refusal::remembered(cache, &digest, &sha256, limits)
+        {
+            tracing::info!(
+                file = %file.display(),
+                "refused without compiling: these bytes were refused under the same limits \
+                 before (delete the file to compile them again)"
+            );
+            return Err(error);
+        }
         let mut source = CompileSource::Compiled;
         let component = match self.load_cached(&digest, &sha256) {
             Some(c) => {
                 source = CompileSource::Disk;
                 c
             }
-            None => self.compile_new(bytes, &digest, &sha256)?,
+            None => match self.compile_new(bytes, &digest, &sha256) {
+                Ok(c) => c,
+                Err(e) => {
+                    if let Some(cache) = &self.inner.disk_cache {
+                        refusal::remember(cache, &digest, &sha256, limits, &e);
+                    }
+                    return Err(e);
+                }
+            },
         };
         self.lock_cache().insert(sha256.clone(), component.clone());
         Ok(Compiled {
@@ -247,19 +278,29 @@ impl GuildEngine {
         let options = &self.inner.options;
         if let (Some(helper), Some(cache)) = (&options.compile_helper, &self.inner.disk_cache) {
             helper::compile_in_child(helper, cache.dir(), options.max_memory_mb, bytes)?;
-            return self.load_cached(digest, sha256).ok_or_else(|| {
-                CompileError::Helper(
+            return match self.read_entry(digest, sha256) {
+                Ok(Some(c)) => Ok(c),
+                // The child compiles without the pool; the pool's limits apply only here.
+                Err(e) if over_limit(&format!("{e:#}")) => {
+                    let _ = std::fs::remove_file(cache.entry(sha256));
+                    Err(over_limit_error(&format!("{e:#}"), options.max_memory_mb))
+                }
+                Err(e) => Err(CompileError::Helper(format!(
+                    "its result could not be loaded: {e:#}"
+                ))),
+                Ok(None) => Err(CompileError::Helper(
                     "its result is not an authentic cache entry for this component".into(),
-                )
-            });
+                )),
+            };
         }
-        let c = Component::new(&self.inner.engine, bytes).map_err(refused)?;
+        let c = Component::new(&self.inner.engine, bytes)
+            .map_err(|e| refused(e, options.max_memory_mb))?;
         if let Some(cache) = &self.inner.disk_cache {
             let file = cache.entry(sha256);
             let written = c
                 .serialize()
                 .map_err(wasm_err)
-                .and_then(|artifact| cache.write(&file, digest, &artifact));
+                .and_then(|artifact| cache.write(&file, digest, &artifact, cache::Kind::Artifact));
             if let Err(e) = written {
                 tracing::warn!(file = %file.display(), "failed to write compile cache: {e:#}");
             }
@@ -277,12 +318,14 @@ impl GuildEngine {
             .as_ref()
             .ok_or_else(|| CompileError::Helper("no usable compile cache folder".into()))?;
         let digest: [u8; 32] = Sha256::digest(bytes).into();
-        let component = Component::new(&self.inner.engine, bytes).map_err(refused)?;
+        let component = Component::new(&self.inner.engine, bytes)
+            .map_err(|e| refused(e, self.inner.options.max_memory_mb))?;
         component
             .serialize()
             .map_err(wasm_err)
             .and_then(|artifact| {
-                cache.write(&cache.entry(&hex::encode(digest)), &digest, &artifact)
+                let file = cache.entry(&hex::encode(digest));
+                cache.write(&file, &digest, &artifact, cache::Kind::Artifact)
             })
             .map_err(|e| CompileError::Helper(format!("{e:#}")))
     }
@@ -297,23 +340,32 @@ impl GuildEngine {
 
     /// The disk cache's component for these `.wasm` bytes, if there is an authentic entry.
     fn load_cached(&self, digest: &[u8; 32], sha256: &str) -> Option<Component> {
-        let cache = self.inner.disk_cache.as_ref()?;
+        self.read_entry(digest, sha256)
+            .inspect_err(|e| tracing::warn!(sha256, "ignoring unusable cache entry: {e:#}"))
+            .ok()
+            .flatten()
+    }
+
+    /// The disk cache's component for these `.wasm` bytes: `None` without an authentic entry
+    /// (a forged or broken one is deleted), an error when an authentic entry does not load here
+    /// (e.g. it is over a limit of the pool).
+    fn read_entry(&self, digest: &[u8; 32], sha256: &str) -> anyhow::Result<Option<Component>> {
+        let Some(cache) = self.inner.disk_cache.as_ref() else {
+            return Ok(None);
+        };
         let file = cache.entry(sha256);
-        let verified = match cache.read(&file, digest) {
-            Ok(verified) => verified?,
+        let verified = match cache.read(&file, digest, cache::Kind::Artifact) {
+            Ok(Some(verified)) => verified,
+            Ok(None) => return Ok(None),
             Err(e) => {
                 tracing::warn!(file = %file.display(), "discarding compile cache entry: {e}");
                 let _ = std::fs::remove_file(&file);
-                return None;
+                return Ok(None);
             }
         };
-        match deserialize_verified(&self.inner.engine, verified) {
-            Ok(c) => Some(c),
-            Err(e) => {
-                tracing::warn!(file = %file.display(), "ignoring unusable cache entry: {e:#}");
-                None
-            }
-        }
+        deserialize_verified(&self.inner.engine, verified)
+            .with_context(|| format!("failed to load {}", file.display()))
+            .map(Some)
     }
 }
 
@@ -338,6 +390,9 @@ fn deserialize_verified(engine: &Engine, verified: cache::Verified) -> anyhow::R
             return unsafe { Component::deserialize_file(engine, &path) }.map_err(wasm_err);
         }
     }
+    // Verifying read the file to its end: the artifact is at its start.
+    std::io::Seek::seek(&mut &verified.file, std::io::SeekFrom::Start(0))
+        .context("failed to rewind the verified cache entry")?;
     let mut artifact = Vec::new();
     std::io::Read::read_to_end(
         &mut std::io::Read::take(&verified.file, verified.artifact_len),
@@ -386,9 +441,38 @@ pub(crate) fn wasm_err(e: wasmtime::Error) -> anyhow::Error {
     anyhow::Error::from_boxed(e.into_boxed_dyn_error())
 }
 
+/// Whether wasmtime's message says the component does not fit the pool's limits.
+fn over_limit(message: &str) -> bool {
+    message.contains("pooling allocator")
+}
+
+/// The refusal of a component over a per-component limit: wasmtime's text names the count and
+/// the limit it exceeds; the host's limits follow.
+fn over_limit_error(message: &str, max_memory_mb: u32) -> CompileError {
+    let PoolLimits {
+        core_instances,
+        memories,
+        tables,
+        memories_per_module,
+        tables_per_module,
+    } = POOL_LIMITS;
+    let reason = message
+        .rsplit(": ")
+        .find(|part| part.contains("exceeds") || part.contains("maximum"))
+        .unwrap_or(message);
+    CompileError::OverLimit(format!(
+        "{reason} (a component may have at most {core_instances} core instances, {memories} \
+         memories and {tables} tables, each core module at most {memories_per_module} memory and \
+         {tables_per_module} table, and a memory at most {max_memory_mb} MiB)"
+    ))
+}
+
 /// A component Cranelift or the validator refused, with the fix for the refusals authors meet.
-fn refused(e: wasmtime::Error) -> CompileError {
+fn refused(e: wasmtime::Error, max_memory_mb: u32) -> CompileError {
     let message = format!("{e:#}");
+    if over_limit(&message) {
+        return over_limit_error(&message, max_memory_mb);
+    }
     // jco's QuickJS engine (and any toolchain emitting async exports) uses the component
     // model's async ABI, which this host leaves out: it costs every task (README, Performance).
     let fix = if message.contains("requires the component model async feature") {

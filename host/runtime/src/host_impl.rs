@@ -50,7 +50,7 @@ impl config::Host for StoreState {
             ))),
         };
         trace_decision(&self.plugin, "config", &key, answer.is_ok());
-        Ok(answer)
+        self.counted(answer)
     }
 }
 
@@ -67,7 +67,7 @@ impl http::Host for StoreState {
         };
         let rt = self.rt.clone();
         let result = rt.http().send(&self.caps.http, outbound).await;
-        Ok(match result {
+        self.counted(match result {
             Ok(resp) => Ok(http::Response {
                 status: resp.status,
                 headers: resp.headers,
@@ -101,19 +101,21 @@ impl tools::Host for StoreState {
     ) -> wasmtime::Result<Result<WitOutcome, HostError>> {
         let Some(task) = self.task.clone() else {
             trace_decision(&self.plugin, "tools", &name, false);
-            return Ok(Err(HostError::Denied(denied(
+            return self.counted(Err(HostError::Denied(denied(
                 &self.name,
                 "tools",
                 &name,
                 "only specialists running a task can call tools",
             ))));
         };
-        // The grant is checked inside the one tool-call path, behind this call.
-        Ok(task
+        // The grant is checked inside the one tool-call path, behind this call; its refusals
+        // (denied, or past the task's tool-call limit) also count against this instance.
+        let answer = task
             .call_tool(name, input, idempotency_key)
             .await
             .map(|o| wit_outcome(&o))
-            .map_err(tool_error))
+            .map_err(tool_error);
+        self.counted(answer)
     }
 }
 
@@ -125,6 +127,7 @@ impl progress::Host for StoreState {
         let allowed = self.caps.report;
         trace_decision(&self.plugin, "report", "send", allowed);
         if !allowed {
+            self.count_refusal()?;
             return Ok(Err(ProgressError::Denied(denied(
                 &self.name,
                 "report",
@@ -132,10 +135,14 @@ impl progress::Host for StoreState {
                 "not granted",
             ))));
         }
-        Ok(task.send_report(output).map_err(|e| match e {
+        let answer = task.send_report(output).map_err(|e| match e {
             ReportError::ParentGone => ProgressError::ParentGone,
             ReportError::Rejected(m) => ProgressError::LimitExceeded(m),
-        }))
+        });
+        if matches!(answer, Err(ProgressError::LimitExceeded(_))) {
+            self.count_refusal()?;
+        }
+        Ok(answer)
     }
 }
 

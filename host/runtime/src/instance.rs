@@ -63,6 +63,12 @@ pub enum Failure {
         /// The cap, entries of the instance's resource table.
         limit: u32,
     },
+    /// The guest kept making calls the host refused (denied by its capabilities, or over a
+    /// limit) past its budget, and was stopped.
+    RefusalLimit {
+        /// The budget (`[dispatch] max_tool_calls`).
+        limit: u32,
+    },
     /// The host could not set up the instance (a granted folder vanished, ...).
     Setup(String),
     /// The plugin is not of the kind this call needs.
@@ -97,6 +103,10 @@ impl std::fmt::Display for Failure {
             Self::HandleLimit { limit } => write!(
                 f,
                 "held more than {limit} open handles (files, directories, streams) at once, over its handle limit; close handles it no longer needs"
+            ),
+            Self::RefusalLimit { limit } => write!(
+                f,
+                "was stopped after more than {limit} refused calls (denied by its grants or over a limit; `[dispatch] max_tool_calls`); stop calling what it may not use"
             ),
             Self::Setup(m) => write!(f, "could not be instantiated: {m}"),
             Self::WrongKind(m) => f.write_str(m),
@@ -173,6 +183,11 @@ fn classify(e: &wasmtime::Error, store: &Store<StoreState>, secs: u32, limit_mb:
     }
     if matches!(e.downcast_ref::<Trap>(), Some(Trap::Interrupt)) {
         return Failure::TimedOut { secs };
+    }
+    if let Some(refused) = e.downcast_ref::<crate::state::RefusedTooOften>() {
+        return Failure::RefusalLimit {
+            limit: refused.limit,
+        };
     }
     let text = format!("{e:#}");
     // wasmtime reports an exhausted hostcall budget as a plain error; its text is the only

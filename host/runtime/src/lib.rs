@@ -49,6 +49,10 @@ pub struct IoBudget {
     /// Entries (open files, directories, streams, …) one instance's WASI resource table may
     /// hold at once; the next open fails the instance with [`Failure::HandleLimit`].
     pub max_handles: u32,
+    /// Refused host calls (denied by the instance's capabilities, or over a limit) one
+    /// instance may make; the next one stops it with [`Failure::RefusalLimit`]
+    /// (`[dispatch] max_tool_calls`).
+    pub max_refused_calls: u32,
 }
 
 /// The engine, the linkers and the services every instance may use. Cheap to clone.

@@ -59,9 +59,10 @@ impl memory::Host for StoreState {
     ) -> wasmtime::Result<Result<Document, HostError>> {
         let which = scope(which);
         let Some(task) = self.task.clone() else {
-            return Ok(Err(self.no_memory_task(&format!("{which}:read"))));
+            let refusal = self.no_memory_task(&format!("{which}:read"));
+            return self.counted(Err(refusal));
         };
-        Ok(match task.memory_read(which).await {
+        self.counted(match task.memory_read(which).await {
             Ok(MemoryText {
                 text,
                 version,
@@ -83,9 +84,10 @@ impl memory::Host for StoreState {
         let which = scope(which);
         let Some(task) = self.task.clone() else {
             let refusal = self.no_memory_task(&format!("{which}:write"));
+            self.count_refusal()?;
             return Ok(Err(UpdateError::Host(refusal)));
         };
-        Ok(match task.memory_update(which, text).await {
+        let answer = match task.memory_update(which, text).await {
             Ok(MemoryWrite::Stored {
                 version,
                 warnings,
@@ -107,6 +109,15 @@ impl memory::Host for StoreState {
                 }))
             }
             Err(e) => Err(UpdateError::Host(host_error(e))),
-        })
+        };
+        if matches!(
+            answer,
+            Err(UpdateError::Host(
+                HostError::Denied(_) | HostError::LimitExceeded(_)
+            ))
+        ) {
+            self.count_refusal()?;
+        }
+        Ok(answer)
     }
 }

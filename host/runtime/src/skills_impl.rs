@@ -37,6 +37,7 @@ impl skills::Host for StoreState {
     async fn catalog(&mut self) -> wasmtime::Result<Vec<SkillMeta>> {
         let Some(task) = self.task.clone() else {
             let _ = self.no_task("catalog");
+            self.count_refusal()?;
             return Ok(Vec::new());
         };
         Ok(task
@@ -52,10 +53,12 @@ impl skills::Host for StoreState {
 
     async fn load(&mut self, name: String) -> wasmtime::Result<Result<String, HostError>> {
         let Some(task) = self.task.clone() else {
-            return Ok(Err(self.no_task(&name)));
+            let refusal = self.no_task(&name);
+            return self.counted(Err(refusal));
         };
         let answer = task.load_skill(name.clone()).await;
-        Ok(answer.map_err(|e| to_wit(&self.name, &name, e)))
+        let answer = answer.map_err(|e| to_wit(&self.name, &name, e));
+        self.counted(answer)
     }
 
     async fn read(
@@ -65,9 +68,11 @@ impl skills::Host for StoreState {
     ) -> wasmtime::Result<Result<Vec<u8>, HostError>> {
         let target = format!("{name}/{path}");
         let Some(task) = self.task.clone() else {
-            return Ok(Err(self.no_task(&target)));
+            let refusal = self.no_task(&target);
+            return self.counted(Err(refusal));
         };
         let answer = task.read_skill_resource(name, path).await;
-        Ok(answer.map_err(|e| to_wit(&self.name, &target, e)))
+        let answer = answer.map_err(|e| to_wit(&self.name, &target, e));
+        self.counted(answer)
     }
 }

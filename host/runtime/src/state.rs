@@ -17,6 +17,7 @@ use wasmtime_wasi_http::{WasiHttpCtxView, WasiHttpView};
 use guild_core::capability::Effective;
 
 use crate::Runtime;
+use crate::bindings::types::HostError;
 use crate::fs_quota::{FsQuotas, QuotaMount, QuotaView};
 use crate::limiter::MemoryLimiter;
 use crate::stdio::{GuestOutput, StderrTail};
@@ -43,6 +44,44 @@ pub(crate) struct StoreState {
     http: GuestHttp,
     /// Disk quotas of the read-write folders ([`crate::fs_quota`]).
     fs_quota: FsQuotas,
+    /// Host calls refused so far (checked against [`crate::IoBudget::max_refused_calls`]).
+    refused: u32,
+}
+
+/// Why an instance was stopped: it kept making calls the host refuses.
+#[derive(Debug, thiserror::Error)]
+#[error("made more than {limit} refused host calls")]
+pub(crate) struct RefusedTooOften {
+    /// The budget (`[dispatch] max_tool_calls`).
+    pub(crate) limit: u32,
+}
+
+impl StoreState {
+    /// Counts one refused host call (denied by the instance's capabilities, or over a limit).
+    /// Past the budget the instance is stopped with a trap: a guest that keeps asking for what
+    /// it may not have gets its task ended, not an endless stream of cheap refusals.
+    pub(crate) fn count_refusal(&mut self) -> wasmtime::Result<()> {
+        self.refused = self.refused.saturating_add(1);
+        let limit = self.rt.io().max_refused_calls;
+        if self.refused > limit {
+            return Err(wasmtime::Error::new(RefusedTooOften { limit }));
+        }
+        Ok(())
+    }
+
+    /// `answer`, after counting it when it is a refusal.
+    pub(crate) fn counted<T>(
+        &mut self,
+        answer: Result<T, HostError>,
+    ) -> wasmtime::Result<Result<T, HostError>> {
+        if matches!(
+            answer,
+            Err(HostError::Denied(_) | HostError::LimitExceeded(_))
+        ) {
+            self.count_refusal()?;
+        }
+        Ok(answer)
+    }
 }
 
 impl StoreState {
@@ -114,6 +153,7 @@ pub(crate) fn new_store(
         stderr_tail,
         http: GuestHttp::new(rt, caps),
         fs_quota: FsQuotas::new(quotas.clone()),
+        refused: 0,
     };
     let mut store = Store::new(rt.engine().engine(), state);
     store.limiter(|s| &mut s.limiter);

@@ -242,11 +242,12 @@ impl ServerHandler for Connection {
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         wakeup::spawn(&self.server, context.peer.clone(), self.log_level.clone());
-        self.server
-            .peers
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(context.peer);
+        {
+            // Sessions come and go (HTTP clients, idle expiry): the list keeps live ones only.
+            let mut peers = self.server.peers.lock().unwrap_or_else(|p| p.into_inner());
+            peers.retain(|p| !p.is_transport_closed());
+            peers.push(context.peer);
+        }
         // The first look records the skill set a later reload compares with; a change seen
         // here (the folders changed since the last look) is not swallowed.
         if self.server.skill_set_changed().await {
@@ -325,6 +326,15 @@ impl ServerHandler for Connection {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let args = Value::Object(request.arguments.unwrap_or_default());
+        // HTTP bodies are checked before parsing; this holds for stdio too.
+        let depth = self.server.host.config().serve.max_json_depth;
+        if guild_host::serve::value_depth_exceeds(&args, depth) {
+            return Ok(failure(format!(
+                "the arguments of '{}' nest deeper than {depth} levels (`[serve] max_json_depth` in guild.toml)",
+                request.name
+            ))
+            .into());
+        }
         // A client that declared the Tasks extension gets a single `task` as a task handle.
         if request.name == "task"
             && tasks_ext::client_declared(&context)

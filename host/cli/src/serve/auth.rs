@@ -1,6 +1,8 @@
-//! HTTP access control. A loopback bind is reachable only from this machine; any other bind
-//! needs a bearer token, generated once into `DATA_DIR/serve.token` (mode 0600) and compared in
-//! constant time. `Host` and `Origin` are checked by the MCP transport (DNS rebinding).
+//! HTTP access control. Every bind needs a bearer token, loopback included (other users and
+//! processes of the machine reach loopback too): generated once into `DATA_DIR/serve.token`
+//! (mode 0600) and compared in constant time. Going without one is the operator's explicit
+//! choice (`--no-token` or `[serve] no_token`), allowed on loopback only and warned about on
+//! every start. `Host` and `Origin` are checked by the MCP transport (DNS rebinding).
 
 use std::io::Write as _;
 use std::path::Path;
@@ -14,6 +16,34 @@ use subtle::ConstantTimeEq as _;
 
 /// The token file's name inside the data dir.
 pub(crate) const TOKEN_FILE: &str = "serve.token";
+
+/// The token the server at `addr` requires, or `None` when the operator chose none
+/// (`no_token`), which only a loopback address may.
+pub(crate) fn token_for(
+    data_dir: &Path,
+    addr: std::net::SocketAddr,
+    no_token: bool,
+) -> anyhow::Result<Option<String>> {
+    if no_token {
+        if !addr.ip().is_loopback() {
+            bail!(
+                "refusing to serve {addr} without a bearer token: --no-token and [serve] no_token \
+                 are for loopback addresses only"
+            );
+        }
+        tracing::warn!(
+            "serving http://{addr}/mcp WITHOUT a bearer token (--no-token or [serve] no_token): \
+             every user and process on this machine can run tasks through it"
+        );
+        return Ok(None);
+    }
+    let token = load_or_create_token(data_dir)?;
+    eprintln!(
+        "guild serve: clients send `Authorization: Bearer <token>` with the token in {}",
+        data_dir.join(TOKEN_FILE).display()
+    );
+    Ok(Some(token))
+}
 
 /// The token of `data_dir`, created (32 random bytes, hex, mode 0600) when missing. An existing
 /// file that others may read is refused: the token would no longer be a secret.

@@ -9,6 +9,7 @@
 //! the task store, whose owner (this process) is gone.
 
 mod auth;
+mod bounds;
 pub(crate) mod control;
 mod lock;
 mod watch;
@@ -22,6 +23,7 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::Args;
 use guild_host::Config;
+use guild_host::serve::ServeSettings;
 use rmcp::ServiceExt as _;
 use rmcp::transport::StreamableHttpService;
 use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
@@ -32,14 +34,17 @@ use crate::mcp::{Connection, Server};
 /// Arguments of `guild serve`.
 #[derive(Args)]
 pub(crate) struct ServeArgs {
-    /// Serve MCP over streamable HTTP on this address (path `/mcp`) instead of stdio. Loopback
-    /// addresses need no token; any other needs the bearer token in DATA_DIR/serve.token.
+    /// Serve MCP over streamable HTTP on this address (path `/mcp`) instead of stdio. Clients
+    /// send the bearer token generated into DATA_DIR/serve.token (mode 0600).
     #[arg(long, value_name = "ADDR:PORT")]
     http: Option<SocketAddr>,
-    /// Require the bearer token (DATA_DIR/serve.token) on a loopback address too, e.g. on a
-    /// machine other users share.
-    #[arg(long)]
+    /// Require the bearer token (the default; kept for scripts that pass it).
+    #[arg(long, conflicts_with = "no_token")]
     token: bool,
+    /// Serve HTTP without a bearer token (loopback addresses only; also `[serve] no_token`):
+    /// any local user or process can then drive the host. Warned about on every start.
+    #[arg(long)]
+    no_token: bool,
     /// Seconds running tasks get to finish after SIGTERM or ctrl-c.
     #[arg(long, default_value_t = 30, value_name = "SECONDS")]
     grace_s: u64,
@@ -77,12 +82,12 @@ pub(crate) async fn run(config_path: &Path, args: ServeArgs) -> anyhow::Result<E
     // Bound before the host starts, so a CLI command made meanwhile waits for this server
     // instead of opening the stores itself.
     let mut control = control::ControlSocket::bind(&data_dir)?;
+    let no_token = !args.token && (args.no_token || config.serve.no_token);
     let token = match args.http {
-        Some(addr) if args.token || !addr.ip().is_loopback() => {
-            Some(auth::load_or_create_token(&data_dir)?)
-        }
-        _ => None,
+        Some(addr) => auth::token_for(&data_dir, addr, no_token)?,
+        None => None,
     };
+    let limits = config.serve;
     let host = crate::cli::start_host_with(config).await?;
     let server = Server::new(host, config_path.to_path_buf());
     control.serve(server.clone());
@@ -101,17 +106,25 @@ pub(crate) async fn run(config_path: &Path, args: ServeArgs) -> anyhow::Result<E
     tokio::spawn(reload_on_sighup(server.clone()));
     let grace = Duration::from_secs(args.grace_s);
     match args.http {
-        None => serve_stdio(server, grace).await?,
-        Some(addr) => serve_http(server, addr, token, grace).await?,
+        None => serve_stdio(server, limits, grace).await?,
+        Some(addr) => serve_http(server, addr, token, limits, grace).await?,
     }
     Ok(ExitCode::SUCCESS)
 }
 
-async fn serve_stdio(server: Arc<Server>, grace: Duration) -> anyhow::Result<()> {
+async fn serve_stdio(
+    server: Arc<Server>,
+    limits: ServeSettings,
+    grace: Duration,
+) -> anyhow::Result<()> {
     let shutdown = shutdown_signal();
     eprintln!("guild serve: MCP on stdio");
+    // One message per line: a line past `[serve] max_body_kb` is dropped, never buffered whole.
+    let (stdin, stdout) = rmcp::transport::stdio();
+    let transport = rmcp::transport::async_rw::AsyncRwTransport::new_server(stdin, stdout)
+        .with_max_line_length(limits.max_body_bytes());
     let service = Connection::new(server.clone())
-        .serve(rmcp::transport::stdio())
+        .serve(transport)
         .await
         .context("failed to start the MCP session on stdio")?;
     let token = service.cancellation_token();
@@ -131,6 +144,7 @@ async fn serve_http(
     server: Arc<Server>,
     addr: SocketAddr,
     token: Option<String>,
+    limits: ServeSettings,
     grace: Duration,
 ) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(addr)
@@ -161,8 +175,14 @@ async fn serve_http(
         let server = server.clone();
         move || Ok(Connection::new(server.clone()))
     };
-    let mcp = StreamableHttpService::new(factory, LocalSessionManager::default().into(), transport);
-    let mut router = axum::Router::new().nest_service("/mcp", mcp);
+    let sessions = Arc::new(LocalSessionManager::default());
+    let mcp = StreamableHttpService::new(factory, sessions.clone(), transport);
+    let bounds = bounds::Bounds::new(limits, sessions);
+    bounds.spawn_expiry();
+    // Layers run outside in: the token first, then the bounds, then the transport.
+    let mut router = axum::Router::new()
+        .nest_service("/mcp", mcp)
+        .layer(axum::middleware::from_fn_with_state(bounds, bounds::bound));
     if let Some(token) = token {
         router = router.layer(axum::middleware::from_fn_with_state(
             Arc::new(token),

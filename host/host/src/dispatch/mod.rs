@@ -5,6 +5,7 @@
 //! task result. [`TaskScope`] is what the runtime's `TaskHost` view of a task is made of
 //! (see [`task_host`]).
 
+mod gate;
 mod memory;
 #[cfg(test)]
 mod memory_tests;
@@ -33,6 +34,8 @@ use guild_runtime::{Failure, InstanceStats, ReportError};
 use crate::host::Shared;
 use crate::registry::{LoadedPlugin, Snapshot};
 use crate::session::Approver;
+
+pub(crate) use gate::TaskGate;
 
 use guild_core::limits::{
     MAX_DESCRIPTION_BYTES, MAX_RECORDED_BYTES, MAX_RECORDED_TOOL_BYTES, MAX_REPORT_BYTES,
@@ -341,6 +344,8 @@ pub(crate) async fn task(
         .clone()
         .unwrap_or_else(|| shared.snapshot());
     let plugin = resolve(&snapshot, name)?;
+    // Held until the instance is gone: the host's bound on running specialists.
+    let slot = shared.tasks.enter().await?;
 
     let task_id = options
         .task_id
@@ -380,6 +385,7 @@ pub(crate) async fn task(
             ),
         }
     };
+    drop(slot);
     let _enter = span.enter();
     // The task is over: close the report stream so its readers finish.
     scope

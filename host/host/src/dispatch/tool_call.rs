@@ -182,7 +182,8 @@ pub(crate) async fn call_tool(
                         | Failure::OutputTooLarge { .. }
                         | Failure::HostcallData { .. }
                         | Failure::MemoryExceeded { .. }
-                        | Failure::HandleLimit { .. } => ToolError::LimitExceeded(message.clone()),
+                        | Failure::HandleLimit { .. }
+                        | Failure::RefusalLimit { .. } => ToolError::LimitExceeded(message.clone()),
                         _ => ToolError::Failed(message.clone()),
                     };
                     (failed_outcome(&message), Err(error))

@@ -12,6 +12,10 @@
 //! An entry that fails is discarded with a warning and the component is compiled again. The key
 //! lives outside the cache folder so that a cache restored from elsewhere never brings its own.
 //!
+//! The same format, with its own magic (`GUILDRF1`), holds a remembered refusal
+//! ([`super::refusal`]): its body is the refusal's text instead of an artifact, and one kind can
+//! never be read as the other.
+//!
 //! File layout: artifact | `GUILDCW2` | wasm sha256 (32) | engine key (16) | artifact length
 //! (u64 LE) | tag (32). The artifact comes first so that wasmtime can map the verified file
 //! itself (it ignores bytes after the artifact's last section) instead of copying it: BLAKE3
@@ -24,12 +28,30 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-const MAGIC: &[u8; 8] = b"GUILDCW2";
+/// What an entry holds; each kind has its own magic, checked under the tag.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kind {
+    /// Compiled code (`.cwasm`).
+    Artifact,
+    /// A remembered refusal (`.refused`).
+    Refusal,
+}
+
+impl Kind {
+    fn magic(self) -> &'static [u8; 8] {
+        match self {
+            Kind::Artifact => b"GUILDCW2",
+            Kind::Refusal => b"GUILDRF1",
+        }
+    }
+}
+
+const MAGIC_LEN: usize = 8;
 const KEY_LEN: usize = 32;
 const TAG_LEN: usize = 32;
 const ENGINE_KEY_LEN: usize = 16;
 /// The trailer without its tag.
-const FIELDS_LEN: usize = MAGIC.len() + 32 + ENGINE_KEY_LEN + 8;
+const FIELDS_LEN: usize = MAGIC_LEN + 32 + ENGINE_KEY_LEN + 8;
 const TRAILER_LEN: usize = FIELDS_LEN + TAG_LEN;
 
 /// The disk cache of one engine: its folder and its authentication key.
@@ -87,12 +109,20 @@ impl DiskCache {
         self.dir.join(format!("{sha256}-{engine_key}.cwasm"))
     }
 
+    /// The refusal file of the component with this hex sha256 under the limits `limits_key`.
+    pub(super) fn refusal_entry(&self, sha256: &str, limits_key: &str) -> PathBuf {
+        let engine_key = String::from_utf8_lossy(&self.engine_key);
+        self.dir
+            .join(format!("{sha256}-{engine_key}-{limits_key}.refused"))
+    }
+
     /// The entry `file`, if it is bound to `sha256` and authentic. Only an entry returned from
     /// here may be deserialised.
     pub(super) fn read(
         &self,
         path: &Path,
         sha256: &[u8; 32],
+        kind: Kind,
     ) -> Result<Option<Verified>, Rejected> {
         let mut file = match File::open(path) {
             Ok(f) => f,
@@ -111,7 +141,7 @@ impl DiskCache {
         let mut artifact_len = [0u8; 8];
         artifact_len.copy_from_slice(&fields[FIELDS_LEN - 8..]);
         let artifact_len = u64::from_le_bytes(artifact_len);
-        if &fields[..MAGIC.len()] != MAGIC || artifact_len != len - TRAILER_LEN as u64 {
+        if &fields[..MAGIC_LEN] != kind.magic() || artifact_len != len - TRAILER_LEN as u64 {
             return Err(Rejected::Malformed);
         }
         // One streaming pass over artifact and fields; the file's own tag is never hashed.
@@ -127,11 +157,11 @@ impl DiskCache {
             return Err(Rejected::BadTag);
         }
         // Authentic, so the trailer is ours: now check it is for this component and engine.
-        let bound = &fields[MAGIC.len()..MAGIC.len() + 32];
+        let bound = &fields[MAGIC_LEN..MAGIC_LEN + 32];
         if bound != sha256 {
             return Err(Rejected::OtherComponent(hex::encode(bound)));
         }
-        if fields[MAGIC.len() + 32..MAGIC.len() + 32 + ENGINE_KEY_LEN] != self.engine_key {
+        if fields[MAGIC_LEN + 32..MAGIC_LEN + 32 + ENGINE_KEY_LEN] != self.engine_key {
             return Err(Rejected::OtherEngine);
         }
         Ok(Some(Verified { file, artifact_len }))
@@ -144,11 +174,12 @@ impl DiskCache {
         file: &Path,
         sha256: &[u8; 32],
         artifact: &[u8],
+        kind: Kind,
     ) -> anyhow::Result<()> {
         std::fs::create_dir_all(&self.dir)
             .with_context(|| format!("failed to create {}", self.dir.display()))?;
         let mut fields = Vec::with_capacity(FIELDS_LEN);
-        fields.extend_from_slice(MAGIC);
+        fields.extend_from_slice(kind.magic());
         fields.extend_from_slice(sha256);
         fields.extend_from_slice(&self.engine_key);
         fields.extend_from_slice(&(artifact.len() as u64).to_le_bytes());

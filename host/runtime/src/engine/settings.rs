@@ -7,6 +7,31 @@
 
 use wasmtime::{Config, InstanceAllocationStrategy, PoolingAllocationConfig};
 
+/// Per-component limits of the instance pool: a component needing more is refused at load
+/// with [`CompileError::OverLimit`] naming the one it exceeds.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PoolLimits {
+    /// Core module instances one component may create.
+    pub(crate) core_instances: u32,
+    /// Linear memories one component may define.
+    pub(crate) memories: u32,
+    /// Tables one component may define.
+    pub(crate) tables: u32,
+    /// Linear memories one core module may define.
+    pub(crate) memories_per_module: u32,
+    /// Tables one core module may define.
+    pub(crate) tables_per_module: u32,
+}
+
+/// The pool's per-component limits.
+pub(crate) const POOL_LIMITS: PoolLimits = PoolLimits {
+    core_instances: 64,
+    memories: 16,
+    tables: 64,
+    memories_per_module: 1,
+    tables_per_module: 1,
+};
+
 /// The configuration of a Guild engine: Cranelift optimising for speed, epoch interruption
 /// (the caller drives the epoch), a 1 MiB wasm stack, no memory64, and, with `pooling`, the
 /// pooling instance allocator whose slots hold linear memories of up to `max_memory_mb` MiB.
@@ -24,9 +49,11 @@ pub(crate) fn wasmtime_config(pooling: bool, max_memory_mb: u32) -> Config {
             .total_memories(2000)
             .total_tables(4000)
             .total_stacks(1000)
-            .max_core_instances_per_component(64)
-            .max_memories_per_component(16)
-            .max_tables_per_component(64)
+            .max_core_instances_per_component(POOL_LIMITS.core_instances)
+            .max_memories_per_component(POOL_LIMITS.memories)
+            .max_tables_per_component(POOL_LIMITS.tables)
+            .max_memories_per_module(POOL_LIMITS.memories_per_module)
+            .max_tables_per_module(POOL_LIMITS.tables_per_module)
             .max_component_instance_size(1 << 20)
             .max_core_instance_size(4 << 20)
             .table_elements(64 * 1024)
