@@ -24,6 +24,7 @@ pub mod receipts;
 pub mod schema;
 pub mod settings;
 pub mod skills;
+pub mod strict_json;
 pub mod text;
 pub mod types;
 pub mod validate;
