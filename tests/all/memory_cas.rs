@@ -45,7 +45,11 @@ async fn host_with_v1(dir: &std::path::Path) -> Host {
 }
 
 /// Runs the probe's read → approval-gated call → update sequence; the answers of the steps.
-async fn read_wait_update(h: &Host, other: OtherWriter, text: &str) -> (Vec<Value>, Vec<ReceiptStatus>) {
+async fn read_wait_update(
+    h: &Host,
+    other: OtherWriter,
+    text: &str,
+) -> (Vec<Value>, Vec<ReceiptStatus>) {
     let op = json!({"op": "seq", "ops": [
         {"op": "memory_read", "scope": "team"},
         {"op": "tool", "name": "echo.guarded", "input": {"to": "team"}},
@@ -74,7 +78,8 @@ async fn an_update_based_on_the_version_read_is_stored() {
     let dir = tempfile::tempdir().expect("tempdir");
     let h = host_with_v1(dir.path()).await;
     let mine = format!("{V1}- 2026-03-02: tags are signed\n");
-    let (steps, receipts) = read_wait_update(&h, OtherWriter(h.memory().clone(), None), &mine).await;
+    let (steps, receipts) =
+        read_wait_update(&h, OtherWriter(h.memory().clone(), None), &mine).await;
     assert_eq!(steps[0]["value"]["version"], json!(1), "{steps:?}");
     assert_eq!(steps[2]["ok"], json!(true), "{steps:?}");
     assert_eq!(steps[2]["value"]["stored"], json!(2), "{steps:?}");
@@ -94,8 +99,8 @@ async fn an_update_based_on_a_version_another_writer_replaced_is_refused_naming_
     assert_eq!(steps[1]["ok"], json!(true), "approved: {steps:?}");
     // The guest sees a typed refusal (nothing stored) whose message names both versions.
     assert_eq!(steps[2]["ok"], json!(false), "{steps:?}");
-    let error: Value = serde_json::from_str(steps[2]["error"].as_str().expect("error"))
-        .expect("typed error");
+    let error: Value =
+        serde_json::from_str(steps[2]["error"].as_str().expect("error")).expect("typed error");
     assert_eq!(error["kind"], "refused", "{error}");
     let message = error["errors"][0].as_str().expect("message");
     assert!(
@@ -104,7 +109,11 @@ async fn an_update_based_on_a_version_another_writer_replaced_is_refused_naming_
             && message.contains("version 2 is stored now"),
         "{message}"
     );
-    assert_eq!(receipts, [ReceiptStatus::Failed], "the conflict is receipted");
+    assert_eq!(
+        receipts,
+        [ReceiptStatus::Failed],
+        "the conflict is receipted"
+    );
     // The other writer's version stands; the lost update did not happen.
     let now = h.memory().read(Scope::Team).await.expect("read");
     assert_eq!(now.text, theirs);

@@ -75,11 +75,7 @@ async fn input_breaking_the_schema_is_refused_naming_the_path() {
 
 /// The probe's tool call with `raw` sent as the input text, byte for byte.
 async fn raw_call(h: &guild_host::Host, tool: &str, raw: &str) -> guild_tests::Probe {
-    probe(
-        h,
-        json!({"op": "tool", "name": tool, "input_raw": raw}),
-    )
-    .await
+    probe(h, json!({"op": "tool", "name": tool, "input_raw": raw})).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -89,11 +85,31 @@ async fn a_key_repeated_in_an_object_is_refused_before_the_connector_naming_key_
     let h = host(dir.path(), PROBE, grants).await;
     for (tool, raw, key, path) in [
         // Checked with the last value (valid), a first-value parser would act on "".
-        ("echo.typed", r#"{"title": "", "title": "Crash on save"}"#, "title", "$"),
-        ("echo.typed", r#"{"title": "x", "labels": ["bug"], "labels": [7]}"#, "labels", "$"),
-        ("echo.echo", r#"{"a": {"b": [{"k": 1, "k": 2}]}}"#, "k", "$.a.b[0]"),
+        (
+            "echo.typed",
+            r#"{"title": "", "title": "Crash on save"}"#,
+            "title",
+            "$",
+        ),
+        (
+            "echo.typed",
+            r#"{"title": "x", "labels": ["bug"], "labels": [7]}"#,
+            "labels",
+            "$",
+        ),
+        (
+            "echo.echo",
+            r#"{"a": {"b": [{"k": 1, "k": 2}]}}"#,
+            "k",
+            "$.a.b[0]",
+        ),
         // The same key however it is escaped.
-        ("echo.echo", r#"{"role": "user", "r\u006fle": "admin"}"#, "role", "$"),
+        (
+            "echo.echo",
+            r#"{"role": "user", "r\u006fle": "admin"}"#,
+            "role",
+            "$",
+        ),
     ] {
         let p = raw_call(&h, tool, raw).await;
         assert!(!p.ok, "{raw}: {p:?}");
@@ -130,5 +146,8 @@ async fn the_connector_gets_exactly_the_bytes_that_were_checked() {
     );
     let p = raw_call(&h, "echo.typed", r#"{"title":"Crash","labels":["bug"]}"#).await;
     assert!(p.ok, "{p:?}");
-    assert_eq!(p.value["output"], json!({"title": "Crash", "labels": ["bug"]}));
+    assert_eq!(
+        p.value["output"],
+        json!({"title": "Crash", "labels": ["bug"]})
+    );
 }
