@@ -17,6 +17,7 @@ mod http;
 mod ledger;
 mod limits;
 mod memory;
+mod memory_cas;
 mod receipts;
 mod reload;
 mod reload_load;

@@ -111,6 +111,7 @@ async fn searches_records_and_reports(plugin: &str) {
         .update(
             Scope::Team,
             "## Decisions\n- 2026-03-01: ship on Tuesdays\n",
+            0,
             &Actor::Supervisor,
         )
         .await

@@ -201,6 +201,7 @@ impl guild_runtime::TaskHost for ForwardOnly {
     fn memory_update(
         &self,
         _scope: guild_core::memory::Scope,
+        _base: Option<u64>,
         _text: String,
     ) -> BoxFuture<'_, Result<guild_runtime::MemoryWrite, guild_runtime::MemoryCallError>> {
         Box::pin(async { Err(guild_runtime::MemoryCallError::Denied("no memory".into())) })

@@ -77,10 +77,10 @@ fn main() {
 
     let mut updates = Vec::with_capacity(UPDATES);
     runtime.block_on(async {
-        for doc in &docs {
+        for (base, doc) in (0u64..).zip(&docs) {
             let t = Instant::now();
             let outcome = memory
-                .update(Scope::Team, doc, &Actor::Supervisor)
+                .update(Scope::Team, doc, base, &Actor::Supervisor)
                 .await
                 .expect("update");
             updates.push(t.elapsed());

@@ -176,6 +176,37 @@ fn a_refused_update_exits_3_and_changes_nothing() {
 }
 
 #[test]
+fn an_update_from_a_stale_base_exits_4_and_one_from_the_newest_is_stored() {
+    let dir = setup();
+    let d = dir.path();
+    let update = |base: &str, doc: &str| {
+        guild(
+            d,
+            &["memory", "update", "--team", "--base", base, "--file", "-"],
+            Some(doc),
+        )
+    };
+    let v1 = "## Decisions\n- 2026-01-01: use tabs\n";
+    assert_eq!(update("0", v1).status.code(), Some(0));
+    let v2 = format!("{v1}- 2026-01-02: releases on tuesdays\n");
+    let out = update("1", &v2);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    // A second writer that also read version 1.
+    let out = update("1", &format!("{v1}- 2026-01-03: no friday deploys\n"));
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("based on version 1") && err.contains("version 2 is stored now"),
+        "{err}"
+    );
+    assert_eq!(
+        text(&guild(d, &["memory", "show", "--team"], None).stdout),
+        v2,
+        "the first writer's version stays"
+    );
+}
+
+#[test]
 fn workspace_and_user_come_from_the_operator() {
     let dir = setup();
     let d = dir.path();

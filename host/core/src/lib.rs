@@ -26,6 +26,7 @@ pub mod schema;
 pub mod serve;
 pub mod settings;
 pub mod skills;
+pub mod strict_json;
 pub mod text;
 pub mod types;
 pub mod validate;

@@ -16,6 +16,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::{Map, Value};
 
+use crate::strict_json::StrictJsonError;
+
 /// Deepest nesting followed; a deeper schema is accepted past this point rather than recursed.
 const MAX_DEPTH: usize = 64;
 
@@ -74,13 +76,19 @@ impl std::fmt::Display for SchemaViolation {
 
 /// Checks the JSON text `input` against the schema text `schema`, as a tool call carries them.
 /// A schema that is not JSON checks nothing (the connector declared none worth the name); an
-/// input that is not JSON is a violation at `$`.
+/// input that is not JSON, or that repeats a key in an object (which parsers read differently,
+/// see [`crate::strict_json`]), is a violation, at `$` or at the object that repeats the key.
 pub fn check_text(schema: &str, input: &str) -> Result<(), SchemaViolation> {
+    let input = crate::strict_json::parse(input).map_err(|e| match e {
+        StrictJsonError::DuplicateKey { key, path } => SchemaViolation {
+            path,
+            message: format!("the key {key:?} appears more than once; send each key once"),
+        },
+        StrictJsonError::Syntax(e) => violation(&[], format!("expected JSON: {e}")),
+    })?;
     let Some(schema) = parsed(schema) else {
         return Ok(());
     };
-    let input: Value =
-        serde_json::from_str(input).map_err(|e| violation(&[], format!("expected JSON: {e}")))?;
     check(&schema, &input)
 }
 

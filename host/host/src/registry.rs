@@ -380,8 +380,10 @@ fn check_tools(tools: &[ToolSpec]) -> Result<(), String> {
         if !seen.insert(t.name.as_str()) {
             return Err(format!("returned tool {:?} twice", t.name));
         }
-        if serde_json::from_str::<serde_json::Value>(&t.input_schema).is_err() {
-            return Err(format!("tool {:?}: input schema is not JSON", t.name));
+        // Strictly: a schema that repeats a key would be checked with one value while the
+        // supervisor reads it with another.
+        if let Err(e) = guild_core::strict_json::parse(&t.input_schema) {
+            return Err(format!("tool {:?}: input schema is {e}", t.name));
         }
         if t.mutating && (t.receipt_type.is_none() || t.operation.is_none()) {
             return Err(format!(

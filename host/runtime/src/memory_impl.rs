@@ -1,7 +1,15 @@
 //! The host side of the `memory` interface: read and update the team or private document
 //! through the task's [`TaskHost`](crate::TaskHost), which checks the specialist's grant,
-//! validates, stores and receipts. Here only the conversion between WIT and the runtime's plain
-//! types lives, and the refusal for an instance that serves no task.
+//! validates, stores and receipts. Here live the conversion between WIT and the runtime's plain
+//! types, the refusal for an instance that serves no task, and the base of each update.
+//!
+//! Every update is a compare-and-swap: its base is the version this instance last read (or
+//! stored) of that document, so two instances that read the same version cannot both replace
+//! it; the second gets a refusal naming both versions and reads again. (The WIT `update` has
+//! no base parameter and its error no conflict case: the instance's own read is the base, and
+//! the conflict reaches the guest as `refused`, the case that means "nothing stored: merge and
+//! send the full document again".) An instance that read nothing of a document replaces it
+//! as it is.
 
 use guild_core::capability::{denied, trace_decision};
 use guild_core::memory::{Scope, Usage};
@@ -34,7 +42,9 @@ fn host_error(e: MemoryCallError) -> HostError {
     match e {
         MemoryCallError::Denied(m) => HostError::Denied(m),
         MemoryCallError::LimitExceeded(m) => HostError::LimitExceeded(m),
-        refused @ MemoryCallError::Refused { .. } => HostError::Failed(refused.to_string()),
+        refused @ (MemoryCallError::Refused { .. } | MemoryCallError::Conflict { .. }) => {
+            HostError::Failed(refused.to_string())
+        }
         MemoryCallError::Failed(m) => HostError::Failed(m),
     }
 }
@@ -62,18 +72,22 @@ impl memory::Host for StoreState {
             let refusal = self.no_memory_task(&format!("{which}:read"));
             return self.counted(Err(refusal));
         };
-        self.counted(match task.memory_read(which).await {
+        let answer = match task.memory_read(which).await {
             Ok(MemoryText {
                 text,
                 version,
                 usage: u,
-            }) => Ok(Document {
-                text,
-                version,
-                usage: usage(u),
-            }),
+            }) => {
+                self.memory_bases.set(which, version);
+                Ok(Document {
+                    text,
+                    version,
+                    usage: usage(u),
+                })
+            }
             Err(e) => Err(host_error(e)),
-        })
+        };
+        self.counted(answer)
     }
 
     async fn update(
@@ -87,16 +101,21 @@ impl memory::Host for StoreState {
             self.count_refusal()?;
             return Ok(Err(UpdateError::Host(refusal)));
         };
-        let answer = match task.memory_update(which, text).await {
+        let base = self.memory_bases.get(which);
+        let refused_usage = Usage::of(&text);
+        let answer = match task.memory_update(which, base, text).await {
             Ok(MemoryWrite::Stored {
                 version,
                 warnings,
                 usage: u,
-            }) => Ok(UpdateResult {
-                outcome: UpdateOutcome::Stored(version),
-                warnings,
-                usage: usage(u),
-            }),
+            }) => {
+                self.memory_bases.set(which, version);
+                Ok(UpdateResult {
+                    outcome: UpdateOutcome::Stored(version),
+                    warnings,
+                    usage: usage(u),
+                })
+            }
             Ok(MemoryWrite::NoOp { reason, usage: u }) => Ok(UpdateResult {
                 outcome: UpdateOutcome::NoOp(reason),
                 warnings: Vec::new(),
@@ -108,6 +127,10 @@ impl memory::Host for StoreState {
                     usage: usage(u),
                 }))
             }
+            Err(MemoryCallError::Conflict { message, .. }) => Err(UpdateError::Refused(Refusal {
+                errors: vec![message],
+                usage: usage(refused_usage),
+            })),
             Err(e) => Err(UpdateError::Host(host_error(e))),
         };
         if matches!(

@@ -46,6 +46,9 @@ pub(crate) struct StoreState {
     fs_quota: FsQuotas,
     /// Host calls refused so far (checked against [`crate::IoBudget::max_refused_calls`]).
     refused: u32,
+    /// The memory version this instance last read or stored, per scope: the base of its next
+    /// update ([`crate::memory_impl`]).
+    pub(crate) memory_bases: MemoryBases,
 }
 
 /// Why an instance was stopped: it kept making calls the host refuses.
@@ -81,6 +84,32 @@ impl StoreState {
             self.count_refusal()?;
         }
         Ok(answer)
+    }
+}
+
+/// The version of each memory document an instance last read or stored (`None`: none yet).
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct MemoryBases {
+    team: Option<u64>,
+    private: Option<u64>,
+}
+
+impl MemoryBases {
+    fn slot(&mut self, scope: guild_core::memory::Scope) -> &mut Option<u64> {
+        match scope {
+            guild_core::memory::Scope::Team => &mut self.team,
+            guild_core::memory::Scope::Private => &mut self.private,
+        }
+    }
+
+    /// The base for an update of `scope`.
+    pub(crate) fn get(&mut self, scope: guild_core::memory::Scope) -> Option<u64> {
+        *self.slot(scope)
+    }
+
+    /// Records that the instance now holds `version` of `scope`.
+    pub(crate) fn set(&mut self, scope: guild_core::memory::Scope, version: u64) {
+        *self.slot(scope) = Some(version);
     }
 }
 
@@ -154,6 +183,7 @@ pub(crate) fn new_store(
         http: GuestHttp::new(rt, caps),
         fs_quota: FsQuotas::new(quotas.clone()),
         refused: 0,
+        memory_bases: MemoryBases::default(),
     };
     let mut store = Store::new(rt.engine().engine(), state);
     store.limiter(|s| &mut s.limiter);

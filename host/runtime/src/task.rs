@@ -73,6 +73,17 @@ pub enum MemoryCallError {
         /// The refused text's size against the limits.
         usage: Usage,
     },
+    /// The update was based on a version that is no longer the newest: another writer stored
+    /// one since this instance read it. Nothing was stored.
+    #[error("{message}")]
+    Conflict {
+        /// The version the instance read.
+        base: u64,
+        /// The newest version now.
+        current: u64,
+        /// The host's message, naming the document and both versions.
+        message: String,
+    },
     /// The specialist may not use this scope (the text names plugin, capability and scope).
     #[error("{0}")]
     Denied(String),
@@ -118,10 +129,13 @@ pub trait TaskHost: Send + Sync {
     fn memory_read(&self, scope: Scope) -> BoxFuture<'_, Result<MemoryText, MemoryCallError>>;
 
     /// Replaces `scope`'s memory document with `text`: grant check, validation and receipt
-    /// all happen behind this call.
+    /// all happen behind this call. `base` is the version this instance last read or stored
+    /// of `scope` (`None`: it read none): compare-and-swap, a newer stored version is
+    /// [`MemoryCallError::Conflict`].
     fn memory_update(
         &self,
         scope: Scope,
+        base: Option<u64>,
         text: String,
     ) -> BoxFuture<'_, Result<MemoryWrite, MemoryCallError>>;
 }

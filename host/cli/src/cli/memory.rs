@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Args, Subcommand};
 use guild_host::Config;
-use guild_host::memory::{Actor, Memory, Scope, UpdateOutcome, VersionInfo};
+use guild_host::memory::{Actor, Memory, MemoryError, Scope, UpdateOutcome, VersionInfo};
 use guild_host::text::for_terminal;
 
 use super::print_json;
@@ -20,10 +20,13 @@ Exit codes:
   0  done (an update stored a version or changed nothing)
   1  error: configuration, no workspace/user named, unknown version, store failure
   2  usage: wrong arguments
-  3  the update was refused by validation; the stored version is unchanged";
+  3  the update was refused by validation; the stored version is unchanged
+  4  conflict: the document changed after the --base version; nothing was stored";
 
 /// Exit code: validation refused the write.
 const REFUSED: u8 = 3;
+/// Exit code: the update's base is not the newest version.
+const CONFLICT: u8 = 4;
 
 /// Arguments of `guild memory`.
 #[derive(Args)]
@@ -77,6 +80,11 @@ enum MemoryCommand {
         /// The new document; `-` for stdin.
         #[arg(long)]
         file: PathBuf,
+        /// The version the new text was written from (`guild memory show` prints it; 0 for an
+        /// empty document): if another version was stored since, nothing is stored and the
+        /// exit code is 4. Without it, the newest version is replaced whatever it is.
+        #[arg(long)]
+        base: Option<u64>,
     },
     /// List the stored versions, newest first.
     History {
@@ -111,12 +119,27 @@ pub(crate) async fn run(config: &Path, args: MemoryArgs, json: bool) -> anyhow::
     };
     match args.command {
         MemoryCommand::Show { scope, version } => show(&memory, scope.scope(), version, json).await,
-        MemoryCommand::Update { scope, file } => {
+        MemoryCommand::Update { scope, file, base } => {
             let text = read_input(&file)?;
-            let outcome = memory
-                .update(scope.scope(), &text, &Actor::Supervisor)
-                .await?;
-            report(&outcome, json)
+            let base = match base {
+                Some(base) => base,
+                None => memory
+                    .read(scope.scope())
+                    .await?
+                    .version
+                    .map_or(0, |v| v.version),
+            };
+            match memory
+                .update(scope.scope(), &text, base, &Actor::Supervisor)
+                .await
+            {
+                Ok(outcome) => report(&outcome, json),
+                Err(e @ MemoryError::Conflict { .. }) => {
+                    eprintln!("error: {e}");
+                    Ok(ExitCode::from(CONFLICT))
+                }
+                Err(e) => Err(e.into()),
+            }
         }
         MemoryCommand::History { scope, limit } => {
             let history = memory.history(scope.scope(), limit).await?;

@@ -69,7 +69,10 @@ fn rules() -> String {
          - Team memory may not add personal headings ({}): keep those in private memory.\n\
          - Dropping a section, or a new text under {DATA_LOSS_PERCENT} % of the old, warns of \
          possible data loss.\n\
-         - Send NO_UPDATE when nothing needs to change.\n",
+         - Send NO_UPDATE when nothing needs to change.\n\
+         - base_version is the version read_memory returned: if another writer stored a \
+         version since, the update is refused as a conflict naming both versions; read again, \
+         merge, and send the full document with the new base_version.\n",
         thousands(HARD_LIMIT_CHARS),
         thousands(SOFT_LIMIT_CHARS),
         personal.join(", "),
@@ -105,8 +108,18 @@ pub(crate) async fn tools(memory: &Memory) -> Vec<rmcp::model::Tool> {
                         "text",
                         json!({"type": "string", "description": "The whole new document (or NO_UPDATE)."}),
                     ),
+                    (
+                        "base_version",
+                        json!({
+                            "type": "integer",
+                            "minimum": 0,
+                            "description": "The version read_memory returned, which the text \
+                                was merged into (0 for an empty document). If another version \
+                                was stored since, nothing is stored: read again and merge.",
+                        }),
+                    ),
                 ],
-                &["scope", "text"],
+                &["scope", "text", "base_version"],
             ),
         ),
     ]
@@ -118,10 +131,13 @@ pub(crate) async fn read(memory: &Memory, args: &Value) -> Result<CallToolResult
     let doc = memory.read(scope).await.map_err(|e| e.to_string())?;
     let header = match &doc.version {
         Some(v) => format!(
-            "{} version {} by {}: {}\n",
-            doc.doc, v.version, v.actor, doc.usage
+            "{} version {} by {}: {} (update_memory with base_version {})\n",
+            doc.doc, v.version, v.actor, doc.usage, v.version
         ),
-        None => format!("{} is empty: {}\n", doc.doc, doc.usage),
+        None => format!(
+            "{} is empty: {} (update_memory with base_version 0)\n",
+            doc.doc, doc.usage
+        ),
     };
     let structured = serde_json::to_value(&doc).unwrap_or(Value::Null);
     Ok(success(format!("{header}\n{}", doc.text), structured))
@@ -134,8 +150,12 @@ pub(crate) async fn update(memory: &Memory, args: &Value) -> Result<CallToolResu
         .get("text")
         .and_then(Value::as_str)
         .ok_or("missing string argument `text` (the whole new document, or NO_UPDATE)")?;
+    let base = args.get("base_version").and_then(Value::as_u64).ok_or(
+        "missing integer argument `base_version` (the version read_memory returned, 0 for an \
+         empty document)",
+    )?;
     let outcome = memory
-        .update(scope, text, &Actor::Supervisor)
+        .update(scope, text, base, &Actor::Supervisor)
         .await
         .map_err(|e| e.to_string())?;
     let structured = serde_json::to_value(&outcome).unwrap_or(Value::Null);

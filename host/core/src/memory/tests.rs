@@ -2,15 +2,16 @@
 
 use super::*;
 
-/// A valid document of exactly `n` characters: one section, one long standard bullet.
-fn doc_of(n: usize) -> String {
+/// A valid document of exactly `n` characters (as the limits count them: the final newline
+/// left out): one section, one long standard bullet.
+pub(super) fn doc_of(n: usize) -> String {
     let head = "## Notes\n- 2026-01-01: ";
-    let text = format!("{head}{}\n", "x".repeat(n - head.len() - 1));
-    assert_eq!(text.chars().count(), n);
+    let text = format!("{head}{}\n", "x".repeat(n - head.len()));
+    assert_eq!(text.chars().count(), n + 1);
     text
 }
 
-fn accepted(v: Validation) -> (String, Vec<String>, Usage) {
+pub(super) fn accepted(v: Validation) -> (String, Vec<String>, Usage) {
     match v {
         Validation::Accepted {
             text,
@@ -21,7 +22,7 @@ fn accepted(v: Validation) -> (String, Vec<String>, Usage) {
     }
 }
 
-fn refused(v: Validation) -> (Vec<String>, Usage) {
+pub(super) fn refused(v: Validation) -> (Vec<String>, Usage) {
     match v {
         Validation::Refused { errors, usage } => (errors, usage),
         other => panic!("expected refused, got {other:?}"),

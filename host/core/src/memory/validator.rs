@@ -3,15 +3,22 @@
 //! stored version. Errors refuse the write; warnings come back with the accepted text; the
 //! usage against the limits is always reported.
 //!
-//! What is changed on the way in (and only this): `\r\n` becomes `\n`; text before the first
-//! `##` heading is stripped; legacy bullets `- (YYYY-MM-DD) [tag] text` become
+//! What is changed on the way in (and only this): `\r\n` and a lone `\r` become `\n`; text
+//! before the first `##` heading is stripped; legacy bullets `- (YYYY-MM-DD) [tag] text` become
 //! `- YYYY-MM-DD: [tag] text`; trailing blank lines are trimmed and the text ends with one
-//! newline. Every other line is kept as it was.
+//! newline (which the limits do not count: see [`Usage::of`]). Every other line is kept as it
+//! was.
+//!
+//! Headings are what Markdown renders as one (see [`super::markdown`]): the sections are the
+//! level-2 headings, ATX (`## Title`) or setext (`Title` over `---`); the personal-heading rule
+//! looks at headings of every level, compared as a reader sees them.
 
 use serde::{Deserialize, Serialize};
 
+use super::markdown::heading_key;
 use super::markdown::{
-    h2_title, heading_key, is_dash_line, is_standard_bullet, normalize_legacy, sentinel,
+    headings, is_blank, is_dash_line, is_standard_bullet, normalize_legacy, personal_heading,
+    sentinel, unix_lines,
 };
 use super::{Scope, Usage, thousands};
 
@@ -23,16 +30,19 @@ pub const SOFT_LIMIT_CHARS: usize = 18_000;
 pub const HEADING_REQUIRED_ABOVE_CHARS: usize = 40;
 /// A new text under this percentage of the stored one warns of possible data loss.
 pub const DATA_LOSS_PERCENT: usize = 40;
-/// Headings team memory may not introduce (compared case-insensitively, trailing `:` ignored).
+/// Headings team memory may not introduce, at any level. Compared as a reader sees them:
+/// case, punctuation (`**Personal-Notes:**`), invisible characters, fullwidth or styled letters
+/// and look-alike letters from other scripts do not make a different heading.
 pub const PERSONAL_HEADINGS: [&str; 4] = [
     "preferences",
     "instructions",
     "personal notes",
     "personal instructions",
 ];
-/// Texts that mean "nothing to change". Compared case-insensitively after trimming, with `_`,
-/// `-` and spaces alike, ignoring surrounding backticks or quotes and one trailing `.`. An
-/// empty (or all-whitespace) text is a no-op too: it never wipes a document.
+/// Texts that mean "nothing to change". Compared on their words: case-insensitively, with `_`,
+/// `-` and spaces alike, ignoring any punctuation around them (backticks, quotes, a final
+/// `.`). An empty text, or one of only punctuation and whitespace, is a no-op too: it never
+/// wipes a document.
 pub const SENTINELS: [&str; 6] = [
     "NO_UPDATE",
     "NO_UPDATES",
@@ -94,7 +104,7 @@ pub fn validate(scope: Scope, new: &str, stored: Option<&str>) -> Validation {
             reason: format!("{s}: nothing was changed"),
         };
     }
-    if new.trim().is_empty() {
+    if is_blank(new) {
         return Validation::NoOp {
             reason: "empty text: nothing was changed (to replace the document, send all of it)"
                 .to_owned(),
@@ -102,12 +112,16 @@ pub fn validate(scope: Scope, new: &str, stored: Option<&str>) -> Validation {
     }
     let mut errors = Vec::new();
     let mut warnings = Vec::new();
-    let unix = new.replace("\r\n", "\n");
+    let unix = unix_lines(new);
     let lines: Vec<&str> = unix.split('\n').collect();
 
     // Text before the first `##` heading is stripped; without any heading only a short note
     // is acceptable.
-    let start = match lines.iter().position(|l| h2_title(l).is_some()) {
+    let first_section = headings(&unix)
+        .into_iter()
+        .find(|h| h.level == 2 && !h.html)
+        .map(|h| h.line);
+    let start = match first_section {
         Some(first) => {
             let preamble: usize = lines[..first].iter().map(|l| l.chars().count() + 1).sum();
             if lines[..first].iter().any(|l| !l.trim().is_empty()) {
@@ -172,27 +186,32 @@ pub fn validate(scope: Scope, new: &str, stored: Option<&str>) -> Validation {
         };
     }
 
-    let new_headings = headings(&text);
-    let old_headings = stored.map(headings).unwrap_or_default();
+    let new_headings = sections(&text);
+    let old_headings = stored.map(sections).unwrap_or_default();
 
-    // Team memory: no new personal headings; stored ones are grandfathered.
+    // Team memory: no new personal headings, at any level; stored ones are grandfathered.
     if scope == Scope::Team {
-        for (key, title) in &new_headings {
-            if !PERSONAL_HEADINGS.contains(&key.as_str()) {
-                continue;
-            }
-            if old_headings.iter().any(|(k, _)| k == key) {
+        let old_personal: Vec<&str> = stored
+            .map(personal_headings)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(p, _)| p)
+            .collect();
+        for (personal, title) in personal_headings(&text) {
+            if old_personal.contains(&personal) {
                 warnings.push(format!(
-                    "Team memory keeps the personal heading \"## {title}\" from the stored \
+                    "Team memory keeps the personal heading {} from the stored \
                      version: move its entries under team-safe headings (e.g. ## Decisions, \
-                     ## Conventions)."
+                     ## Conventions).",
+                    shown(&title, personal)
                 ));
             } else {
                 errors.push(format!(
-                    "Team memory may not introduce the personal heading \"## {title}\": team \
+                    "Team memory may not introduce the personal heading {}: team \
                      memory is shared by the whole workspace. Keep preferences and instructions \
                      in private memory, or file the entries under a team-safe heading (e.g. \
-                     ## Decisions, ## Conventions)."
+                     ## Decisions, ## Conventions).",
+                    shown(&title, personal)
                 ));
             }
         }
@@ -213,7 +232,7 @@ pub fn validate(scope: Scope, new: &str, stored: Option<&str>) -> Validation {
     }
     let usage = Usage::of(&text);
     if let Some(old) = stored {
-        let old_chars = old.chars().count();
+        let old_chars = Usage::of(old).chars;
         if usage.chars * 100 < old_chars * DATA_LOSS_PERCENT {
             warnings.push(format!(
                 "Possible data loss: the new text is {} characters, under {DATA_LOSS_PERCENT} % \
@@ -249,13 +268,45 @@ pub fn validate(scope: Scope, new: &str, stored: Option<&str>) -> Validation {
     }
 }
 
-/// The `##` headings of a document as (comparison key, title as written), first of each key.
-fn headings(text: &str) -> Vec<(String, String)> {
+/// A personal heading as a message quotes it: `"## Title"`, and for a look-alike the title
+/// with its invisible characters escaped and what it reads as.
+fn shown(title: &str, personal: &str) -> String {
+    let plain = title.split_whitespace().collect::<Vec<_>>().join(" ");
+    if plain.trim_end_matches(':').to_lowercase() == personal {
+        format!("\"## {title}\"")
+    } else {
+        format!(
+            "\"## {}\" (it reads as \"## {personal}\")",
+            title.escape_debug()
+        )
+    }
+}
+
+/// The sections of a document (its Markdown level-2 headings) as (comparison key, title as
+/// rendered), first of each key.
+fn sections(text: &str) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = Vec::new();
-    for title in text.lines().filter_map(h2_title) {
-        let key = heading_key(title);
+    for h in headings(&unix_lines(text)) {
+        if h.level != 2 || h.html {
+            continue;
+        }
+        let key = heading_key(&h.title);
         if !out.iter().any(|(k, _)| *k == key) {
-            out.push((key, title.to_owned()));
+            out.push((key, h.title));
+        }
+    }
+    out
+}
+
+/// The headings of a document, at any level, that are (or look like) a personal heading, as
+/// (which one, title as rendered).
+fn personal_headings(text: &str) -> Vec<(&'static str, String)> {
+    let mut out: Vec<(&'static str, String)> = Vec::new();
+    for h in headings(&unix_lines(text)) {
+        if let Some(p) = personal_heading(&h.title, &PERSONAL_HEADINGS)
+            && !out.iter().any(|(seen, _)| *seen == p)
+        {
+            out.push((p, h.title));
         }
     }
     out

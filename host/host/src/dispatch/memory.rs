@@ -41,11 +41,15 @@ impl TaskScope {
     }
 
     /// Replaces `scope`'s document with `text` (validated first), if the specialist holds
-    /// `scope:write`. Every attempt that passes the grant is receipted: success for a stored
-    /// version or a no-op, failed (with the validation errors verbatim) for a refused write.
+    /// `scope:write`. `base` is the version the instance read (and so merged into): a newer
+    /// stored version is a [`MemoryError::Conflict`]. `None`, for an instance that read nothing
+    /// of `scope`, replaces whatever is stored. Every attempt that passes the grant is
+    /// receipted: success for a stored version or a no-op, failed (with the validation errors
+    /// or the conflict verbatim) otherwise.
     pub(crate) async fn memory_update(
         &self,
         scope: Scope,
+        base: Option<u64>,
         text: String,
     ) -> Result<UpdateOutcome, MemoryError> {
         let started = Instant::now();
@@ -95,7 +99,16 @@ impl TaskScope {
             Err(e) => return Err(MemoryError::Join(e.to_string())),
         };
         let actor = Actor::Plugin(self.plugin.ident.to_string());
-        let result = memory.update(scope, &text, &actor).await;
+        let result = match base {
+            Some(base) => memory.update(scope, &text, base, &actor).await,
+            None => match memory.read(scope).await {
+                Ok(doc) => {
+                    let head = doc.version.map_or(0, |v| v.version);
+                    memory.update(scope, &text, head, &actor).await
+                }
+                Err(e) => Err(e),
+            },
+        };
         let outcome = tool_outcome(&result);
         let receipt_id = open
             .complete(MEMORY_UPDATE_TOOL, Completion::from(&outcome))

@@ -84,7 +84,7 @@ async fn granted_memory_rights_work_and_updates_are_receipted() {
     // Allowed: team:write and team:read, requested and granted.
     let text = "## Decisions\n- 2026-01-01: releases go out on tuesdays\n".to_owned();
     let outcome = scope
-        .memory_update(Scope::Team, text.clone())
+        .memory_update(Scope::Team, Some(0), text.clone())
         .await
         .expect("update");
     assert!(
@@ -96,7 +96,7 @@ async fn granted_memory_rights_work_and_updates_are_receipted() {
     assert_eq!(read.version.expect("version").actor, "scribe@1.0.0");
     // A refused write is receipted as failed, with the errors verbatim.
     let refused = scope
-        .memory_update(Scope::Team, "x".repeat(50))
+        .memory_update(Scope::Team, Some(1), "x".repeat(50))
         .await
         .expect("validated");
     assert!(
@@ -146,7 +146,7 @@ async fn memory_rights_not_granted_or_not_requested_are_denied() {
     );
     // Granted (private:write) but not requested.
     let err = scope
-        .memory_update(Scope::Private, "## A\n".into())
+        .memory_update(Scope::Private, None, "## A\n".into())
         .await
         .expect_err("denied");
     assert!(err.to_string().contains("`[capabilities] memory`"), "{err}");
@@ -176,7 +176,7 @@ async fn an_empty_memory_grant_denies_everything() {
     for s in [Scope::Team, Scope::Private] {
         assert!(scope.memory_read(s).await.is_err(), "{s} read");
         assert!(
-            scope.memory_update(s, "## A\n".into()).await.is_err(),
+            scope.memory_update(s, None, "## A\n".into()).await.is_err(),
             "{s} write"
         );
     }

@@ -23,6 +23,11 @@ fn memory_call_error(e: MemoryError) -> MemoryCallError {
     match e {
         MemoryError::Denied(m) => MemoryCallError::Denied(m),
         MemoryError::LimitExceeded(m) => MemoryCallError::LimitExceeded(m),
+        e @ MemoryError::Conflict { base, current, .. } => MemoryCallError::Conflict {
+            base,
+            current,
+            message: e.to_string(),
+        },
         other => MemoryCallError::Failed(other.to_string()),
     }
 }
@@ -130,10 +135,11 @@ impl TaskHost for TaskScope {
     fn memory_update(
         &self,
         scope: Scope,
+        base: Option<u64>,
         text: String,
     ) -> BoxFuture<'_, Result<MemoryWrite, MemoryCallError>> {
         Box::pin(async move {
-            match TaskScope::memory_update(self, scope, text).await {
+            match TaskScope::memory_update(self, scope, base, text).await {
                 Ok(UpdateOutcome::Stored {
                     version,
                     warnings,

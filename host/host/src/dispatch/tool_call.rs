@@ -68,12 +68,9 @@ pub(crate) async fn call_tool(
             names.join(", ")
         )));
     };
-    if let Err(e) = serde_json::from_str::<serde_json::Value>(&input) {
-        return refuse(ToolError::InvalidInput(format!(
-            "input for '{full}' is not JSON: {e}"
-        )));
-    }
-    // Checked against the tool's declared schema before any connector instance exists.
+    // Checked against the tool's declared schema before any connector instance exists. The
+    // connector then gets `input` itself, the bytes checked here: a key repeated in an object
+    // is refused (`check_text`), so no parser can read those bytes differently.
     if let Err(e) = crate::schema::check_text(&spec.input_schema, &input) {
         return refuse(ToolError::InvalidInput(format!("input for '{full}' {e}")));
     }

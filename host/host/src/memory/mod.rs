@@ -117,9 +117,21 @@ pub enum MemoryError {
         /// Its newest version (0: none).
         newest: u64,
     },
-    /// Other writers kept changing the document while this update was validated.
-    #[error("{0}; gave up after 3 attempts")]
-    Busy(MemoryStoreError),
+    /// The update was written against a version that is no longer the newest: another writer
+    /// stored one since. Nothing was stored; the writer reads again and merges.
+    #[error(
+        "{doc} changed since this update's base was read: the update is based on version \
+         {base}, but version {current} is stored now. Nothing was stored: read it again, merge \
+         your changes into version {current} and send the full document with base {current}"
+    )]
+    Conflict {
+        /// The document.
+        doc: DocId,
+        /// The version the writer read and based its update on (0: it read no version).
+        base: u64,
+        /// The newest version now (0: none).
+        current: u64,
+    },
     /// The store failed.
     #[error(transparent)]
     Store(#[from] MemoryStoreError),
@@ -127,9 +139,6 @@ pub enum MemoryError {
     #[error("the memory store task failed: {0}")]
     Join(String),
 }
-
-/// How often an update re-validates when another writer got in first.
-const ATTEMPTS: usize = 3;
 
 /// The memory documents of one workspace and one user.
 #[derive(Clone)]
@@ -216,13 +225,18 @@ impl Memory {
     }
 
     /// Replaces `scope`'s document with `text` if it passes validation (a full replacement).
+    /// `base` is the version the writer read and merged into (`0`: it read an empty document):
+    /// compare-and-swap, so of two writers that read the same version one stores and the other
+    /// gets [`MemoryError::Conflict`] naming both versions, instead of silently losing the
+    /// first one's change.
     pub async fn update(
         &self,
         scope: Scope,
         text: &str,
+        base: u64,
         actor: &Actor,
     ) -> Result<UpdateOutcome, MemoryError> {
-        self.write(scope, text, actor, None).await
+        self.write(scope, text, Some(base), actor, None).await
     }
 
     /// The `limit` newest versions of `scope`'s document, newest first.
@@ -261,68 +275,78 @@ impl Memory {
         actor: &Actor,
     ) -> Result<UpdateOutcome, MemoryError> {
         let old = self.version(scope, version).await?;
-        self.write(scope, &old.text, actor, Some(version)).await
+        self.write(scope, &old.text, None, actor, Some(version))
+            .await
     }
 
+    /// Validates `text` against the newest version and appends it. With a `base`, the newest
+    /// version must be that one; without (a restore, which names its own source), it is the
+    /// one read here. Either way the append is conditional on it, so a writer that got in
+    /// between is a [`MemoryError::Conflict`], never a lost update.
     async fn write(
         &self,
         scope: Scope,
         text: &str,
+        base: Option<u64>,
         actor: &Actor,
         restored_from: Option<u64>,
     ) -> Result<UpdateOutcome, MemoryError> {
         let doc = self.doc(scope)?;
-        let mut last = None;
-        for _ in 0..ATTEMPTS {
-            let id = doc.clone();
-            let current = self.blocking(move |s| s.current(&id)).await?;
-            let stored = current.as_ref().map(|v| v.text.as_str());
-            let parent = current.as_ref().map(|v| v.info.version);
-            let checked =
-                validate_with_rewrite(scope, text, stored, self.rewriter.as_deref()).await;
-            let (text, warnings, usage) = match checked {
-                Validation::Accepted {
-                    text,
+        let id = doc.clone();
+        let current = self.blocking(move |s| s.current(&id)).await?;
+        let head = current.as_ref().map_or(0, |v| v.info.version);
+        let base = base.unwrap_or(head);
+        if base != head {
+            return Err(MemoryError::Conflict {
+                doc,
+                base,
+                current: head,
+            });
+        }
+        let stored = current.as_ref().map(|v| v.text.as_str());
+        let checked = validate_with_rewrite(scope, text, stored, self.rewriter.as_deref()).await;
+        let (text, warnings, usage) = match checked {
+            Validation::Accepted {
+                text,
+                warnings,
+                usage,
+            } => (text, warnings, usage),
+            Validation::NoOp { reason } => {
+                return Ok(UpdateOutcome::NoOp {
+                    doc,
+                    reason,
+                    usage: Usage::of(stored.unwrap_or("")),
+                });
+            }
+            Validation::Refused { errors, usage } => {
+                return Ok(UpdateOutcome::Refused { doc, errors, usage });
+            }
+        };
+        let new = NewVersion {
+            text,
+            actor: actor.as_str().to_owned(),
+            restored_from,
+        };
+        let id = doc.clone();
+        let parent = (head > 0).then_some(head);
+        match self.blocking(move |s| s.append(&id, parent, new)).await {
+            Ok(version) => {
+                tracing::info!(doc = %doc, version = version.version, actor = actor.as_str(), "memory updated");
+                Ok(UpdateOutcome::Stored {
+                    doc,
+                    version,
                     warnings,
                     usage,
-                } => (text, warnings, usage),
-                Validation::NoOp { reason } => {
-                    return Ok(UpdateOutcome::NoOp {
-                        doc,
-                        reason,
-                        usage: Usage::of(stored.unwrap_or("")),
-                    });
-                }
-                Validation::Refused { errors, usage } => {
-                    return Ok(UpdateOutcome::Refused { doc, errors, usage });
-                }
-            };
-            let new = NewVersion {
-                text,
-                actor: actor.as_str().to_owned(),
-                restored_from,
-            };
-            let id = doc.clone();
-            match self.blocking(move |s| s.append(&id, parent, new)).await {
-                Ok(version) => {
-                    tracing::info!(doc = %doc, version = version.version, actor = actor.as_str(), "memory updated");
-                    return Ok(UpdateOutcome::Stored {
-                        doc,
-                        version,
-                        warnings,
-                        usage,
-                    });
-                }
-                Err(MemoryError::Store(e @ MemoryStoreError::Conflict { .. })) => last = Some(e),
-                Err(e) => return Err(e),
+                })
             }
+            Err(MemoryError::Store(MemoryStoreError::Conflict { found, .. })) => {
+                Err(MemoryError::Conflict {
+                    doc,
+                    base,
+                    current: found,
+                })
+            }
+            Err(e) => Err(e),
         }
-        Err(MemoryError::Busy(last.unwrap_or(
-            MemoryStoreError::Conflict {
-                doc: doc.to_string(),
-                expected: 0,
-                found: 0,
-            },
-        )))
     }
 }

@@ -120,7 +120,7 @@ async fn a_refused_write_leaves_the_stored_version_byte_identical() {
     let text = "## Decisions\n- 2026-01-01: use tabs\n";
     stored(
         memory
-            .update(Scope::Team, text, &Actor::Supervisor)
+            .update(Scope::Team, text, 0, &Actor::Supervisor)
             .await
             .expect("update"),
     );
@@ -131,7 +131,7 @@ async fn a_refused_write_leaves_the_stored_version_byte_identical() {
         "## Decisions\n- 2026-01-01: use tabs\n## Preferences\n- 2026-01-01: mine\n".to_owned(),
     ] {
         match memory
-            .update(Scope::Team, &bad, &Actor::Supervisor)
+            .update(Scope::Team, &bad, 1, &Actor::Supervisor)
             .await
             .expect("update")
         {
@@ -163,12 +163,12 @@ async fn updates_are_versioned_shown_and_restored() {
     let v2 = "## Decisions\n- 2026-01-01: use spaces\n";
     stored(
         memory
-            .update(Scope::Team, v1, &Actor::Supervisor)
+            .update(Scope::Team, v1, 0, &Actor::Supervisor)
             .await
             .expect("v1"),
     );
     let actor = Actor::Plugin("scribe@1.0.0".into());
-    let (info, _) = stored(memory.update(Scope::Team, v2, &actor).await.expect("v2"));
+    let (info, _) = stored(memory.update(Scope::Team, v2, 1, &actor).await.expect("v2"));
     assert_eq!((info.version, info.actor.as_str()), (2, "scribe@1.0.0"));
     let history = memory.history(Scope::Team, 10).await.expect("history");
     assert_eq!(
@@ -208,12 +208,12 @@ async fn a_sentinel_stores_nothing() {
     let memory = memory();
     stored(
         memory
-            .update(Scope::Private, "## A\n", &Actor::Supervisor)
+            .update(Scope::Private, "## A\n", 0, &Actor::Supervisor)
             .await
             .expect("v1"),
     );
     let outcome = memory
-        .update(Scope::Private, "NO_UPDATE", &Actor::Supervisor)
+        .update(Scope::Private, "NO_UPDATE", 1, &Actor::Supervisor)
         .await
         .expect("noop");
     assert!(matches!(outcome, UpdateOutcome::NoOp { .. }), "{outcome:?}");
@@ -241,7 +241,7 @@ async fn unnamed_workspace_or_user_is_an_error_naming_the_key() {
         "no workspace is named for team memory: set `[memory] workspace` in guild.toml or pass --workspace"
     );
     let err = memory
-        .update(Scope::Private, "## A\n", &Actor::Supervisor)
+        .update(Scope::Private, "## A\n", 0, &Actor::Supervisor)
         .await
         .expect_err("unnamed")
         .to_string();
@@ -266,10 +266,75 @@ async fn an_over_limit_update_is_rewritten_when_a_rewriter_is_configured() {
     let long = format!("## Decisions\n- 2026-01-01: {}\n", "x".repeat(25_000));
     let (info, warnings) = stored(
         memory
-            .update(Scope::Team, &long, &Actor::Supervisor)
+            .update(Scope::Team, &long, 0, &Actor::Supervisor)
             .await
             .expect("update"),
     );
     assert_eq!(warnings[0], REWRITE_NOTICE);
     assert_eq!(info.chars, "## Decisions\n- 2026-01-01: merged\n".len());
+}
+
+#[tokio::test]
+async fn two_updates_from_the_same_base_store_one_and_refuse_the_other_naming_both_versions() {
+    let memory = memory();
+    let base = "## Decisions\n- 2026-01-01: use tabs\n";
+    stored(
+        memory
+            .update(Scope::Team, base, 0, &Actor::Supervisor)
+            .await
+            .expect("v1"),
+    );
+    // Two writers read version 1 and each merge their own entry into it.
+    let first = format!("{base}- 2026-01-02: releases on tuesdays\n");
+    let second = format!("{base}- 2026-01-03: no deploys on fridays\n");
+    let (v2, _) = stored(
+        memory
+            .update(Scope::Team, &first, 1, &Actor::Plugin("a@1.0.0".into()))
+            .await
+            .expect("first writer"),
+    );
+    assert_eq!(v2.version, 2);
+    let err = memory
+        .update(Scope::Team, &second, 1, &Actor::Plugin("b@1.0.0".into()))
+        .await
+        .expect_err("second writer conflicts");
+    match &err {
+        MemoryError::Conflict { doc, base, current } => {
+            assert_eq!(
+                (doc.to_string().as_str(), *base, *current),
+                ("team:acme", 1, 2)
+            );
+        }
+        other => panic!("expected a conflict, got {other:?}"),
+    }
+    let message = err.to_string();
+    assert!(
+        message.contains("based on version 1") && message.contains("version 2 is stored now"),
+        "{message}"
+    );
+    // The first writer's entry is kept; nothing else was stored.
+    let now = memory.read(Scope::Team).await.expect("read");
+    assert_eq!(now.text, first);
+    assert_eq!(now.version.expect("version").version, 2);
+    // Merged into the version it names, the second write goes through.
+    let merged = format!("{first}- 2026-01-03: no deploys on fridays\n");
+    let (v3, _) = stored(
+        memory
+            .update(Scope::Team, &merged, 2, &Actor::Plugin("b@1.0.0".into()))
+            .await
+            .expect("merged"),
+    );
+    assert_eq!(v3.version, 3);
+    // A base from the future, or 0 on a document that has versions, is a conflict too.
+    for stale in [0, 2, 4] {
+        assert!(
+            matches!(
+                memory
+                    .update(Scope::Team, &merged, stale, &Actor::Supervisor)
+                    .await,
+                Err(MemoryError::Conflict { current: 3, .. })
+            ),
+            "base {stale}"
+        );
+    }
 }

@@ -216,9 +216,13 @@ fn http_op(req: &Value) -> Result<OpResult, String> {
 fn tool(req: &Value) -> Result<OpResult, String> {
     let name = str_arg(req, "name")?;
     let input = req.get("input").cloned().unwrap_or_else(|| json!({}));
-    let answer = match req.get("key").and_then(Value::as_str) {
-        Some(key) => tools::call_idempotent(name, &input, key),
-        None => tools::call(name, &input),
+    // `input_raw`: the JSON text sent as it is, for inputs a JSON value cannot carry (a key
+    // repeated in an object).
+    let raw = req.get("input_raw").and_then(Value::as_str);
+    let answer = match (raw, req.get("key").and_then(Value::as_str)) {
+        (Some(raw), _) => tools::call_raw(name, raw),
+        (None, Some(key)) => tools::call_idempotent(name, &input, key),
+        (None, None) => tools::call(name, &input),
     };
     Ok(answer
         .map(|outcome| {
