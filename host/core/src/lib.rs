@@ -21,6 +21,7 @@ pub mod limits;
 pub mod manifest;
 pub mod memory;
 pub mod receipts;
+pub mod redact;
 pub mod schema;
 pub mod settings;
 pub mod skills;

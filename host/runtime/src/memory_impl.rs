@@ -1,7 +1,10 @@
 //! The host side of the `memory` interface: read and update the team or private document
 //! through the task's [`TaskHost`](crate::TaskHost), which checks the specialist's grant,
 //! validates, stores and receipts. Here only the conversion between WIT and the runtime's plain
-//! types lives, and the refusal for an instance that serves no task.
+//! types lives, the refusal for an instance that serves no task, and keeping the plugin's
+//! granted secrets out of both directions: redacted from a document read and from a text
+//! written (so a team memory served to every client never holds one; the rest of the text is
+//! kept, see [`guild_core::redact`]).
 
 use guild_core::capability::{denied, trace_decision};
 use guild_core::memory::{Scope, Usage};
@@ -67,7 +70,7 @@ impl memory::Host for StoreState {
                 version,
                 usage: u,
             }) => Ok(Document {
-                text,
+                text: self.redactor.redact_str(&text).into_owned(),
                 version,
                 usage: usage(u),
             }),
@@ -85,6 +88,7 @@ impl memory::Host for StoreState {
             let refusal = self.no_memory_task(&format!("{which}:write"));
             return Ok(Err(UpdateError::Host(refusal)));
         };
+        let text = self.redactor.redact_str(&text).into_owned();
         Ok(match task.memory_update(which, text).await {
             Ok(MemoryWrite::Stored {
                 version,
