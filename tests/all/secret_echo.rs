@@ -203,3 +203,63 @@ async fn a_trap_shows_the_guests_last_stderr_lines_redacted() {
         assert_eq!(error.contains(MARKER), secret, "{error}");
     }
 }
+
+/// Every log line of this test binary, as text (installed once, for all its tests).
+fn captured_logs() -> &'static std::sync::Mutex<Vec<u8>> {
+    static LOGS: std::sync::OnceLock<&'static std::sync::Mutex<Vec<u8>>> =
+        std::sync::OnceLock::new();
+    LOGS.get_or_init(|| {
+        let logs: &'static std::sync::Mutex<Vec<u8>> = Box::leak(Box::default());
+        let subscriber = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::INFO)
+            .with_ansi(false)
+            .with_writer(move || LogWriter(logs))
+            .finish();
+        tracing::subscriber::set_global_default(subscriber).expect("the only subscriber");
+        logs
+    })
+}
+
+struct LogWriter(&'static std::sync::Mutex<Vec<u8>>);
+
+impl std::io::Write for LogWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let mut logs = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        logs.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn guest_log_messages_and_stdio_are_logged_redacted() {
+    let logs = captured_logs();
+    let addr = server::start().await;
+    for (secret, how) in [(true, "plain"), (true, "base64"), (false, "plain")] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let h = host(dir.path(), PLUGINS, &grants(addr.port(), secret)).await;
+        let tag = format!("log-check-{secret}-{how}");
+        let text = format!("{tag} {}", spell(how, TOKEN));
+        let p = probe(
+            &h,
+            json!({"op": "seq", "ops": [
+                {"op": "log", "text": text, "level": "warn"},
+                {"op": "print", "text": text},
+            ]}),
+        )
+        .await;
+        assert!(p.ok, "{p:?}");
+        let logs =
+            String::from_utf8_lossy(&logs.lock().unwrap_or_else(|p| p.into_inner())).into_owned();
+        let lines: Vec<&str> = logs.lines().filter(|l| l.contains(&tag)).collect();
+        // The log message, and the printed line on stdout and on stderr.
+        assert_eq!(lines.len(), 3, "{how}: {lines:#?}");
+        for line in lines {
+            assert_eq!(reveals(line, how), !secret, "{how}: {line}");
+            assert_eq!(line.contains(MARKER), secret, "{how}: {line}");
+        }
+    }
+}
