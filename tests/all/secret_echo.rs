@@ -263,3 +263,30 @@ async fn guest_log_messages_and_stdio_are_logged_redacted() {
         }
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_secret_echoed_to_javascript_fetch_over_wasi_http_never_comes_back() {
+    let addr = server::start().await;
+    // One host per grant: compiling the JavaScript engine is the slow part.
+    for (secret, spellings) in [(true, &["plain", "json", "basic"][..]), (false, &["plain"])] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut grants = format!("[grants.jsfetch]\nhttp = [\"http://{addr}\"]\n");
+        if secret {
+            grants.push_str(&format!(
+                "secrets = {{ API_TOKEN = {{ value = \"{TOKEN}\", hosts = [\"http://127.0.0.1:*\"] }} }}\n"
+            ));
+        }
+        let h = host(dir.path(), &["testing/jsfetch"], &grants).await;
+        for how in spellings {
+            let url = format!("http://{addr}/echo?as={how}");
+            let result = h.task("jsfetch", &url).await.expect("task starts");
+            assert_eq!(result.status, TaskStatus::Succeeded, "{result:?}");
+            let details = &result.report.as_ref().expect("report").details;
+            let answer: Value = serde_json::from_str(details).expect("the guest reports JSON");
+            let body = answer["body"].as_str().unwrap_or_default();
+            assert!(body.contains("\"note\": \"kept\""), "{how}: {body}");
+            assert!(!reveals(details, how), "{how}: {details}");
+            assert_eq!(body.contains(MARKER), secret, "{how}: {body}");
+        }
+    }
+}

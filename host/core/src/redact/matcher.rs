@@ -3,19 +3,22 @@
 //! A byte of the form matches the text's byte itself (either case for [`Fold::AnyCase`]) or
 //! any escape that decodes to it: percent-encoding (`%2F`, `%2f`, `+` for a space), JSON and
 //! JavaScript escapes (`\/`, `\"`, `\\`, `\n`…, `\u002F`, `\x2F`) and HTML character
-//! references (`&#47;`, `&#x2F;`, `&amp;`…). Spellings may be mixed within one match, as a
+//! references (`&#47;`, `&#x2F;`, `&amp;`…), and each of those escaped once more (`%252F`,
+//! `\\u002F` — JSON inside JSON). Spellings may be mixed within one match, as a
 //! partly-escaping serialiser mixes them. Because a byte can match both literally and as the
 //! start of an escape (`\` in a text that is not JSON), matching follows every reading at once
 //! (a small set of positions, not backtracking), so a hostile text cannot make it slow.
 
 use super::forms::{Fold, Form};
 
-/// Readings followed at once; more than a few never arise (each byte has at most two).
+/// Readings followed at once; more than a few never arise (each byte has at most three).
 const MAX_READINGS: usize = 8;
 
-/// Longest text one byte of a form can take (`&#x0002F;`; a longer reference is not read);
-/// a wrapped form's line breaks count on top.
-const MAX_SPELLING: usize = 9;
+/// Longest text one byte of a form can take (`\\\\\\\\u002F`, `&#x0002F;`; a longer
+/// reference is not read); a wrapped form's line breaks count on top.
+const MAX_SPELLING: usize = 10;
+/// Backslashes read as one (an escape escaped again, up to three times: `\\\\u002F`).
+const MAX_BACKSLASHES: usize = 4;
 /// The most line-break bytes skipped before one byte of a wrapped form.
 const MAX_BREAK: usize = 4;
 
@@ -39,7 +42,7 @@ pub(super) fn match_at(text: &[u8], start: usize, form: &Form) -> Option<usize> 
             if same(byte, want, form.fold) {
                 next.push(at + 1);
             }
-            if let Some((decoded, len)) = decode_escape(&text[at..]) {
+            for (decoded, len) in decode_escapes(&text[at..]).into_iter().flatten() {
                 if same(decoded, want, form.fold) {
                     next.push(at + len);
                 }
@@ -75,14 +78,36 @@ fn skip_breaks(text: &[u8], mut at: usize) -> usize {
     at
 }
 
-/// The byte an escape at the start of `text` stands for, and the escape's length.
-fn decode_escape(text: &[u8]) -> Option<(u8, usize)> {
+/// The bytes an escape at the start of `text` may stand for, with the escape's length: once
+/// escaped, and escaped twice (`%252F` is `%2F` read once and `/` read twice).
+fn decode_escapes(text: &[u8]) -> [Option<(u8, usize)>; 2] {
     match text {
-        [b'%', h, l, ..] => Some((hex2(*h, *l)?, 3)),
-        [b'+', ..] => Some((b' ', 1)),
-        [b'\\', rest @ ..] => backslash(rest).map(|(b, len)| (b, len + 1)),
-        [b'&', rest @ ..] => reference(rest).map(|(b, len)| (b, len + 1)),
-        _ => None,
+        [b'%', rest @ ..] => {
+            let twice = match rest {
+                [b'2', b'5', h, l, ..] => hex2(*h, *l).map(|b| (b, 5)),
+                _ => None,
+            };
+            let once = match rest {
+                [h, l, ..] => hex2(*h, *l).map(|b| (b, 3)),
+                _ => None,
+            };
+            [once, twice]
+        }
+        [b'+', ..] => [Some((b' ', 1)), None],
+        [b'\\', rest @ ..] => {
+            let once = backslash(rest).map(|(b, len)| (b, len + 1));
+            let slashes = text
+                .iter()
+                .take(MAX_BACKSLASHES)
+                .take_while(|&&b| b == b'\\')
+                .count();
+            let more = (slashes > 1)
+                .then(|| backslash(&text[slashes..]).map(|(b, len)| (b, len + slashes)))
+                .flatten();
+            [once, more]
+        }
+        [b'&', rest @ ..] => [reference(rest).map(|(b, len)| (b, len + 1)), None],
+        _ => [None, None],
     }
 }
 
@@ -130,7 +155,7 @@ fn reference(rest: &[u8]) -> Option<(u8, usize)> {
     };
     let end = rest
         .iter()
-        .take(MAX_SPELLING - 1)
+        .take(MAX_SPELLING - 2)
         .position(|&b| b == b';')
         .filter(|&end| end > digits_from)?;
     let digits = std::str::from_utf8(&rest[digits_from..end]).ok()?;

@@ -61,6 +61,19 @@ fn echoes() -> Vec<(&'static str, String)> {
         ),
         ("hex", hex::encode(format!("a{VALUE}"))),
         ("hex upper-case", hex::encode_upper(VALUE)),
+        (
+            "json inside json",
+            serde_json::to_string(&format!("{{\"t\":\"{}\"}}", VALUE.replace('/', "\\/")))
+                .expect("json"),
+        ),
+        (
+            "percent-encoded twice",
+            format!("u={}", percent_all(VALUE).replace('%', "%25")),
+        ),
+        (
+            "json \\u inside json",
+            VALUE.bytes().map(|b| format!("\\\\u{b:04x}")).collect(),
+        ),
     ]
 }
 
