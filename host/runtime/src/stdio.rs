@@ -250,4 +250,49 @@ mod tests {
         assert!(last.starts_with("\\x1b[31mxxx"), "{last}");
         assert_eq!(last.chars().count(), TAIL_LINE_CHARS);
     }
+
+    /// Writes `lines` to a stderr stream redacting `Bearer tail-s3cret-value` (or nothing) and
+    /// returns its tail.
+    async fn tail_of(secret: bool, lines: &[String]) -> Vec<String> {
+        use guild_core::http::{AllowList, SecretHeader};
+        let redactor = if secret {
+            let hosts = AllowList::parse(["https://api.example.com"]).expect("hosts");
+            let header = SecretHeader::new("T", "Authorization", "Bearer tail-s3cret-value", hosts);
+            Redactor::new([&header.expect("valid")])
+        } else {
+            Redactor::default()
+        };
+        let tail = Arc::new(StderrTail::default());
+        let budget = Arc::new(AtomicUsize::new(1 << 20));
+        let out = GuestOutput::new("probe".into(), "stderr", budget, Arc::new(redactor))
+            .with_tail(tail.clone());
+        let mut writer = Pin::from(out.async_stream());
+        for line in lines {
+            // Byte by byte: a secret never arrives in one write.
+            for b in line.as_bytes() {
+                writer.write_all(&[*b]).await.expect("write");
+            }
+        }
+        drop(writer);
+        tail.lines()
+    }
+
+    #[tokio::test]
+    async fn a_secret_is_redacted_from_a_line_and_across_the_cut_of_a_long_one() {
+        // The secret straddles LINE_BYTES, where a line is cut when there is no secret to keep
+        // whole; the tail shows the start of each piece.
+        let long = format!(
+            "{}tail-s3cret-value {}\n",
+            "y".repeat(LINE_BYTES - 5),
+            "z".repeat(600)
+        );
+        let lines = ["short tail-s3cret-value\n".to_owned(), long];
+        let tail = tail_of(true, &lines).await;
+        assert!(!tail.concat().contains("s3cret-value"), "{tail:?}");
+        assert_eq!(tail.concat().matches(guild_core::redact::MARKER).count(), 2);
+        assert!(tail[2].starts_with(guild_core::redact::MARKER), "{tail:?}");
+        let tail = tail_of(false, &lines).await;
+        assert_eq!(tail[0], "short tail-s3cret-value");
+        assert!(tail[2].starts_with("s3cret-value"), "cut inside: {tail:?}");
+    }
 }
