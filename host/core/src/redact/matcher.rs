@@ -25,6 +25,25 @@ const MAX_BREAK: usize = 4;
 /// The bytes an escape starts with.
 pub(super) const ESCAPE_STARTS: &[u8] = b"%+\\&";
 
+/// The bytes the text at `start` can stand for: itself and what an escape there decodes to.
+pub(super) fn first_bytes(text: &[u8], start: usize) -> [Option<u8>; 3] {
+    let byte = text[start];
+    if !ESCAPE_STARTS.contains(&byte) {
+        return [Some(byte), None, None];
+    }
+    let [a, b] = decode_escapes(&text[start..]);
+    [Some(byte), a.map(|(b, _)| b), b.map(|(b, _)| b)]
+}
+
+/// Whether a match of `form` can start where the text stands for `first` ([`first_bytes`]):
+/// the cheap test before [`match_at`].
+pub(super) fn can_start(form: &Form, first: &[Option<u8>; 3]) -> bool {
+    first
+        .iter()
+        .flatten()
+        .any(|&b| same(b, form.bytes[0], form.fold))
+}
+
 /// The end of `form` matched at `start` (the longest reading), or `None`.
 pub(super) fn match_at(text: &[u8], start: usize, form: &Form) -> Option<usize> {
     let mut current = Readings::one(start);

@@ -165,9 +165,11 @@ impl Redactor {
             if !self.starts[usize::from(data[start])] {
                 continue;
             }
+            let first = matcher::first_bytes(data, start);
             let found = self
                 .forms
                 .iter()
+                .filter(|(_, form)| matcher::can_start(form, &first))
                 .filter_map(|(index, form)| {
                     matcher::match_at(data, start, form).map(|end| (end, *index))
                 })
