@@ -38,10 +38,10 @@ fn echoes() -> Vec<(&'static str, String)> {
             VALUE.bytes().map(|b| format!("\\u{b:04X}")).collect(),
         ),
         ("percent-encoded", format!("q={}", percent_all(VALUE))),
-        ("form-encoded", format!("q=tok%2Fen%2B42%3Ds3cret&x=1")),
+        ("form-encoded", "q=tok%2Fen%2B42%3Ds3cret&x=1".to_owned()),
         (
             "html references",
-            format!("<p>tok&#47;en&#x2B;42&#61;s3cret</p>"),
+            "<p>tok&#47;en&#x2B;42&#61;s3cret</p>".to_owned(),
         ),
         (
             "base64 of the header",
