@@ -23,6 +23,7 @@ mod reload;
 mod reload_load;
 mod reports;
 mod sdks;
+mod secret_echo;
 mod server;
 mod skill_access;
 mod skill_grants;

@@ -57,6 +57,7 @@ pub(crate) async fn start_with_gauge() -> (SocketAddr, Arc<Gauge>) {
         .route("/hello", get(|| async { "hello from 127.0.0.1" }))
         .route("/auth", get(auth))
         .route("/redirect", get(redirect))
+        .route("/echo", get(echo))
         .route("/big", get(|| async { "x".repeat(20 << 20) }));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
@@ -79,6 +80,42 @@ async fn auth(headers: HeaderMap) -> Response {
         "had_authorization": !got.is_empty(),
     });
     (StatusCode::OK, body.to_string()).into_response()
+}
+
+/// The ways `/echo?as=` spells what it echoes.
+pub(crate) const SPELLINGS: &[&str] = &[
+    "plain", "upper", "json", "percent", "html", "base64", "basic", "hex",
+];
+
+/// `value` as `/echo?as={how}` spells it: as it is, upper-cased, every byte a JSON `\uXXXX`
+/// escape, percent-encoded or an HTML reference, base64 of the value or of `user:` and the value
+/// (as a Basic-auth check would answer), or hex.
+pub(crate) fn spell(how: &str, value: &str) -> String {
+    use base64::Engine as _;
+    let base64 = base64::engine::general_purpose::STANDARD;
+    match how {
+        "upper" => value.to_uppercase(),
+        "json" => value.bytes().map(|b| format!("\\u{b:04x}")).collect(),
+        "percent" => value.bytes().map(|b| format!("%{b:02X}")).collect(),
+        "html" => value.bytes().map(|b| format!("&#{b};")).collect(),
+        "base64" => base64.encode(value),
+        "basic" => base64.encode(format!("user:{value}")),
+        "hex" => hex::encode(value),
+        _ => value.to_owned(),
+    }
+}
+
+/// An upstream that reflects what it receives: the request's `Authorization` header, spelled
+/// as `?as=` says, in the body (inside a JSON document) and in the `X-Echo` response header.
+async fn echo(headers: HeaderMap, Query(q): Query<HashMap<String, String>>) -> Response {
+    let got = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let how = q.get("as").map_or("plain", String::as_str);
+    let spelled = spell(how, got);
+    let body = format!("{{\"you_sent\": \"{spelled}\", \"note\": \"kept\"}}");
+    (StatusCode::OK, [("x-echo", spelled)], body).into_response()
 }
 
 async fn redirect(Query(q): Query<HashMap<String, String>>) -> Response {

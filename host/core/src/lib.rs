@@ -22,6 +22,7 @@ pub mod limits;
 pub mod manifest;
 pub mod memory;
 pub mod receipts;
+pub mod redact;
 pub mod schema;
 pub mod serve;
 pub mod settings;

@@ -4,9 +4,16 @@
 //! Each function checks the instance's effective capabilities first and answers a refusal as a
 //! guest-visible `host-error::denied` naming plugin, capability and target (a WIT error, not a
 //! trap: the plugin can act on it). Every decision is traced with the same fields.
+//!
+//! The plugin's granted secrets are kept out of what crosses here ([`guild_core::redact`] says
+//! why each path redacts or refuses): redacted from log messages, progress reports, HTTP
+//! answers and errors and tool outcomes handed in; a tool input carrying one is refused.
 
 use guild_core::capability::{denied, trace_decision};
-use guild_core::http::{HttpError, OutboundRequest};
+use std::borrow::Cow;
+
+use guild_core::http::{HttpError, OutboundRequest, OutboundResponse};
+use guild_core::redact::Redactor;
 use guild_core::text::truncate;
 use guild_core::types::{CallStatus as Status, ToolError, ToolOutcome, ToolSpec};
 
@@ -24,7 +31,9 @@ impl types::Host for StoreState {}
 
 impl log::Host for StoreState {
     async fn log(&mut self, level: log::Level, message: String) -> wasmtime::Result<()> {
-        // Escaped: a guest message can neither drive a terminal nor start a log line.
+        // Redacted whole (before the cut, which could split a secret), then escaped: a guest
+        // message can neither drive a terminal nor start a log line.
+        let message = self.redactor.redact_str(&message);
         let message = guild_core::text::one_line(truncate(&message, MAX_LOG_CHARS));
         let plugin = &*self.plugin;
         match level {
@@ -67,14 +76,18 @@ impl http::Host for StoreState {
         };
         let rt = self.rt.clone();
         let result = rt.http().send(&self.caps.http, outbound).await;
-        self.counted(match result {
-            Ok(resp) => Ok(http::Response {
-                status: resp.status,
-                headers: resp.headers,
-                body: resp.body.to_vec(),
-            }),
-            Err(e) => Err(http_error(e)),
-        })
+        let answer = match result {
+            Ok(resp) => {
+                let resp = redact_response(&self.redactor, resp);
+                Ok(http::Response {
+                    status: resp.status,
+                    headers: resp.headers,
+                    body: resp.body.to_vec(),
+                })
+            }
+            Err(e) => Err(redact_host_error(&self.redactor, http_error(e))),
+        };
+        self.counted(answer)
     }
 }
 
@@ -108,13 +121,34 @@ impl tools::Host for StoreState {
                 "only specialists running a task can call tools",
             ))));
         };
+        // Refused, not redacted: a connector must never act on an input the specialist did not
+        // send, and nothing of it reaches a receipt.
+        let carried = [name.as_bytes(), input.as_bytes()]
+            .into_iter()
+            .chain(idempotency_key.as_deref().map(str::as_bytes))
+            .find_map(|field| self.redactor.find(field));
+        if let Some(secret) = carried {
+            let shown = self.redactor.redact_str(&name);
+            trace_decision(&self.plugin, "tools", &shown, false);
+            let refusal = HostError::Denied(denied(
+                &self.name,
+                "tools",
+                &shown,
+                &format!(
+                    "the call carries the value of secret `{secret}`, which is only ever sent \
+                     to its own hosts"
+                ),
+            ));
+            return self.counted(Err(refusal));
+        }
         // The grant is checked inside the one tool-call path, behind this call; its refusals
         // (denied, or past the task's tool-call limit) also count against this instance.
+        let redactor = self.redactor.clone();
         let answer = task
             .call_tool(name, input, idempotency_key)
             .await
-            .map(|o| wit_outcome(&o))
-            .map_err(tool_error);
+            .map(|o| wit_outcome(&redact_outcome(&redactor, o)))
+            .map_err(|e| redact_host_error(&redactor, tool_error(e)));
         self.counted(answer)
     }
 }
@@ -135,6 +169,7 @@ impl progress::Host for StoreState {
                 "not granted",
             ))));
         }
+        let output = self.redactor.redact_str(&output).into_owned();
         let answer = task.send_report(output).map_err(|e| match e {
             ReportError::ParentGone => ProgressError::ParentGone,
             ReportError::Rejected(m) => ProgressError::LimitExceeded(m),
@@ -144,6 +179,56 @@ impl progress::Host for StoreState {
         }
         Ok(answer)
     }
+}
+
+/// An HTTP answer as the guest may see it: header values and the body redacted, a header whose
+/// name carries a secret left out.
+pub(crate) fn redact_response(redactor: &Redactor, mut resp: OutboundResponse) -> OutboundResponse {
+    if redactor.is_empty() {
+        return resp;
+    }
+    resp.headers
+        .retain(|(name, _)| redactor.find(name.as_bytes()).is_none());
+    for (_, value) in &mut resp.headers {
+        redactor.redact_in_place(value);
+    }
+    if let Cow::Owned(body) = redactor.redact(&resp.body) {
+        resp.body = body.into();
+    }
+    resp
+}
+
+/// A host error's text with secrets redacted.
+pub(crate) fn redact_host_error(redactor: &Redactor, mut e: HostError) -> HostError {
+    match &mut e {
+        HostError::Denied(m)
+        | HostError::InvalidInput(m)
+        | HostError::LimitExceeded(m)
+        | HostError::Failed(m) => redactor.redact_in_place(m),
+    }
+    e
+}
+
+/// A tool outcome with secrets redacted from its texts; an identifier carrying one is dropped
+/// (a cut identifier would name another object).
+pub(crate) fn redact_outcome(redactor: &Redactor, mut o: ToolOutcome) -> ToolOutcome {
+    if redactor.is_empty() {
+        return o;
+    }
+    redactor.redact_in_place(&mut o.output);
+    for text in [&mut o.preview, &mut o.error].into_iter().flatten() {
+        redactor.redact_in_place(text);
+    }
+    for id in [&mut o.external_id, &mut o.verifiable_url] {
+        if id
+            .as_deref()
+            .is_some_and(|v| redactor.find(v.as_bytes()).is_some())
+        {
+            tracing::warn!("dropped an identifier that carries a granted secret's value");
+            *id = None;
+        }
+    }
+    o
 }
 
 fn http_error(e: HttpError) -> HostError {

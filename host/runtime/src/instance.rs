@@ -5,6 +5,10 @@
 //! enforced here: the memory limiter (summed over all memories), the epoch deadline (guest code)
 //! *and* a tokio wall-clock timeout (a guest blocked in a host call), hostcall fuel, and output
 //! caps. A failure is classified so callers get "timed out after 10 s" rather than a raw trap.
+//!
+//! Everything a call returns — a report, an error, a tool outcome, a description, tool specs,
+//! the cause of a trap — leaves here with the plugin's granted secrets redacted
+//! ([`guild_core::redact`]), before any size check, receipt or client sees it.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -12,6 +16,7 @@ use std::time::{Duration, Instant};
 use futures::future::BoxFuture;
 use wasmtime::{Store, Trap};
 
+use guild_core::redact::Redactor;
 use guild_core::types::{
     ArtifactRef, Claim, NextAction, NextStep, Outcome, Report, ToolOutcome, ToolSpec,
 };
@@ -19,7 +24,7 @@ use guild_core::types::{
 use crate::Runtime;
 use crate::bindings::types;
 use crate::caps::{MAX_ERROR_BYTES, cap_outcome, capped};
-use crate::host_impl::{from_wit_outcome, from_wit_spec};
+use crate::host_impl::{from_wit_outcome, from_wit_spec, redact_outcome};
 use crate::plugin::{Plugin, PluginPre};
 use crate::state::{StoreState, new_store};
 use crate::task::TaskHost;
@@ -133,14 +138,7 @@ pub(crate) async fn guarded<T: Send + 'static>(
     call: impl for<'a> FnOnce(&'a mut Store<StoreState>, &'a PluginPre, &'a mut Instant) -> Call<'a, T>,
 ) -> (Result<T, Failure>, InstanceStats) {
     let limits = plugin.effective.limits;
-    let mut store = match new_store(
-        rt,
-        &plugin.name,
-        &plugin.ident,
-        &plugin.effective,
-        &plugin.quotas,
-        task,
-    ) {
+    let mut store = match new_store(rt, plugin, task) {
         Ok(s) => s,
         Err(e) => {
             return (
@@ -221,6 +219,7 @@ fn classify(e: &wasmtime::Error, store: &Store<StoreState>, secs: u32, limit_mb:
             }
         }
     };
+    let cause = store.data().redactor.redact_str(&cause).into_owned();
     Failure::Trapped {
         cause: guild_core::text::one_line(&cause).into_owned(),
         stderr: store.data().stderr_tail.lines(),
@@ -267,9 +266,10 @@ impl Runtime {
             })
         })
         .await;
+        let redactor = &plugin.redactor;
         let answer = answer.and_then(|r| match r {
             Ok(report) => {
-                let report = report_from_wit(report);
+                let report = redact_report(redactor, report_from_wit(report));
                 let size = report.size();
                 if size > limit_kb as usize * 1024 {
                     Err(Failure::OutputTooLarge { size, limit_kb })
@@ -279,9 +279,11 @@ impl Runtime {
             }
             Err(types::RunError::InvalidBrief(m)) => Ok(Err(format!(
                 "invalid brief: {}",
-                capped(&m, MAX_ERROR_BYTES)
+                capped(&redactor.redact_str(&m), MAX_ERROR_BYTES)
             ))),
-            Err(types::RunError::Failed(m)) => Ok(Err(capped(&m, MAX_ERROR_BYTES))),
+            Err(types::RunError::Failed(m)) => {
+                Ok(Err(capped(&redactor.redact_str(&m), MAX_ERROR_BYTES)))
+            }
         });
         (answer, stats)
     }
@@ -301,6 +303,7 @@ impl Runtime {
         })
         .await
         .0
+        .map(|d| plugin.redactor.redact_str(&d).into_owned())
     }
 
     /// Calls `tools` of a connector (at load time).
@@ -323,6 +326,7 @@ impl Runtime {
         })
         .await
         .0
+        .map(|specs| redact_specs(&plugin.redactor, specs))
     }
 
     /// Calls one tool of a connector in a fresh instance.
@@ -346,7 +350,8 @@ impl Runtime {
             })
         })
         .await;
-        let outcome = cap_outcome(&plugin.ident, from_wit_outcome(answer?));
+        let outcome = redact_outcome(&plugin.redactor, from_wit_outcome(answer?));
+        let outcome = cap_outcome(&plugin.ident, outcome);
         let size = outcome.output.len();
         if size > limit_kb as usize * 1024 {
             return Err(Failure::OutputTooLarge { size, limit_kb });
@@ -359,6 +364,56 @@ fn unreachable_kind<T>() -> wasmtime::Result<T> {
     Err(wasmtime::Error::msg(
         "plugin kind changed under a running call",
     ))
+}
+
+/// Every text of a report with secrets redacted.
+fn redact_report(redactor: &Redactor, mut r: Report) -> Report {
+    if redactor.is_empty() {
+        return r;
+    }
+    let Report {
+        summary,
+        details,
+        open_issues,
+        remaining_issues,
+        next_step,
+        artifacts,
+        claims,
+        ..
+    } = &mut r;
+    let texts = [summary, details]
+        .into_iter()
+        .chain(open_issues.iter_mut())
+        .chain(remaining_issues.iter_mut())
+        .chain(
+            next_step
+                .iter_mut()
+                .filter_map(|n| n.suggested_task.as_mut()),
+        )
+        .chain(artifacts.iter_mut().flat_map(|a| {
+            [&mut a.id, &mut a.kind, &mut a.mime_type, &mut a.sha256]
+                .into_iter()
+                .chain(a.version.as_mut())
+        }))
+        .chain(claims.iter_mut().flat_map(|c| {
+            [&mut c.tool, &mut c.text]
+                .into_iter()
+                .chain(c.external_id.as_mut())
+        }));
+    for text in texts {
+        redactor.redact_in_place(text);
+    }
+    r
+}
+
+/// Tool specs with secrets redacted from their texts.
+fn redact_specs(redactor: &Redactor, mut specs: Vec<ToolSpec>) -> Vec<ToolSpec> {
+    for s in &mut specs {
+        for text in [&mut s.name, &mut s.description, &mut s.input_schema] {
+            redactor.redact_in_place(text);
+        }
+    }
+    specs
 }
 
 fn report_from_wit(r: types::Report) -> Report {

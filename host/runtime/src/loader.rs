@@ -1,6 +1,7 @@
 //! Calling a skill-loader plugin: `list`, `load` and `read`, each in a fresh instance under the
 //! plugin's limits (like a connector call). The host crate wraps these in the skills library's
-//! `SkillLoaders` trait over its registry.
+//! `SkillLoaders` trait over its registry. Every answer leaves with the loader's granted secrets
+//! redacted ([`guild_core::redact`]): skills are served to every client.
 
 use std::time::Instant;
 
@@ -59,11 +60,12 @@ impl Runtime {
             .map(|m| m.name.len() + m.description.len())
             .sum();
         check_size(plugin, size)?;
+        let redact = |text: String| plugin.redactor.redact_str(&text).into_owned();
         Ok(items
             .into_iter()
             .map(|m| LoaderSkill {
-                name: m.name,
-                description: m.description,
+                name: redact(m.name),
+                description: redact(m.description),
             })
             .collect())
     }
@@ -88,7 +90,8 @@ impl Runtime {
         if let Ok(text) = &body {
             check_size(plugin, text.len())?;
         }
-        Ok(body.map_err(host_error))
+        let redact = |text: String| plugin.redactor.redact_str(&text).into_owned();
+        Ok(body.map(redact).map_err(|e| redact(host_error(e))))
     }
 
     /// `read` of a skill loader: one resource, or the loader's own error.
@@ -110,6 +113,9 @@ impl Runtime {
         if let Ok(b) = &bytes {
             check_size(plugin, b.len())?;
         }
-        Ok(bytes.map_err(host_error))
+        let redactor = &plugin.redactor;
+        Ok(bytes
+            .map(|b| redactor.redact(&b).into_owned())
+            .map_err(|e| redactor.redact_str(&host_error(e)).into_owned()))
     }
 }

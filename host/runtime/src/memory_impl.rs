@@ -10,6 +10,10 @@
 //! the conflict reaches the guest as `refused`, the case that means "nothing stored: merge and
 //! send the full document again".) An instance that read nothing of a document replaces it
 //! as it is.
+//!
+//! Keeping the plugin's granted secrets out of both directions also lives here: they are
+//! redacted from a document read and from a text written (so a team memory served to every
+//! client never holds one; the rest of the text is kept, see [`guild_core::redact`]).
 
 use guild_core::capability::{denied, trace_decision};
 use guild_core::memory::{Scope, Usage};
@@ -80,7 +84,7 @@ impl memory::Host for StoreState {
             }) => {
                 self.memory_bases.set(which, version);
                 Ok(Document {
-                    text,
+                    text: self.redactor.redact_str(&text).into_owned(),
                     version,
                     usage: usage(u),
                 })
@@ -101,6 +105,7 @@ impl memory::Host for StoreState {
             self.count_refusal()?;
             return Ok(Err(UpdateError::Host(refusal)));
         };
+        let text = self.redactor.redact_str(&text).into_owned();
         let base = self.memory_bases.get(which);
         let refused_usage = Usage::of(&text);
         let answer = match task.memory_update(which, base, text).await {

@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use guild_core::capability::Effective;
 use guild_core::manifest::PluginKind;
+use guild_core::redact::Redactor;
 use wasmtime::component::Linker;
 
 use crate::Runtime;
@@ -55,6 +56,8 @@ pub struct Plugin {
     pub(crate) pre: PluginPre,
     /// Its folders with their disk quotas, shared by all its instances.
     pub(crate) quotas: Arc<[QuotaMount]>,
+    /// Its granted secrets, kept out of what crosses its boundary ([`guild_core::redact`]).
+    pub(crate) redactor: Arc<Redactor>,
     api_version: &'static str,
     sha256: String,
     source: CompileSource,
@@ -179,6 +182,8 @@ impl Runtime {
             .await
             .map_err(|e| PrepareError::Mount(e.to_string()))?
             .map_err(PrepareError::Mount)?;
+        // Built once per plugin version: every instance shares it.
+        let redactor = Arc::new(Redactor::for_policy(&effective.http));
         Ok(Plugin {
             name: name.into(),
             ident: ident.into(),
@@ -186,6 +191,7 @@ impl Runtime {
             effective,
             pre,
             quotas,
+            redactor,
             api_version: bindings.version,
             sha256: compiled.sha256,
             source: compiled.source,

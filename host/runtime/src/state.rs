@@ -15,11 +15,13 @@ use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtxView, WasiHttpView};
 
 use guild_core::capability::Effective;
+use guild_core::redact::Redactor;
 
 use crate::Runtime;
 use crate::bindings::types::HostError;
-use crate::fs_quota::{FsQuotas, QuotaMount, QuotaView};
+use crate::fs_quota::{FsQuotas, QuotaView};
 use crate::limiter::MemoryLimiter;
+use crate::plugin::Plugin;
 use crate::stdio::{GuestOutput, StderrTail};
 use crate::task::TaskHost;
 use crate::wasi_http::GuestHttp;
@@ -40,6 +42,8 @@ pub(crate) struct StoreState {
     pub(crate) task: Option<Arc<dyn TaskHost>>,
     /// The guest's last stderr lines, shown when it traps.
     pub(crate) stderr_tail: Arc<StderrTail>,
+    /// The plugin's granted secrets, redacted from what crosses the guest boundary.
+    pub(crate) redactor: Arc<Redactor>,
     /// `wasi:http` requests, sent through the guarded client ([`crate::wasi_http`]).
     http: GuestHttp,
     /// Disk quotas of the read-write folders ([`crate::fs_quota`]).
@@ -148,12 +152,11 @@ impl WasiHttpView for StoreState {
 /// Builds a fresh store for one call of `plugin`.
 pub(crate) fn new_store(
     rt: &Runtime,
-    name: &Arc<str>,
-    ident: &Arc<str>,
-    caps: &Arc<Effective>,
-    quotas: &Arc<[QuotaMount]>,
+    plugin: &Plugin,
     task: Option<Arc<dyn TaskHost>>,
 ) -> anyhow::Result<Store<StoreState>> {
+    let (name, caps, redactor) = (&plugin.name, &plugin.effective, &plugin.redactor);
+
     let mut wasi = WasiCtxBuilder::new();
     // Explicit even where it repeats the defaults: a future wasmtime-wasi default must not
     // widen the sandbox silently.
@@ -161,9 +164,10 @@ pub(crate) fn new_store(
         .allow_udp(false)
         .allow_ip_name_lookup(false);
     let budget = Arc::new(AtomicUsize::new(rt.io().stdio_kb as usize * 1024));
-    wasi.stdout(GuestOutput::new(name.clone(), "stdout", budget.clone()));
+    let output = |stream| GuestOutput::new(name.clone(), stream, budget.clone(), redactor.clone());
+    wasi.stdout(output("stdout"));
     let stderr_tail = Arc::new(StderrTail::default());
-    wasi.stderr(GuestOutput::new(name.clone(), "stderr", budget).with_tail(stderr_tail.clone()));
+    wasi.stderr(output("stderr").with_tail(stderr_tail.clone()));
     // Granted folders are not preopened here: `fs_quota` hands each instance the handles opened
     // once for the plugin version.
     // Bounds the handles one instance can hold, so a leaking guest exhausts its own table and
@@ -174,14 +178,15 @@ pub(crate) fn new_store(
         wasi: wasi.build(),
         table,
         limiter: MemoryLimiter::new(caps.limits.memory_mb as usize * 1024 * 1024),
-        plugin: ident.clone(),
+        plugin: plugin.ident.clone(),
         name: name.clone(),
         caps: caps.clone(),
         rt: rt.clone(),
         task,
         stderr_tail,
-        http: GuestHttp::new(rt, caps),
-        fs_quota: FsQuotas::new(quotas.clone()),
+        redactor: redactor.clone(),
+        http: GuestHttp::new(rt, caps, redactor),
+        fs_quota: FsQuotas::new(plugin.quotas.clone()),
         refused: 0,
         memory_bases: MemoryBases::default(),
     };

@@ -6,6 +6,11 @@
 //! A line is escaped before it is logged ([`guild_core::text::one_line`]), so guest output can
 //! neither drive a terminal nor start a log line of its own.
 //!
+//! Each line has the plugin's granted secrets redacted before it is logged or kept
+//! ([`guild_core::redact`]): a log line loses only the secret. A line longer than
+//! [`LINE_BYTES`] is cut into pieces, each keeping the redactor's longest match for the next,
+//! so a value written across a cut is still found.
+//!
 //! The last few stderr lines of each instance are also kept in a small ring ([`StderrTail`]):
 //! when the guest traps, they are the reason (a Rust panic message, a Python traceback), and
 //! the failure carries them to the caller without `-v`.
@@ -16,6 +21,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
+use guild_core::redact::Redactor;
 use tokio::io::AsyncWrite;
 use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
 
@@ -23,6 +29,8 @@ use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
 const TAIL_LINES: usize = 12;
 /// Characters kept of each of those lines.
 const TAIL_LINE_CHARS: usize = 400;
+/// A line longer than this (plus the redactor's longest match) is logged in pieces.
+const LINE_BYTES: usize = 4096;
 
 /// The last [`TAIL_LINES`] lines a guest wrote to stderr, each cut to [`TAIL_LINE_CHARS`].
 #[derive(Debug, Default)]
@@ -57,16 +65,24 @@ pub(crate) struct GuestOutput {
     stream: &'static str,
     budget: Arc<AtomicUsize>,
     tail: Option<Arc<StderrTail>>,
+    redactor: Arc<Redactor>,
 }
 
 impl GuestOutput {
-    /// A stream named `stream` ("stdout" or "stderr") sharing `budget` bytes with its sibling.
-    pub(crate) fn new(plugin: Arc<str>, stream: &'static str, budget: Arc<AtomicUsize>) -> Self {
+    /// A stream named `stream` ("stdout" or "stderr") sharing `budget` bytes with its sibling,
+    /// with `redactor`'s secrets taken out of every line.
+    pub(crate) fn new(
+        plugin: Arc<str>,
+        stream: &'static str,
+        budget: Arc<AtomicUsize>,
+        redactor: Arc<Redactor>,
+    ) -> Self {
         Self {
             plugin,
             stream,
             budget,
             tail: None,
+            redactor,
         }
     }
 
@@ -105,7 +121,8 @@ impl LineWriter {
         if self.line.is_empty() {
             return;
         }
-        let text = String::from_utf8_lossy(&self.line);
+        let redacted = self.out.redactor.redact(&self.line);
+        let text = String::from_utf8_lossy(&redacted);
         let text = guild_core::text::one_line(text.trim_end_matches(['\r', '\n']));
         if self.logging {
             tracing::info!(
@@ -119,6 +136,28 @@ impl LineWriter {
             tail.push(&text);
         }
         self.line.clear();
+    }
+
+    /// Emits a long line without its last `max_span` bytes (fewer if a secret starts in them
+    /// and ends after them), which stay for the next piece.
+    fn emit_piece(&mut self) {
+        let keep = self.out.redactor.max_span();
+        let mut cut = self.line.len().saturating_sub(keep);
+        if let Some(span) = self
+            .out
+            .redactor
+            .spans(&self.line)
+            .into_iter()
+            .find(|s| s.start < cut && s.end > cut)
+        {
+            cut = span.start;
+        }
+        if cut == 0 {
+            return self.emit();
+        }
+        let rest = self.line.split_off(cut);
+        self.emit();
+        self.line = rest;
     }
 }
 
@@ -157,8 +196,10 @@ impl AsyncWrite for LineWriter {
                 break;
             }
             this.line.push(b);
-            if b == b'\n' || this.line.len() >= 4096 {
+            if b == b'\n' {
                 this.emit();
+            } else if this.line.len() >= LINE_BYTES + this.out.redactor.max_span() {
+                this.emit_piece();
             }
         }
         Poll::Ready(Ok(buf.len()))
@@ -190,7 +231,8 @@ mod tests {
     async fn stderr_tail_keeps_the_last_lines_escaped_even_past_the_budget() {
         let tail = Arc::new(StderrTail::default());
         // A budget of 8 bytes: almost nothing is logged, the tail still follows.
-        let out = GuestOutput::new("probe".into(), "stderr", Arc::new(AtomicUsize::new(8)))
+        let budget = Arc::new(AtomicUsize::new(8));
+        let out = GuestOutput::new("probe".into(), "stderr", budget, Arc::default())
             .with_tail(tail.clone());
         let mut writer = Pin::from(out.async_stream());
         for i in 0..30 {
@@ -207,5 +249,50 @@ mod tests {
         let last = &lines[TAIL_LINES - 1];
         assert!(last.starts_with("\\x1b[31mxxx"), "{last}");
         assert_eq!(last.chars().count(), TAIL_LINE_CHARS);
+    }
+
+    /// Writes `lines` to a stderr stream redacting `Bearer tail-s3cret-value` (or nothing) and
+    /// returns its tail.
+    async fn tail_of(secret: bool, lines: &[String]) -> Vec<String> {
+        use guild_core::http::{AllowList, SecretHeader};
+        let redactor = if secret {
+            let hosts = AllowList::parse(["https://api.example.com"]).expect("hosts");
+            let header = SecretHeader::new("T", "Authorization", "Bearer tail-s3cret-value", hosts);
+            Redactor::new([&header.expect("valid")])
+        } else {
+            Redactor::default()
+        };
+        let tail = Arc::new(StderrTail::default());
+        let budget = Arc::new(AtomicUsize::new(1 << 20));
+        let out = GuestOutput::new("probe".into(), "stderr", budget, Arc::new(redactor))
+            .with_tail(tail.clone());
+        let mut writer = Pin::from(out.async_stream());
+        for line in lines {
+            // Byte by byte: a secret never arrives in one write.
+            for b in line.as_bytes() {
+                writer.write_all(&[*b]).await.expect("write");
+            }
+        }
+        drop(writer);
+        tail.lines()
+    }
+
+    #[tokio::test]
+    async fn a_secret_is_redacted_from_a_line_and_across_the_cut_of_a_long_one() {
+        // The secret straddles LINE_BYTES, where a line is cut when there is no secret to keep
+        // whole; the tail shows the start of each piece.
+        let long = format!(
+            "{}tail-s3cret-value {}\n",
+            "y".repeat(LINE_BYTES - 5),
+            "z".repeat(600)
+        );
+        let lines = ["short tail-s3cret-value\n".to_owned(), long];
+        let tail = tail_of(true, &lines).await;
+        assert!(!tail.concat().contains("s3cret-value"), "{tail:?}");
+        assert_eq!(tail.concat().matches(guild_core::redact::MARKER).count(), 2);
+        assert!(tail[2].starts_with(guild_core::redact::MARKER), "{tail:?}");
+        let tail = tail_of(false, &lines).await;
+        assert_eq!(tail[0], "short tail-s3cret-value");
+        assert!(tail[2].starts_with("s3cret-value"), "cut inside: {tail:?}");
     }
 }

@@ -7,7 +7,8 @@
 //! the runtime's one [`GuardedClient`] under the instance's one [`EgressPolicy`]: the same
 //! allowlist, address checks, DNS pinning, redirect re-validation, size, time and rate caps,
 //! host-attached secrets and secret-reflection refusal as Guild's own `http` interface. The
-//! crate's own client is never compiled in (no `default-send-request` feature).
+//! crate's own client is never compiled in (no `default-send-request` feature). The answer is
+//! handed back with the plugin's granted secrets redacted, as there ([`guild_core::redact`]).
 //!
 //! The interface is linked for every plugin, so a plugin without an `http` grant loads and
 //! each request is refused one by one, with a message naming plugin, capability and origin.
@@ -26,8 +27,10 @@ use wasmtime_wasi_http::{
 
 use guild_core::capability::Effective;
 use guild_core::http::{GuardedClient, HttpError, OutboundRequest, OutboundResponse};
+use guild_core::redact::Redactor;
 
 use crate::Runtime;
+use crate::host_impl::redact_response;
 
 /// The `wasi:http` state of one instance.
 pub(crate) struct GuestHttp {
@@ -37,12 +40,13 @@ pub(crate) struct GuestHttp {
 
 impl GuestHttp {
     /// The state for an instance running under `caps`.
-    pub(crate) fn new(rt: &Runtime, caps: &Arc<Effective>) -> Self {
+    pub(crate) fn new(rt: &Runtime, caps: &Arc<Effective>, redactor: &Arc<Redactor>) -> Self {
         Self {
             ctx: WasiHttpCtx::new(),
             hooks: GuardedHooks {
                 client: rt.http().clone(),
                 caps: caps.clone(),
+                redactor: redactor.clone(),
             },
         }
     }
@@ -60,6 +64,7 @@ pub(crate) fn add_to_linker<T: WasiHttpView + 'static>(
 pub(crate) struct GuardedHooks {
     client: GuardedClient,
     caps: Arc<Effective>,
+    redactor: Arc<Redactor>,
 }
 
 /// What [`WasiHttpHooks::send_request`] returns.
@@ -87,15 +92,16 @@ impl WasiHttpHooks for GuardedHooks {
         // Guest-chosen connect/read timeouts are ignored: the host's limits apply.
         let client = self.client.clone();
         let caps = self.caps.clone();
+        let redactor = self.redactor.clone();
         Box::new(async move {
             let outbound = outbound(request, client.limits().max_request_body).await?;
             let response = client
                 .send(&caps.http, outbound)
                 .await
-                .map_err(error_code)?;
+                .map_err(|e| redacted(&redactor, error_code(e)))?;
             let done: Box<dyn Future<Output = wasmtime_wasi_http::Result<()>> + Send> =
                 Box::new(async { Ok(()) });
-            Ok((inbound(response)?, done))
+            Ok((inbound(redact_response(&redactor, response))?, done))
         })
     }
 }
@@ -149,6 +155,16 @@ fn inbound(response: OutboundResponse) -> Result<http::Response<WasiBody>, Error
     builder
         .body(body)
         .map_err(|e| Error::InternalError(Some(format!("invalid response: {e}"))))
+}
+
+/// An error's text with the plugin's secrets redacted.
+fn redacted(redactor: &Redactor, e: Error) -> Error {
+    match e {
+        Error::InternalError(Some(text)) => {
+            Error::InternalError(Some(redactor.redact_str(&text).into_owned()))
+        }
+        other => other,
+    }
 }
 
 /// A refusal or failure as the guest sees it. The guarded client's message (which names the

@@ -227,7 +227,8 @@ pub fn resolve(
                 &secret.format.replacen("{}", &value, 1),
                 hosts,
             )
-            .map_err(|e| grant_err(format!("key `secrets.{}`: {e}", secret.name)))?,
+            .map_err(|e| grant_err(format!("key `secrets.{}`: {e}", secret.name)))?
+            .with_granted_value(&value),
         );
     }
     for name in grant.secrets.keys() {

@@ -8,6 +8,11 @@
 //! like a secret's) for the rest of the exchange. Before the first hop, the plugin's request
 //! budget is spent and a slot among its requests in flight taken; the pinned client comes from
 //! a bounded pool, so one origin's requests share connections.
+//!
+//! A hop that carries a secret asks for the body whole and unencoded (no guest `Range` or
+//! `Accept-Encoding`), and an encoded answer to it is refused: the runtime redacts an echoed
+//! secret from what it hands the guest ([`crate::redact`]), which it can only do in a body it
+//! can read.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -252,6 +257,9 @@ impl GuardedClient {
             let location = response.headers().get(LOCATION).cloned();
             let Some(location) = location.filter(|_| is_followed_redirect(status)) else {
                 tracing::info!(target = %target, status = status.as_u16(), "http response");
+                if policy.secrets_for(&url).next().is_some() {
+                    check_plain(&target, response.headers())?;
+                }
                 return self.read(method, url, response).await;
             };
             if redirects >= self.limits.max_redirects {
@@ -349,6 +357,25 @@ async fn authorize(
     }
     crate::decision::trace_decision(&policy.plugin, "http", target, true);
     Ok(resolved)
+}
+
+/// Refuses an answer to a hop that carried a secret when its body is encoded: the host could
+/// not search it for an echo of the secret.
+fn check_plain(target: &str, headers: &reqwest::header::HeaderMap) -> Result<(), HttpError> {
+    let encoded = headers
+        .get_all(reqwest::header::CONTENT_ENCODING)
+        .iter()
+        .flat_map(|v| v.to_str().unwrap_or("?").split(','))
+        .map(str::trim)
+        .find(|e| !e.is_empty() && !e.eq_ignore_ascii_case("identity"));
+    match encoded {
+        None => Ok(()),
+        Some(encoding) => Err(HttpError::Transport(format!(
+            "{target}: the answer to a request carrying a secret is encoded (`{}`), so the host \
+             cannot search it for the secret; the server must honour `Accept-Encoding: identity`",
+            headers::shorten(encoding)
+        ))),
+    }
 }
 
 fn is_followed_redirect(status: StatusCode) -> bool {

@@ -6,7 +6,7 @@
 //! the next; and when a redirect changes origin, the guest's own credentials (and any header
 //! named like a secret's) are dropped from the list for good, as browsers and curl do.
 
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use reqwest::header::{ACCEPT_ENCODING, HeaderMap, HeaderName, HeaderValue};
 
 use super::client::HttpLimits;
 use super::error::HttpError;
@@ -78,8 +78,13 @@ pub(crate) fn guest_may_set(name: &HeaderName) -> bool {
     !FORBIDDEN.contains(&name) && !name.starts_with("proxy-")
 }
 
+/// Headers a guest may not set on a hop that carries a secret: an answer the host cannot search
+/// whole (compressed, or one slice of it per request) would carry an echoed secret past the
+/// redactor ([`crate::redact`]). Such a hop asks for `Accept-Encoding: identity` instead.
+const UNSEARCHABLE: &[&str] = &["accept-encoding", "range", "if-range"];
+
 /// The headers for one hop: the guest's allowed headers, then each applicable secret replacing
-/// any guest header of the same name.
+/// any guest header of the same name; with a secret, the body is asked for whole and plain.
 pub(crate) fn build<'a>(
     guest: &[(String, String)],
     secrets: impl Iterator<Item = &'a SecretHeader>,
@@ -96,9 +101,17 @@ pub(crate) fn build<'a>(
             .map_err(|_| HttpError::InvalidRequest(format!("invalid value for header `{name}`")))?;
         map.append(header, value);
     }
+    let mut attached = false;
     for secret in secrets {
         tracing::debug!(secret = secret.name(), header = %secret.header(), "attached a secret");
         map.insert(secret.header().clone(), secret.value().clone());
+        attached = true;
+    }
+    if attached {
+        for name in UNSEARCHABLE {
+            map.remove(*name);
+        }
+        map.insert(ACCEPT_ENCODING, HeaderValue::from_static("identity"));
     }
     Ok(map)
 }

@@ -131,6 +131,20 @@ impl SecretHeader {
         })
     }
 
+    /// Also searches for `value`, the secret as granted before the manifest's `format` was
+    /// applied (`token={}` makes a header value that does not split into scheme and
+    /// credentials): refused in requests elsewhere ([`reflection`]) and redacted from what
+    /// crosses the guest boundary ([`crate::redact`]).
+    pub fn with_granted_value(mut self, value: &str) -> Self {
+        let value = value.trim().as_bytes();
+        if value.len() >= reflection::MIN_SEARCHED_BYTES
+            && !self.needles.iter().any(|n| **n == *value)
+        {
+            self.needles.push(value.into());
+        }
+        self
+    }
+
     /// The secret's name (not its value).
     pub fn name(&self) -> &str {
         &self.name

@@ -486,3 +486,50 @@ async fn malformed_requests_are_refused_before_any_policy_or_network() {
         Err(HttpError::TooLarge { limit: 4 })
     );
 }
+
+/// A server that answers with the `Accept-Encoding` and `Range` it received, its body marked
+/// `Content-Encoding: gzip` when asked with `?gzip`.
+async fn encoding_server() -> Server {
+    let answer = |headers: HeaderMap, query: axum::extract::RawQuery| async move {
+        let get = |name: &str| {
+            let value = headers.get(name).and_then(|v| v.to_str().ok());
+            value.unwrap_or("-").to_owned()
+        };
+        let text = format!("ae={} range={}", get("accept-encoding"), get("range"));
+        let encoding = if query.0.as_deref() == Some("gzip") {
+            "gzip"
+        } else {
+            "identity"
+        };
+        ([(header::CONTENT_ENCODING, encoding)], text)
+    };
+    Server::start(Router::new().fallback(get(answer))).await
+}
+
+#[tokio::test]
+async fn a_hop_carrying_a_secret_asks_for_the_whole_plain_body_and_refuses_an_encoded_one() {
+    let server = encoding_server().await;
+    let client = GuardedClient::default();
+    let plain = both(&[&server.origin()]);
+    let mut secret = plain.clone();
+    let hosts = AllowList::parse([server.origin()]).expect("hosts");
+    let header = SecretHeader::new("TOKEN", "Authorization", "Bearer host-s3cret", hosts);
+    secret.secrets.push(header.expect("valid"));
+    let request = |path: &str| {
+        OutboundRequest::get(server.url(path))
+            .header("Accept-Encoding", "gzip")
+            .header("Range", "bytes=5-9")
+    };
+    // Without a secret, the guest's headers go as they are and any encoding comes back.
+    let response = client.send(&plain, request("/")).await.expect("sent");
+    assert_eq!(body_text(&response), "ae=gzip range=bytes=5-9");
+    let response = client.send(&plain, request("/?gzip")).await;
+    assert!(response.is_ok(), "{response:?}");
+    // With one, the body is asked for whole and plain, and an encoded answer is refused.
+    let response = client.send(&secret, request("/")).await.expect("sent");
+    assert_eq!(body_text(&response), "ae=identity range=-");
+    match client.send(&secret, request("/?gzip")).await {
+        Err(HttpError::Transport(m)) => assert!(m.contains("`gzip`"), "{m}"),
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}

