@@ -23,7 +23,8 @@ pub(crate) enum BundleCommand {
         /// Output file (default: NAME-VERSION.guild in the current folder).
         #[arg(long, short)]
         output: Option<PathBuf>,
-        /// Creation time to record, Unix seconds (default: $SOURCE_DATE_EPOCH, else now).
+        /// Creation time to record, Unix seconds (default: $SOURCE_DATE_EPOCH, else the
+        /// modification time of the newest file, so the same folder gives the same bytes).
         #[arg(long)]
         created: Option<u64>,
         /// Refuse the bundle this many days after its creation time.
@@ -196,6 +197,7 @@ fn pack(
     expires_in_days: Option<u64>,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
+    let now = bundle::time::now_unix();
     let created = match created {
         Some(t) => t,
         None => match std::env::var("SOURCE_DATE_EPOCH") {
@@ -203,10 +205,23 @@ fn pack(
                 .trim()
                 .parse()
                 .context("SOURCE_DATE_EPOCH is not a number of seconds")?,
-            Err(_) => bundle::time::now_unix(),
+            // The newest file's time, not the clock: the same folder packs to the same bytes.
+            Err(_) => archive::newest_mtime(dir, now)
+                .with_context(|| format!("failed to pack {}", dir.display()))?,
         },
     };
     let expires = expires_in_days.map(|d| created.saturating_add(d.saturating_mul(86_400)));
+    if let Some(at) = expires
+        && at <= now
+    {
+        anyhow::bail!(
+            "the bundle would expire at {}, already past: its creation time {} comes from \
+             --created, SOURCE_DATE_EPOCH or the newest file; pass a later --created or more \
+             --expires-in-days",
+            bundle::time::rfc3339(at),
+            bundle::time::rfc3339(created)
+        );
+    }
     let b = archive::pack(
         dir,
         archive::PackOptions { created, expires },
