@@ -34,6 +34,8 @@ pub mod verify;
 #[cfg(test)]
 mod archive_tests;
 #[cfg(test)]
+mod interop_tests;
+#[cfg(test)]
 mod tests;
 
 use thiserror::Error;

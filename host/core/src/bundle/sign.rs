@@ -7,6 +7,7 @@ use std::path::Path;
 
 use ssh_encoding::pem::PemLabel;
 use ssh_encoding::{Decode, DecodePem, Reader};
+use ssh_key::private::RsaKeypair;
 use ssh_key::public::KeyData;
 use ssh_key::{HashAlg, LineEnding, PrivateKey, PublicKey, Signature, SshSig};
 
@@ -43,13 +44,52 @@ pub fn sign(key: &PrivateKey, message: &[u8]) -> Result<Vec<u8>, BundleError> {
     supported_key(key.public_key().key_data()).map_err(key_err)?;
     // SHA-512 over the message, as `ssh-keygen -Y sign` does for every key type (the key's
     // own signature hash is fixed by its type: rsa-sha2-512, or the curve's for ECDSA).
-    let sig = key
-        .sign(SIG_NAMESPACE, HashAlg::Sha512, message)
-        .map_err(|e| key_err(format!("cannot sign with this {} key: {e}", key.algorithm())))?;
+    let cannot = |e: String| key_err(format!("cannot sign with this {} key: {e}", key.algorithm()));
+    let sig = match key.key_data().rsa() {
+        Some(rsa) => {
+            let data = SshSig::signed_data(SIG_NAMESPACE, HashAlg::Sha512, message)
+                .map_err(|e| cannot(e.to_string()))?;
+            let signature = sign_rsa(rsa, &data).map_err(cannot)?;
+            SshSig::new(
+                key.public_key().key_data().clone(),
+                SIG_NAMESPACE,
+                HashAlg::Sha512,
+                signature,
+            )
+            .map_err(|e| cannot(e.to_string()))?
+        }
+        None => key
+            .sign(SIG_NAMESPACE, HashAlg::Sha512, message)
+            .map_err(|e| cannot(e.to_string()))?,
+    };
     let pem = sig
         .to_pem(LineEnding::LF)
         .map_err(|e| BundleError::Signature(format!("cannot encode the signature: {e}")))?;
     Ok(pem.into_bytes())
+}
+
+/// An `rsa-sha2-512` signature over `data`. Done here because ssh-key 0.6.7 builds the RSA
+/// private key with the first prime twice (`[p, p]`) and so cannot sign with any RSA key.
+fn sign_rsa(key: &RsaKeypair, data: &[u8]) -> Result<Signature, String> {
+    use signature::{SignatureEncoding, Signer};
+    let big = |m: &ssh_key::Mpint| rsa::BigUint::try_from(m).map_err(|e| e.to_string());
+    let private = rsa::RsaPrivateKey::from_components(
+        big(&key.public.n)?,
+        big(&key.public.e)?,
+        big(&key.private.d)?,
+        vec![big(&key.private.p)?, big(&key.private.q)?],
+    )
+    .map_err(|e| e.to_string())?;
+    let signed = rsa::pkcs1v15::SigningKey::<sha2::Sha512>::new(private)
+        .try_sign(data)
+        .map_err(|e| e.to_string())?;
+    Signature::new(
+        ssh_key::Algorithm::Rsa {
+            hash: Some(HashAlg::Sha512),
+        },
+        signed.to_vec(),
+    )
+    .map_err(|e| e.to_string())
 }
 
 /// A signature that checked out: who made it, with which key, under which certificate.
