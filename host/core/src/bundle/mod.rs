@@ -37,6 +37,8 @@ mod archive_tests;
 mod interop_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod trust_tests;
 
 use thiserror::Error;
 
