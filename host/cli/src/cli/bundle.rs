@@ -152,6 +152,7 @@ pub(crate) async fn run(config: &Path, cmd: BundleCommand, json: bool) -> anyhow
             };
             let done = bundle_install::install(&config, &file, &options)
                 .with_context(|| format!("refused to install {}", file.display()))?;
+            warn_refused_lines(&done.warnings);
             if json {
                 print_json(&serde_json::json!({
                     "installed": done.record,
@@ -181,12 +182,22 @@ pub(crate) async fn run(config: &Path, cmd: BundleCommand, json: bool) -> anyhow
 }
 
 /// The operator's config, or the defaults when there is no file (trust files then resolve
-/// against the current folder).
+/// against the current folder; messages still name the file that was looked for).
 fn load_config(path: &Path) -> anyhow::Result<Config> {
     if path.is_file() {
         Config::load(path).with_context(|| format!("failed to load {}", path.display()))
     } else {
-        Ok(Config::default())
+        Ok(Config {
+            file: path.to_owned(),
+            ..Config::default()
+        })
+    }
+}
+
+/// One line on stderr per trust-file line refused on its own (the others still count).
+fn warn_refused_lines(warnings: &[String]) {
+    for w in warnings {
+        eprintln!("warning: {}", guild_host::text::for_terminal(w));
     }
 }
 
@@ -350,6 +361,7 @@ fn show(
     };
     let seen = bundle_install::inspect(&config, file, &options)
         .with_context(|| format!("{} did not verify", file.display()))?;
+    warn_refused_lines(&seen.warnings);
     let v = &seen.verified;
     if json {
         print_json(&serde_json::json!({
@@ -357,6 +369,7 @@ fn show(
             "name": v.manifest.name, "version": v.manifest.version, "kind": v.manifest.kind,
             "wit": v.manifest.wit, "created": v.manifest.created, "expires": v.manifest.expires,
             "digest": v.digest, "content_digest": v.content_digest, "signers": v.signers,
+            "warnings": seen.warnings,
             "capabilities": if capabilities { serde_json::to_value(&seen.capabilities)? } else { serde_json::Value::Null },
         }))?;
         return Ok(ExitCode::SUCCESS);
@@ -376,7 +389,10 @@ fn show(
     )?;
     outln!("{}", render::bundle_signers(&v.signers, &v.digest))?;
     if capabilities {
-        outln!("would install into {}", seen.target.display())?;
+        match &seen.target {
+            Some(target) => outln!("would install into {}", target.display())?,
+            None => outln!("would not install: the configuration names no [host] plugins_dir")?,
+        }
         out!("{}", render::capability_rows(&seen.capabilities))?;
     }
     Ok(ExitCode::SUCCESS)

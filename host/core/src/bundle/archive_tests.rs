@@ -309,18 +309,30 @@ fn pack_time_defaults_to_the_newest_file_so_the_same_folder_gives_the_same_bytes
     let set = |name: &str, secs: u64| {
         let path = dir.path().join(name);
         std::fs::write(&path, name).expect("write");
-        let f = std::fs::File::options().write(true).open(&path).expect("open");
+        let f = std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .expect("open");
         f.set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs))
             .expect("set mtime");
     };
     set("a.txt", 1_700_000_000);
     set("sub/b.txt", 1_750_000_000);
     let now = 1_800_000_000;
-    assert_eq!(archive::newest_mtime(dir.path(), now).expect("walk"), 1_750_000_000);
-    assert_eq!(archive::newest_mtime(dir.path(), now).expect("walk"), 1_750_000_000);
+    assert_eq!(
+        archive::newest_mtime(dir.path(), now).expect("walk"),
+        1_750_000_000
+    );
+    assert_eq!(
+        archive::newest_mtime(dir.path(), now).expect("walk"),
+        1_750_000_000
+    );
     // A newer file moves it; a file from the future is capped at now.
     set("sub/c.txt", 1_760_000_000);
-    assert_eq!(archive::newest_mtime(dir.path(), now).expect("walk"), 1_760_000_000);
+    assert_eq!(
+        archive::newest_mtime(dir.path(), now).expect("walk"),
+        1_760_000_000
+    );
     set("future.txt", 1_900_000_000);
     assert_eq!(archive::newest_mtime(dir.path(), now).expect("walk"), now);
 }

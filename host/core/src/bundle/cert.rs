@@ -51,7 +51,8 @@ pub fn is_certificate(blob: &[u8]) -> bool {
 impl UserCert {
     /// Reads a certificate blob; the error says which field is wrong.
     pub fn parse(blob: &[u8]) -> Result<Self, String> {
-        let bad = |field: &'static str| move |e: ssh_encoding::Error| format!("bad {field} field: {e}");
+        let bad =
+            |field: &'static str| move |e: ssh_encoding::Error| format!("bad {field} field: {e}");
         let r = &mut &blob[..];
         let cert_type_name = String::decode(r).map_err(bad("key type"))?;
         let plain = cert_type_name
@@ -84,8 +85,9 @@ impl UserCert {
             .map_err(bad("principals"))?;
         let valid_after = u64::decode(r).map_err(bad("valid after"))?;
         let valid_before = u64::decode(r).map_err(bad("valid before"))?;
-        let critical_options = option_names(&Vec::<u8>::decode(r).map_err(bad("critical options"))?)
-            .map_err(bad("critical options"))?;
+        let critical_options =
+            option_names(&Vec::<u8>::decode(r).map_err(bad("critical options"))?)
+                .map_err(bad("critical options"))?;
         let _extensions = Vec::<u8>::decode(r).map_err(bad("extensions"))?;
         let _reserved = Vec::<u8>::decode(r).map_err(bad("reserved"))?;
         let ca_blob = Vec::<u8>::decode(r).map_err(bad("signature key"))?;
@@ -125,7 +127,12 @@ impl UserCert {
         if self.ca.key_data() != ca.key_data() {
             return Some("signed by another CA".into());
         }
-        if self.ca.key_data().verify(&self.signed_bytes, &self.signature).is_err() {
+        if self
+            .ca
+            .key_data()
+            .verify(&self.signed_bytes, &self.signature)
+            .is_err()
+        {
             return Some("its CA signature does not verify (forged or altered)".into());
         }
         if self.cert_type != USER_CERT {

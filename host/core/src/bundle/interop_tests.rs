@@ -73,7 +73,13 @@ impl Keys {
     }
 
     /// Whether `ssh-keygen -Y verify` accepts `sig` over `message` for `principal`.
-    fn ssh_keygen_accepts(&self, signers: &str, principal: &str, sig: &[u8], message: &[u8]) -> bool {
+    fn ssh_keygen_accepts(
+        &self,
+        signers: &str,
+        principal: &str,
+        sig: &[u8],
+        message: &[u8],
+    ) -> bool {
         std::fs::write(self.path("allowed"), signers).expect("write");
         std::fs::write(self.path("check.sig"), sig).expect("write");
         std::fs::write(self.path("check"), message).expect("write");
@@ -119,7 +125,11 @@ fn policy(signers: &str, revoked: &str) -> TrustPolicy {
     }
 }
 
-fn verify_with(bundle: &Bundle, sig: Vec<u8>, policy: &TrustPolicy) -> Result<Verified, BundleError> {
+fn verify_with(
+    bundle: &Bundle,
+    sig: Vec<u8>,
+    policy: &TrustPolicy,
+) -> Result<Verified, BundleError> {
     let mut b = bundle.clone();
     b.signatures.push(sig);
     let bytes = archive::write(&b).expect("write");
@@ -147,7 +157,10 @@ fn every_key_type_verifies_what_ssh_keygen_signed_and_ssh_keygen_verifies_guild(
     for (kind, bits) in KEY_TYPES {
         let name = format!("{kind}{bits}");
         let key = keys.keygen(&name, kind, bits);
-        let line = format!("{name}@team namespaces=\"{SIG_NAMESPACE}\" {}", keys.public(&name));
+        let line = format!(
+            "{name}@team namespaces=\"{SIG_NAMESPACE}\" {}",
+            keys.public(&name)
+        );
         let p = policy(&line, "");
 
         let by_ssh_keygen = keys.sign(&name, &bundle.manifest_bytes);
@@ -158,7 +171,12 @@ fn every_key_type_verifies_what_ssh_keygen_signed_and_ssh_keygen_verifies_guild(
 
         let by_guild = sign::sign(&key, &bundle.manifest_bytes).expect("guild signs");
         assert!(
-            keys.ssh_keygen_accepts(&line, &format!("{name}@team"), &by_guild, &bundle.manifest_bytes),
+            keys.ssh_keygen_accepts(
+                &line,
+                &format!("{name}@team"),
+                &by_guild,
+                &bundle.manifest_bytes
+            ),
             "ssh-keygen refused what guild signed with {name}"
         );
         verify_with(&bundle, by_guild.clone(), &p).expect("guild verifies its own");
@@ -166,9 +184,14 @@ fn every_key_type_verifies_what_ssh_keygen_signed_and_ssh_keygen_verifies_guild(
         // The same signature over other bytes is a change after signing, for every type.
         let mut other = bundle.clone();
         let text = String::from_utf8(other.manifest_bytes).expect("utf8");
-        other.manifest_bytes = text.replacen("\"created\":", "\"created\":1", 1).into_bytes();
+        other.manifest_bytes = text
+            .replacen("\"created\":", "\"created\":1", 1)
+            .into_bytes();
         let e = verify_with(&other, by_guild, &p).expect_err("tampered");
-        assert!(e.to_string().contains("changed after signing"), "{name}: {e}");
+        assert!(
+            e.to_string().contains("changed after signing"),
+            "{name}: {e}"
+        );
     }
 }
 
@@ -209,7 +232,12 @@ fn certified(keys: &Keys, ca: &str, user: &str, args: &[&str]) {
 fn a_certificate_from_a_trusted_ca_verifies_for_the_principals_the_line_accepts() {
     let keys = Keys::new();
     let (_dir, bundle) = plugin();
-    certified(&keys, "ca", "alice", &["-n", "alice@team,ops", "-V", "20260101:20280101"]);
+    certified(
+        &keys,
+        "ca",
+        "alice",
+        &["-n", "alice@team,ops", "-V", "20260101:20280101"],
+    );
     let sig = keys.sign("alice-cert.pub", &bundle.manifest_bytes);
     let ca_line = |principals: &str| {
         format!(
@@ -227,7 +255,10 @@ fn a_certificate_from_a_trusted_ca_verifies_for_the_principals_the_line_accepts(
             .unwrap_or_else(|e| panic!("{principals}: {e}"));
         assert_eq!(v.signers[0].principals, expected, "{principals}");
         let ca = PrivateKey::read_openssh_file(&keys.path("ca")).expect("ca");
-        assert_eq!(v.signers[0].certified_by, Some(fingerprint(ca.public_key())));
+        assert_eq!(
+            v.signers[0].certified_by,
+            Some(fingerprint(ca.public_key()))
+        );
         let alice = PrivateKey::read_openssh_file(&keys.path("alice")).expect("alice");
         assert_eq!(v.signers[0].fingerprint, fingerprint(alice.public_key()));
         assert!(keys.ssh_keygen_accepts(&line, "alice@team", &sig, &bundle.manifest_bytes));
@@ -261,8 +292,18 @@ fn certificates_are_refused_outside_their_window_from_another_ca_or_a_revoked_on
     keys.keygen("ca", "ed25519", "");
     keys.keygen("other", "ed25519", "");
     let ca = line("ca");
-    refused(&["-n", "a@team", "-V", "20200101:20200201"], &ca, "", "expired at 2020-02-01");
-    refused(&["-n", "a@team", "-V", "20300101:20310101"], &ca, "", "not valid until 2030");
+    refused(
+        &["-n", "a@team", "-V", "20200101:20200201"],
+        &ca,
+        "",
+        "expired at 2020-02-01",
+    );
+    refused(
+        &["-n", "a@team", "-V", "20300101:20310101"],
+        &ca,
+        "",
+        "not valid until 2030",
+    );
     refused(&["-n", "a@team", "-h"], &ca, "", "host certificate");
     refused(
         &["-n", "a@team", "-O", "force-command=/bin/true"],
@@ -270,7 +311,12 @@ fn certificates_are_refused_outside_their_window_from_another_ca_or_a_revoked_on
         "",
         "critical option(s) force-command",
     );
-    refused(&["-n", "a@team"], &line("other"), "", "which no cert-authority line");
+    refused(
+        &["-n", "a@team"],
+        &line("other"),
+        "",
+        "which no cert-authority line",
+    );
     refused(&["-n", "a@team"], &ca, &keys.public("ca"), "revoked CA key");
     // The certified key listed as a bare key does not vouch for the certificate (nor does
     // ssh-keygen), and a CA line does not vouch for the CA key's own bare signatures.
@@ -292,7 +338,13 @@ fn a_certificate_whose_principals_were_edited_fails_its_ca_signature() {
     certified(&keys, "ca", "alice", &["-n", "alice@team"]);
     let sig = keys.sign("alice-cert.pub", &bundle.manifest_bytes);
     // Alice (who holds her key) rewrites her certificate to say "admin@team" and signs anew.
-    let forged = forge(&keys, &sig, b"alice@team", b"admin@tea1", &bundle.manifest_bytes);
+    let forged = forge(
+        &keys,
+        &sig,
+        b"alice@team",
+        b"admin@tea1",
+        &bundle.manifest_bytes,
+    );
     let line = format!("admin@tea1 cert-authority {}", keys.public("ca"));
     let e = verify_with(&bundle, forged, &policy(&line, "")).expect_err("forged");
     assert!(e.to_string().contains("does not verify"), "{e}");
@@ -319,8 +371,8 @@ fn forge(keys: &Keys, sig: &[u8], from: &[u8], to: &[u8], message: &[u8]) -> Vec
     let alice = PrivateKey::read_openssh_file(&keys.path("alice")).expect("alice");
     let data = ssh_key::SshSig::signed_data(SIG_NAMESPACE, ssh_key::HashAlg::Sha512, message)
         .expect("signed data");
-    let signature = signature::Signer::<ssh_key::Signature>::try_sign(alice.key_data(), &data)
-        .expect("sign");
+    let signature =
+        signature::Signer::<ssh_key::Signature>::try_sign(alice.key_data(), &data).expect("sign");
     let mut out = b"SSHSIG".to_vec();
     1u32.encode(&mut out).expect("encode");
     cert.encode(&mut out).expect("encode");

@@ -7,10 +7,10 @@
 
 use std::path::Path;
 
-use super::{BundleError, SIG_NAMESPACE};
 use super::cert::UserCert;
 use super::sign::{Checked, fingerprint};
 use super::trust::{AllowedSigners, Revoked, SignerEntry};
+use super::{BundleError, SIG_NAMESPACE};
 
 /// Who vouched for a bundle: one per distinct trusted key.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -128,7 +128,12 @@ impl TrustPolicy {
         if matching.is_empty() {
             return Err(self.untrusted(c));
         }
-        in_window(&matching, now, |e| Some(e.principals.clone()), String::new())
+        in_window(
+            &matching,
+            now,
+            |e| Some(e.principals.clone()),
+            String::new(),
+        )
     }
 
     /// The `cert-authority` lines whose CA signed `cert`, for the certificate's principals the

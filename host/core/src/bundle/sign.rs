@@ -44,7 +44,12 @@ pub fn sign(key: &PrivateKey, message: &[u8]) -> Result<Vec<u8>, BundleError> {
     supported_key(key.public_key().key_data()).map_err(key_err)?;
     // SHA-512 over the message, as `ssh-keygen -Y sign` does for every key type (the key's
     // own signature hash is fixed by its type: rsa-sha2-512, or the curve's for ECDSA).
-    let cannot = |e: String| key_err(format!("cannot sign with this {} key: {e}", key.algorithm()));
+    let cannot = |e: String| {
+        key_err(format!(
+            "cannot sign with this {} key: {e}",
+            key.algorithm()
+        ))
+    };
     let sig = match key.key_data().rsa() {
         Some(rsa) => {
             let data = SshSig::signed_data(SIG_NAMESPACE, HashAlg::Sha512, message)
@@ -110,8 +115,8 @@ pub fn supported_key(key: &KeyData) -> Result<(), String> {
         KeyData::Ed25519(_) | KeyData::Ecdsa(_) => Ok(()),
         KeyData::Rsa(rsa) => {
             let n = rsa.n.as_positive_bytes().unwrap_or_default();
-            let bits = (n.len() * 8)
-                .saturating_sub(n.first().map_or(0, |b| b.leading_zeros() as usize));
+            let bits =
+                (n.len() * 8).saturating_sub(n.first().map_or(0, |b| b.leading_zeros() as usize));
             if (2048..=4096).contains(&bits) {
                 Ok(())
             } else {
@@ -146,7 +151,11 @@ pub fn check(label: &str, armored: &[u8], message: &[u8]) -> Result<Checked, Bun
     let hash = match raw.hash_alg.as_str() {
         "sha256" => HashAlg::Sha256,
         "sha512" => HashAlg::Sha512,
-        other => return Err(fail(format!("uses hash {other:?} (sha256 or sha512 expected)"))),
+        other => {
+            return Err(fail(format!(
+                "uses hash {other:?} (sha256 or sha512 expected)"
+            )));
+        }
     };
     let (key, certificate) = if is_certificate(&raw.public_key) {
         let cert = UserCert::parse(&raw.public_key)
@@ -157,7 +166,8 @@ pub fn check(label: &str, armored: &[u8], message: &[u8]) -> Result<Checked, Bun
             .map_err(|e| fail(format!("carries a public key that does not decode: {e}")))?;
         (key, None)
     };
-    supported_key(key.key_data()).map_err(|e| fail(format!("is by key {}: {e}", fingerprint(&key))))?;
+    supported_key(key.key_data())
+        .map_err(|e| fail(format!("is by key {}: {e}", fingerprint(&key))))?;
     let signature = Signature::try_from(&raw.signature[..])
         .map_err(|e| fail(format!("holds a signature that does not decode: {e}")))?;
     let sig = SshSig::new(key.key_data().clone(), SIG_NAMESPACE, hash, signature)

@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 
 use ssh_key::PublicKey;
 
-pub use super::policy::{TrustPolicy, TrustedSigner};
 use super::pattern::{ListMatch, match_list};
+pub use super::policy::{TrustPolicy, TrustedSigner};
 use super::sign::{fingerprint, supported_key};
 use super::time::{parse_signers_time, rfc3339};
 use super::{BundleError, SIG_NAMESPACE};
@@ -428,4 +428,3 @@ impl Revoked {
         })
     }
 }
-

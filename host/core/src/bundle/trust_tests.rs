@@ -28,11 +28,25 @@ fn namespaces_are_matched_as_ssh_keygen_pattern_lists() {
         let line = format!("lead@team namespaces=\"{namespaces}\" {}", openssh(1));
         check(signed(dir.path(), &[&lead]), &policy_text(&line))
     };
-    for allowed in ["guild-*", "git,guild-bundle", "guild-bund?e", "*", "!git,guild-*"] {
+    for allowed in [
+        "guild-*",
+        "git,guild-bundle",
+        "guild-bund?e",
+        "*",
+        "!git,guild-*",
+    ] {
         let v = with(allowed).unwrap_or_else(|e| panic!("{allowed}: {e}"));
         assert_eq!(v.signers[0].principals, ["lead@team"]);
     }
-    for denied in ["git", "guild", "guild-bundle?", "*,!guild-*", "!git", "GUILD-BUNDLE", ""] {
+    for denied in [
+        "git",
+        "guild",
+        "guild-bundle?",
+        "*,!guild-*",
+        "!git",
+        "GUILD-BUNDLE",
+        "",
+    ] {
         let e = err(with(denied));
         assert!(e.contains("untrusted"), "{denied}: {e}");
     }
@@ -44,8 +58,14 @@ fn a_line_guild_cannot_honour_is_refused_alone_with_a_warning_naming_it() {
     let text = [
         format!("one@team verify-required {}", openssh(1)),
         format!("two@team namespaces=guild-bundle {}", openssh(2)),
-        format!("three@team no-touch-required,namespaces=\"guild-bundle\" {}", openssh(3)),
-        format!("four@team namespaces=\"git\",namespaces=\"guild-bundle\" {}", openssh(4)),
+        format!(
+            "three@team no-touch-required,namespaces=\"guild-bundle\" {}",
+            openssh(3)
+        ),
+        format!(
+            "four@team namespaces=\"git\",namespaces=\"guild-bundle\" {}",
+            openssh(4)
+        ),
         "# a comment".to_owned(),
         format!("five@team namespaces=\"guild-bundle\" {}", openssh(5)),
         format!("six@team cert-authority {}", openssh(6)),
@@ -66,7 +86,12 @@ fn a_line_guild_cannot_honour_is_refused_alone_with_a_warning_naming_it() {
     // Allowed: the other lines still count (a plain key and a CA line).
     let v = check(signed(dir.path(), &[&key(5)]), &p).expect("line 6 trusts key 5");
     assert_eq!(v.signers[0].principals, ["five@team"]);
-    assert!(p.signers.entries.iter().any(|e| e.cert_authority && e.line == 7));
+    assert!(
+        p.signers
+            .entries
+            .iter()
+            .any(|e| e.cert_authority && e.line == 7)
+    );
     // Denied: the refused line's key is untrusted, and the refusal says which line and why.
     let e = err(check(signed(dir.path(), &[&key(1)]), &p));
     assert!(
@@ -82,7 +107,10 @@ fn a_line_guild_cannot_honour_is_refused_alone_with_a_warning_naming_it() {
 #[test]
 fn a_malformed_line_still_stops_the_whole_file() {
     for (line, needle) in [
-        ("lead@team ssh-ed25519 not-base64".to_owned(), ":1: not a public key"),
+        (
+            "lead@team ssh-ed25519 not-base64".to_owned(),
+            ":1: not a public key",
+        ),
         ("lead@team".to_owned(), ":1: no key after the principals"),
         (
             format!("lead@team valid-before=\"2026\" {}", openssh(1)),
@@ -100,5 +128,8 @@ fn a_malformed_line_still_stops_the_whole_file() {
     .expect("well formed");
     assert_eq!(fine.entries.len(), 1);
     assert!(fine.refused.is_empty());
-    assert_eq!(fingerprint(&fine.entries[0].key), fingerprint(key(1).public_key()));
+    assert_eq!(
+        fingerprint(&fine.entries[0].key),
+        fingerprint(key(1).public_key())
+    );
 }
