@@ -112,8 +112,11 @@ pub struct Inspection {
     pub verified: Verified,
     /// Requested vs granted vs denied, from the code `guild plugins show` uses.
     pub capabilities: Vec<CapabilityRow>,
-    /// Where it would be installed.
-    pub target: PathBuf,
+    /// Where it would be installed; `None` when the configuration names no plugins folder
+    /// (verifying needs none, installing does).
+    pub target: Option<PathBuf>,
+    /// Lines of the trust file refused on their own, one warning each (file and line named).
+    pub warnings: Vec<String>,
 }
 
 /// Options for [`install`] and [`inspect`].
@@ -138,6 +141,8 @@ pub struct Installed {
     pub capabilities: Vec<CapabilityRow>,
     /// The override applied, if any.
     pub override_note: Option<String>,
+    /// Lines of the trust file refused on their own.
+    pub warnings: Vec<String>,
 }
 
 /// Verifies a bundle file against the operator's trust and shows what its grants would give
@@ -149,18 +154,21 @@ pub fn inspect(
 ) -> Result<Inspection, InstallError> {
     let policy = TrustPolicy::from_config(config, options.allowed_signers.as_deref())?;
     let bundle = bundle::archive::read_file(file, Caps::default())?;
-    let plugins_dir = plugins_dir(config)?;
     let peek = bundle::DigestManifest::parse(&bundle.manifest_bytes)?;
     guild_core::manifest::validate_name(&peek.name)
         .map_err(|m| BundleError::Manifest(format!("name {:?}: {m}", peek.name)))?;
-    let target = plugins_dir.join(&peek.name);
-    let verified = bundle::verify(bundle, &policy, bundle::time::now_unix(), &target)?;
+    let target = plugins_dir(config).ok().map(|dir| dir.join(&peek.name));
+    // Without a plugins folder the plugin.toml inside is read as if it lived in a folder named
+    // after the plugin (paths in it resolve there; nothing is written).
+    let install_dir = target.clone().unwrap_or_else(|| PathBuf::from(&peek.name));
+    let verified = bundle::verify(bundle, &policy, bundle::time::now_unix(), &install_dir)?;
     let (_, capabilities) = capability::resolve(&verified.plugin, config)
         .map_err(|e| InstallError::Grant(e.to_string()))?;
     Ok(Inspection {
         verified,
         capabilities,
         target,
+        warnings: policy.signers.warnings(),
     })
 }
 
@@ -171,7 +179,9 @@ pub fn install(
     file: &Path,
     options: &InstallOptions,
 ) -> Result<Installed, InstallError> {
+    let plugins_dir = plugins_dir(config)?;
     let inspection = inspect(config, file, options)?;
+    let target = plugins_dir.join(&inspection.verified.manifest.name);
     let v = &inspection.verified;
     let record = InstallRecord {
         name: v.manifest.name.clone(),
@@ -185,9 +195,9 @@ pub fn install(
     let ledger = Ledger::open(data_dir.join(guild_core::receipts::LEDGER_FILE))?;
     let override_note = check_history(&ledger, &record, options)?;
 
-    let plugins_dir = plugins_dir(config)?;
+    clean_stale_staging(&plugins_dir);
     let compile = || compile_verified(config, v);
-    stage_and_swap(&plugins_dir, &inspection.target, &v.files, compile, None)?;
+    stage_and_swap(&plugins_dir, &target, &v.files, compile, None)?;
 
     let ident = format!("{}@{}", record.name, record.version);
     if let Some(note) = &override_note {
@@ -197,9 +207,10 @@ pub fn install(
     ledger.audit(AuditKind::BundleInstalled, &ident, &detail)?;
     Ok(Installed {
         record,
-        dir: inspection.target,
+        dir: target,
         capabilities: inspection.capabilities,
         override_note,
+        warnings: inspection.warnings,
     })
 }
 
@@ -251,66 +262,98 @@ pub fn provenance(
 }
 
 /// Refuses a rollback or equivocation unless overridden; returns the override's note.
+///
+/// Versions are compared without their build metadata, as semver orders them: `2.0.0+evil` is
+/// the release `2.0.0`, so it may not carry other content than the `2.0.0` installed before,
+/// nor count as newer.
 fn check_history(
     ledger: &Ledger,
     offered: &InstallRecord,
     options: &InstallOptions,
 ) -> Result<Option<String>, InstallError> {
-    let parse = |v: &str| semver::Version::parse(v).ok();
-    let Some(new) = parse(&offered.version) else {
+    let Some(new) = release(&offered.version) else {
         return Err(
             BundleError::Manifest(format!("version {:?} is not semver", offered.version)).into(),
         );
     };
-    let mut highest: Option<(semver::Version, InstallRecord)> = None;
-    for r in history(ledger)?
+    let earlier: Vec<(semver::Version, InstallRecord)> = history(ledger)?
         .into_iter()
         .filter(|r| r.name == offered.name)
+        .filter_map(|r| release(&r.version).map(|v| (v, r)))
+        .collect();
+    let mut notes = Vec::new();
+    // The latest install of the same release (after an audited override, its content is the
+    // one that counts).
+    if let Some((_, record)) = earlier
+        .iter()
+        .rev()
+        .find(|(v, _)| *v == new)
+        .filter(|(_, r)| r.content_digest != offered.content_digest)
     {
-        if let Some(v) = parse(&r.version)
-            && highest.as_ref().is_none_or(|(h, _)| v >= *h)
-        {
-            highest = Some((v, r));
+        if !options.allow_equivocation {
+            return Err(InstallError::Equivocation {
+                name: offered.name.clone(),
+                version: describe(&new, &record.version, &offered.version),
+                installed: record.content_digest.clone(),
+                offered: offered.content_digest.clone(),
+            });
         }
+        notes.push(format!(
+            "equivocation at {}: content {} replaces {} (--allow-equivocation)",
+            describe(&new, &record.version, &offered.version),
+            offered.content_digest,
+            record.content_digest
+        ));
     }
-    let Some((top, record)) = highest else {
-        return Ok(None);
-    };
-    if new < top {
+    if let Some((top, record)) = earlier.iter().max_by(|a, b| a.0.cmp(&b.0))
+        && new < *top
+    {
         if !options.allow_rollback {
             return Err(InstallError::Rollback {
                 name: offered.name.clone(),
                 installed: top.to_string(),
-                digest: record.content_digest,
+                digest: record.content_digest.clone(),
                 offered: new.to_string(),
             });
         }
-        return Ok(Some(format!(
+        notes.push(format!(
             "rollback from {top} to {new} allowed by the operator (--allow-rollback)"
-        )));
+        ));
     }
-    if new == top && record.content_digest != offered.content_digest {
-        if !options.allow_equivocation {
-            return Err(InstallError::Equivocation {
-                name: offered.name.clone(),
-                version: new.to_string(),
-                installed: record.content_digest,
-                offered: offered.content_digest.clone(),
-            });
-        }
-        return Ok(Some(format!(
-            "equivocation at {new}: content {} replaces {} (--allow-equivocation)",
-            offered.content_digest, record.content_digest
-        )));
+    Ok((!notes.is_empty()).then(|| notes.join("; ")))
+}
+
+/// The release a version string names: semver without its build metadata (`+…`).
+fn release(version: &str) -> Option<semver::Version> {
+    let mut v = semver::Version::parse(version).ok()?;
+    v.build = semver::BuildMetadata::EMPTY;
+    Some(v)
+}
+
+/// `2.0.0`, or `2.0.0 (installed as 2.0.0, offered as 2.0.0+evil)` when build metadata differs.
+fn describe(release: &semver::Version, installed: &str, offered: &str) -> String {
+    if installed == offered {
+        release.to_string()
+    } else {
+        format!("{release} (installed as {installed}, offered as {offered})")
     }
-    Ok(None)
 }
 
 fn plugins_dir(config: &Config) -> Result<PathBuf, InstallError> {
     let Some(dir) = &config.host.plugins_dir else {
+        let source = if config.file.as_os_str().is_empty() || !config.file.is_file() {
+            format!(
+                "no configuration file was found{}, so none",
+                match config.file.as_os_str().is_empty() {
+                    true => String::new(),
+                    false => format!(" at {}", config.file.display()),
+                }
+            )
+        } else {
+            config.file.display().to_string()
+        };
         return Err(InstallError::Config(format!(
-            "{} sets no [host] plugins_dir: bundle install needs a plugins folder to install into",
-            config.file.display()
+            "{source} sets no [host] plugins_dir: bundle install needs a plugins folder to install into"
         )));
     };
     Ok(config.resolve(dir))
@@ -357,8 +400,11 @@ pub(crate) fn stage_and_swap(
         .join(STAGING_DIR)
         .join(uuid::Uuid::new_v4().to_string());
     let new = staging.join("new");
+    // Held until the staging folder is gone: a start meanwhile sees it in use and leaves it.
+    let mut _lock = None;
     let result = (|| {
         std::fs::create_dir_all(&new).map_err(|e| io(&new, e))?;
+        _lock = Some(lock(&staging).map_err(|e| io(&staging, e))?);
         for (path, bytes) in files {
             let dest = new.join(path);
             if let Some(parent) = dest.parent() {
@@ -408,6 +454,70 @@ pub(crate) fn stage_and_swap(
         let _ = std::fs::remove_dir(plugins_dir.join(STAGING_DIR));
     }
     result
+}
+
+/// Removes what killed installs left in `PLUGINS/.guild-staging` (a crash, `kill -9` or power
+/// loss between staging and clean-up leaves a whole plugin copy there each time). A staging
+/// folder an install in progress holds locked is left alone. Returns how many were removed;
+/// failures are logged, never fatal (a leftover is only wasted space, never loaded).
+pub fn clean_stale_staging(plugins_dir: &Path) -> usize {
+    let root = plugins_dir.join(STAGING_DIR);
+    let Ok(entries) = std::fs::read_dir(&root) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+        // Locked while it is removed, so an install cannot start using it meanwhile.
+        let held = if is_dir {
+            match lock(&path) {
+                Ok(held) => Some(held),
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+                Err(e) => {
+                    tracing::warn!(path = %path.display(), "cannot lock a staging folder: {e}");
+                    continue;
+                }
+            }
+        } else {
+            None
+        };
+        let done = match is_dir {
+            true => std::fs::remove_dir_all(&path),
+            false => std::fs::remove_file(&path),
+        };
+        drop(held);
+        match done {
+            Ok(()) => {
+                tracing::info!(path = %path.display(), "removed what an interrupted install left");
+                removed += 1;
+            }
+            Err(e) => {
+                tracing::warn!(path = %path.display(), "cannot remove a stale staging folder: {e}")
+            }
+        }
+    }
+    let _ = std::fs::remove_dir(&root);
+    removed
+}
+
+/// [`clean_stale_staging`] for the plugins folder `config` names, if it names one.
+pub fn clean_staging(config: &Config) -> usize {
+    match &config.host.plugins_dir {
+        Some(dir) => clean_stale_staging(&config.resolve(dir)),
+        None => 0,
+    }
+}
+
+/// An exclusive advisory lock on a folder, without waiting (`WouldBlock` when held elsewhere);
+/// released when the returned handle is dropped or its process dies.
+fn lock(dir: &Path) -> std::io::Result<std::fs::File> {
+    let handle = std::fs::File::open(dir)?;
+    match handle.try_lock() {
+        Ok(()) => Ok(handle),
+        Err(std::fs::TryLockError::WouldBlock) => Err(std::io::ErrorKind::WouldBlock.into()),
+        Err(std::fs::TryLockError::Error(e)) => Err(e),
+    }
 }
 
 /// The atomic folder operations of an install.

@@ -150,3 +150,122 @@ fn a_first_install_renames_into_place_and_a_non_folder_target_is_refused() {
     );
     assert!(!plugins.path().join(STAGING_DIR).exists());
 }
+
+fn ledger_with(installs: &[(&str, &str)]) -> (tempfile::TempDir, guild_core::receipts::Ledger) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ledger = guild_core::receipts::Ledger::open(dir.path().join("ledger.db")).expect("ledger");
+    for (version, digest) in installs {
+        let detail = serde_json::to_string(&record(version, digest)).expect("json");
+        ledger
+            .audit(
+                guild_core::receipts::AuditKind::BundleInstalled,
+                &format!("probe@{version}"),
+                &detail,
+            )
+            .expect("audit");
+    }
+    (dir, ledger)
+}
+
+fn record(version: &str, content: &str) -> super::InstallRecord {
+    super::InstallRecord {
+        name: "probe".into(),
+        version: version.into(),
+        digest: format!("manifest-{content}"),
+        content_digest: content.into(),
+        signers: Vec::new(),
+    }
+}
+
+#[test]
+fn build_metadata_neither_makes_another_release_nor_a_newer_one() {
+    let strict = super::InstallOptions::default();
+    let (_dir, ledger) = ledger_with(&[("2.0.0", "A")]);
+    let offer = |version: &str, content: &str| {
+        super::check_history(&ledger, &record(version, content), &strict)
+    };
+    // Denied: the same release with other content, whatever build metadata it carries.
+    for version in ["2.0.0", "2.0.0+evil", "2.0.0+zzz.999"] {
+        let e = offer(version, "B").expect_err("equivocation");
+        assert!(
+            matches!(e, InstallError::Equivocation { .. }) && e.to_string().contains("2.0.0"),
+            "{version}: {e}"
+        );
+    }
+    let e = offer("1.9.9+later", "B").expect_err("rollback");
+    assert!(matches!(e, InstallError::Rollback { .. }), "{e}");
+    // Allowed: the same content again (any build metadata), and a real new release.
+    assert_eq!(offer("2.0.0+rebuild", "A").expect("same content"), None);
+    assert_eq!(offer("2.0.1", "B").expect("new release"), None);
+
+    // Two installs recorded with different build metadata are one release.
+    let (_dir, ledger) = ledger_with(&[("2.0.0+one", "A")]);
+    let e = super::check_history(&ledger, &record("2.0.0+two", "B"), &strict)
+        .expect_err("equivocation across build metadata");
+    assert!(
+        e.to_string()
+            .contains("2.0.0 (installed as 2.0.0+one, offered as 2.0.0+two)"),
+        "{e}"
+    );
+    let lenient = super::InstallOptions {
+        allow_equivocation: true,
+        ..super::InstallOptions::default()
+    };
+    let note = super::check_history(&ledger, &record("2.0.0+two", "B"), &lenient)
+        .expect("overridden")
+        .expect("a note for the audit");
+    assert!(note.contains("equivocation at 2.0.0"), "{note}");
+}
+
+#[test]
+fn staging_left_by_a_killed_install_is_removed_and_a_live_one_is_kept() {
+    let plugins = tempfile::tempdir().expect("tempdir");
+    let staging = plugins.path().join(STAGING_DIR);
+    // What a kill between staging and clean-up leaves: a whole copy, twice.
+    for id in ["dead-1", "dead-2"] {
+        let dir = staging.join(id).join("new/skills");
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        std::fs::write(dir.join("SKILL.md"), "left behind").expect("write");
+    }
+    std::fs::write(staging.join("stray"), "x").expect("write");
+    // An install in progress holds its staging folder locked.
+    let live = staging.join("live");
+    std::fs::create_dir_all(live.join("new")).expect("mkdir");
+    let held = super::lock(&live).expect("lock");
+
+    assert_eq!(super::clean_stale_staging(plugins.path()), 3);
+    let left: Vec<_> = std::fs::read_dir(&staging)
+        .expect("staging kept for the live install")
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(left, ["live"], "only the live install's folder is kept");
+
+    drop(held);
+    assert_eq!(super::clean_stale_staging(plugins.path()), 1);
+    assert!(!staging.exists(), "nothing left once the install is gone");
+}
+
+#[tokio::test]
+async fn a_host_start_removes_what_killed_installs_left() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let left = dir
+        .path()
+        .join("plugins")
+        .join(STAGING_DIR)
+        .join("killed/new");
+    std::fs::create_dir_all(&left).expect("mkdir");
+    std::fs::write(left.join("probe.wasm"), vec![0u8; 4096]).expect("write");
+    let config = guild_core::config::Config::parse(
+        "[host]\nplugins_dir = \"plugins\"\ndata_dir = \"data\"\ncompile_cache = false\n",
+        &dir.path().join("guild.toml"),
+        dir.path(),
+    )
+    .expect("config");
+    let host = crate::Host::new(config).await.expect("host starts");
+    assert!(
+        !dir.path().join("plugins").join(STAGING_DIR).exists(),
+        "stale staging survived a start"
+    );
+    drop(host);
+}

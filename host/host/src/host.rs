@@ -129,6 +129,7 @@ impl Host {
             path: data_dir.clone(),
             source,
         })?;
+        crate::bundle_install::clean_staging(&config);
         let ledger = Arc::new(Ledger::open(data_dir.join(crate::receipts::LEDGER_FILE))?);
         let memory = Memory::open(&config).map_err(HostError::Memory)?;
         let (config_skills, base_dir) = (config.skills.clone(), config.base_dir.clone());

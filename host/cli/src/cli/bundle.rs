@@ -23,7 +23,8 @@ pub(crate) enum BundleCommand {
         /// Output file (default: NAME-VERSION.guild in the current folder).
         #[arg(long, short)]
         output: Option<PathBuf>,
-        /// Creation time to record, Unix seconds (default: $SOURCE_DATE_EPOCH, else now).
+        /// Creation time to record, Unix seconds (default: $SOURCE_DATE_EPOCH, else the
+        /// modification time of the newest file, so the same folder gives the same bytes).
         #[arg(long)]
         created: Option<u64>,
         /// Refuse the bundle this many days after its creation time.
@@ -151,6 +152,7 @@ pub(crate) async fn run(config: &Path, cmd: BundleCommand, json: bool) -> anyhow
             };
             let done = bundle_install::install(&config, &file, &options)
                 .with_context(|| format!("refused to install {}", file.display()))?;
+            warn_refused_lines(&done.warnings);
             if json {
                 print_json(&serde_json::json!({
                     "installed": done.record,
@@ -180,12 +182,22 @@ pub(crate) async fn run(config: &Path, cmd: BundleCommand, json: bool) -> anyhow
 }
 
 /// The operator's config, or the defaults when there is no file (trust files then resolve
-/// against the current folder).
+/// against the current folder; messages still name the file that was looked for).
 fn load_config(path: &Path) -> anyhow::Result<Config> {
     if path.is_file() {
         Config::load(path).with_context(|| format!("failed to load {}", path.display()))
     } else {
-        Ok(Config::default())
+        Ok(Config {
+            file: path.to_owned(),
+            ..Config::default()
+        })
+    }
+}
+
+/// One line on stderr per trust-file line refused on its own (the others still count).
+fn warn_refused_lines(warnings: &[String]) {
+    for w in warnings {
+        eprintln!("warning: {}", guild_host::text::for_terminal(w));
     }
 }
 
@@ -196,6 +208,7 @@ fn pack(
     expires_in_days: Option<u64>,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
+    let now = bundle::time::now_unix();
     let created = match created {
         Some(t) => t,
         None => match std::env::var("SOURCE_DATE_EPOCH") {
@@ -203,10 +216,23 @@ fn pack(
                 .trim()
                 .parse()
                 .context("SOURCE_DATE_EPOCH is not a number of seconds")?,
-            Err(_) => bundle::time::now_unix(),
+            // The newest file's time, not the clock: the same folder packs to the same bytes.
+            Err(_) => archive::newest_mtime(dir, now)
+                .with_context(|| format!("failed to pack {}", dir.display()))?,
         },
     };
     let expires = expires_in_days.map(|d| created.saturating_add(d.saturating_mul(86_400)));
+    if let Some(at) = expires
+        && at <= now
+    {
+        anyhow::bail!(
+            "the bundle would expire at {}, already past: its creation time {} comes from \
+             --created, SOURCE_DATE_EPOCH or the newest file; pass a later --created or more \
+             --expires-in-days",
+            bundle::time::rfc3339(at),
+            bundle::time::rfc3339(created)
+        );
+    }
     let b = archive::pack(
         dir,
         archive::PackOptions { created, expires },
@@ -335,6 +361,7 @@ fn show(
     };
     let seen = bundle_install::inspect(&config, file, &options)
         .with_context(|| format!("{} did not verify", file.display()))?;
+    warn_refused_lines(&seen.warnings);
     let v = &seen.verified;
     if json {
         print_json(&serde_json::json!({
@@ -342,6 +369,7 @@ fn show(
             "name": v.manifest.name, "version": v.manifest.version, "kind": v.manifest.kind,
             "wit": v.manifest.wit, "created": v.manifest.created, "expires": v.manifest.expires,
             "digest": v.digest, "content_digest": v.content_digest, "signers": v.signers,
+            "warnings": seen.warnings,
             "capabilities": if capabilities { serde_json::to_value(&seen.capabilities)? } else { serde_json::Value::Null },
         }))?;
         return Ok(ExitCode::SUCCESS);
@@ -361,7 +389,10 @@ fn show(
     )?;
     outln!("{}", render::bundle_signers(&v.signers, &v.digest))?;
     if capabilities {
-        outln!("would install into {}", seen.target.display())?;
+        match &seen.target {
+            Some(target) => outln!("would install into {}", target.display())?,
+            None => outln!("would not install: the configuration names no [host] plugins_dir")?,
+        }
         out!("{}", render::capability_rows(&seen.capabilities))?;
     }
     Ok(ExitCode::SUCCESS)

@@ -164,6 +164,9 @@ pub(crate) async fn run(config: &Path, cmd: KeysCommand, json: bool) -> anyhow::
         }
         KeysCommand::List => {
             let signers = AllowedSigners::load(&signers_file)?;
+            for w in signers.warnings() {
+                eprintln!("warning: {}", guild_host::text::for_terminal(&w));
+            }
             let revoked = Revoked::load(&revoked_file)?;
             let now = guild_host::bundle::time::now_unix();
             let rows: Vec<_> = signers
@@ -176,10 +179,15 @@ pub(crate) async fn run(config: &Path, cmd: KeysCommand, json: bool) -> anyhow::
                     } else if !e.allows_bundles() {
                         "other namespaces only".to_owned()
                     } else {
-                        e.outside_window(now).unwrap_or_else(|| "trusted".into())
+                        e.outside_window(now)
+                            .unwrap_or_else(|| match e.cert_authority {
+                                true => "trusted CA".into(),
+                                false => "trusted".into(),
+                            })
                     };
                     serde_json::json!({
                         "principals": e.principals, "fingerprint": fp, "status": status,
+                        "cert_authority": e.cert_authority,
                         "valid_after": e.valid_after.map(rfc3339),
                         "valid_before": e.valid_before.map(rfc3339),
                     })

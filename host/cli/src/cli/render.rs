@@ -242,9 +242,13 @@ pub(crate) fn bundle_signers(signers: &[guild_host::bundle::Signer], digest: &st
             out.push('\n');
         }
         out.push_str(&format!(
-            "  signed by: {} ({})",
+            "  signed by: {} ({}{})",
             one_line(&s.principals.join(", ")),
-            s.fingerprint
+            s.fingerprint,
+            s.certified_by
+                .as_ref()
+                .map(|ca| format!(", certificate by CA {ca}"))
+                .unwrap_or_default()
         ));
     }
     out

@@ -13,6 +13,8 @@ use super::{BundleError, SIG_NAMESPACE};
 const SIGN_REQUEST: u8 = 13;
 const SIGN_RESPONSE: u8 = 14;
 const FAILURE: u8 = 5;
+/// `SSH_AGENT_RSA_SHA2_512`: sign with rsa-sha2-512.
+const RSA_SHA2_512: u32 = 4;
 /// Replies larger than this are not signatures.
 const MAX_REPLY: usize = 256 * 1024;
 
@@ -39,7 +41,14 @@ pub fn sign_with_agent(
     let mut body = vec![SIGN_REQUEST];
     put_string(&mut body, &blob);
     put_string(&mut body, &data);
-    body.extend_from_slice(&0u32.to_be_bytes());
+    // An RSA key signs rsa-sha2-512 only when asked to: the default is SHA-1 `ssh-rsa`, which
+    // verification refuses.
+    let flags = if key.key_data().rsa().is_some() {
+        RSA_SHA2_512
+    } else {
+        0
+    };
+    body.extend_from_slice(&flags.to_be_bytes());
     let reply = round_trip(socket, &body).map_err(|e| {
         key_err(format!(
             "cannot talk to the ssh-agent at {} (SSH_AUTH_SOCK): {e}",

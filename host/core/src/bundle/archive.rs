@@ -3,7 +3,7 @@
 //! [`super`]). Nothing here trusts a header: sizes are measured on the bytes actually read.
 
 use std::collections::BTreeMap;
-use std::io::Read;
+use std::io::{Read, Write};
 use std::path::Path;
 
 use super::manifest::{DigestManifest, FORMAT, FileDigest, sha256_hex};
@@ -68,8 +68,12 @@ pub fn pack(dir: &Path, options: PackOptions, caps: Caps) -> Result<Bundle, Bund
     let plugin = Manifest::parse(&text, dir)
         .map_err(|e| BundleError::Manifest(format!("{MANIFEST_FILE}: {e}")))?;
     let mut files = BTreeMap::new();
-    let mut total = 0u64;
-    collect(dir, "", &mut files, &mut total, caps)?;
+    let mut walk = Walk {
+        total: 0,
+        names: NameSet::default(),
+        caps,
+    };
+    collect(dir, "", &mut files, &mut walk)?;
     let component = component_path(&plugin)?;
     if !files.contains_key(&component) {
         return Err(BundleError::Manifest(format!(
@@ -101,6 +105,32 @@ pub fn pack(dir: &Path, options: PackOptions, caps: Caps) -> Result<Bundle, Bund
     })
 }
 
+/// The creation time `pack` records when none is given: the modification time of the newest
+/// file in the plugin folder (capped at `now`), so packing the same folder twice gives the same
+/// bytes. Symbolic links are not followed (`pack` refuses them anyway).
+pub fn newest_mtime(dir: &Path, now: u64) -> Result<u64, BundleError> {
+    let mut newest = 0u64;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for child in std::fs::read_dir(&dir).map_err(|e| BundleError::io(&dir, e))? {
+            let child = child.map_err(|e| BundleError::io(&dir, e))?;
+            let path = child.path();
+            let meta = std::fs::symlink_metadata(&path).map_err(|e| BundleError::io(&path, e))?;
+            if meta.is_dir() {
+                stack.push(path);
+            } else if meta.is_file() {
+                let secs = meta
+                    .modified()
+                    .ok()
+                    .and_then(|m| m.duration_since(std::time::UNIX_EPOCH).ok())
+                    .map_or(0, |d| d.as_secs());
+                newest = newest.max(secs);
+            }
+        }
+    }
+    Ok(newest.min(now))
+}
+
 /// The manifest's component path in bundle form (`/`-separated, checked).
 pub(crate) fn component_path(plugin: &Manifest) -> Result<String, BundleError> {
     let parts: Option<Vec<&str>> = plugin
@@ -130,12 +160,22 @@ pub(crate) fn kind_name(plugin: &Manifest) -> String {
         .unwrap_or_default()
 }
 
+/// What a walk of the plugin folder has seen so far.
+struct Walk {
+    total: u64,
+    names: NameSet,
+    caps: Caps,
+}
+
+/// Adds every regular file under `dir` to `files`, refusing at pack time everything
+/// [`read`] (and so `sign` and `verify`) would refuse: a bad path, a name that collides with
+/// another after case folding or Unicode normalization (`README.md` beside `readme.md`), an
+/// archive inside, a folder over the caps.
 fn collect(
     dir: &Path,
     prefix: &str,
     files: &mut BTreeMap<String, Vec<u8>>,
-    total: &mut u64,
-    caps: Caps,
+    walk: &mut Walk,
 ) -> Result<(), BundleError> {
     let mut children: Vec<_> = std::fs::read_dir(dir)
         .map_err(|e| BundleError::io(dir, e))?
@@ -152,7 +192,7 @@ fn collect(
         let meta = std::fs::symlink_metadata(&path).map_err(|e| BundleError::io(&path, e))?;
         let kind = meta.file_type();
         if kind.is_dir() {
-            collect(&path, &format!("{rel}/"), files, total, caps)?;
+            collect(&path, &format!("{rel}/"), files, walk)?;
             continue;
         }
         if kind.is_symlink() {
@@ -165,8 +205,12 @@ fn collect(
             return Err(BundleError::io(&path, "is not a regular file"));
         }
         check_path(&rel).map_err(|e| BundleError::io(&path, e))?;
-        *total += meta.len();
-        if *total > caps.total_bytes || files.len() + 1 > caps.entries {
+        walk.names
+            .insert(&rel)
+            .map_err(|e| BundleError::io(&path, format!("{e}: a bundle refuses both")))?;
+        walk.total += meta.len();
+        let caps = walk.caps;
+        if walk.total > caps.total_bytes || files.len() + 1 > caps.entries {
             return Err(BundleError::Archive(format!(
                 "{} is over the caps ({} files, {} bytes)",
                 dir.display(),
@@ -184,7 +228,12 @@ fn collect(
 /// Writes the tar: the manifest, the files sorted by path, then the signatures; every header
 /// ustar, regular file, mode 0644, owner 0:0, mtime 0. The same bundle gives the same bytes.
 pub fn write(bundle: &Bundle) -> Result<Vec<u8>, BundleError> {
-    let mut builder = tar::Builder::new(Vec::new());
+    write_to(bundle, Vec::new())
+}
+
+/// [`write`] into any writer (the reader compares a bundle against this without a copy).
+fn write_to<W: Write>(bundle: &Bundle, out: W) -> Result<W, BundleError> {
+    let mut builder = tar::Builder::new(out);
     let mut add = |name: &str, data: &[u8]| -> Result<(), BundleError> {
         let mut header = tar::Header::new_ustar();
         header
@@ -242,6 +291,9 @@ pub fn read(bytes: &[u8], caps: Caps) -> Result<Bundle, BundleError> {
     let mut names = NameSet::default();
     let mut seen_manifest = false;
     let mut total = 0u64;
+    // Where each entry's header starts, and where the last entry's padded data ends.
+    let mut starts: Vec<(u64, String)> = Vec::new();
+    let mut end = 0u64;
     for (index, entry) in entries.enumerate() {
         let mut entry =
             entry.map_err(|e| BundleError::Archive(format!("entry {index} is unreadable: {e}")))?;
@@ -281,6 +333,8 @@ pub fn read(bytes: &[u8], caps: Caps) -> Result<Bundle, BundleError> {
                 ),
             ));
         }
+        starts.push((entry.raw_header_position(), name.clone()));
+        end = entry.raw_file_position() + declared.div_ceil(BLOCK) * BLOCK;
         names
             .insert(&name)
             .map_err(|reason| BundleError::entry(&name, reason))?;
@@ -321,7 +375,104 @@ pub fn read(bytes: &[u8], caps: Caps) -> Result<Bundle, BundleError> {
             "no {MANIFEST_ENTRY}: not a Guild bundle"
         )));
     }
+    check_end(bytes, end)?;
+    check_canonical(bytes, &bundle, &starts)?;
     Ok(bundle)
+}
+
+/// A tar block.
+const BLOCK: u64 = 512;
+
+/// The end marker [`write`] puts after the last entry: two zero blocks, then nothing.
+const END_MARKER: usize = 1024;
+
+/// After the last entry comes exactly the end marker: a missing or cut marker, bytes after it
+/// (trailing data, or entries a reader that skips zero blocks would find) are refused.
+fn check_end(bytes: &[u8], end: u64) -> Result<(), BundleError> {
+    let rest = usize::try_from(end)
+        .ok()
+        .and_then(|end| bytes.get(end..))
+        .unwrap_or_default();
+    let marker = rest.get(..END_MARKER.min(rest.len())).unwrap_or_default();
+    if marker.iter().any(|&b| b != 0) {
+        return Err(BundleError::Archive(
+            "the end marker after the last entry is not two zero blocks".into(),
+        ));
+    }
+    if rest.len() < END_MARKER {
+        return Err(BundleError::Archive(format!(
+            "the end marker is missing or cut: {} of its {END_MARKER} zero bytes follow the \
+             last entry (a truncated download?)",
+            rest.len()
+        )));
+    }
+    if rest.len() > END_MARKER {
+        return Err(BundleError::Archive(format!(
+            "{} bytes after the end marker: trailing data or entries after the end are refused",
+            rest.len() - END_MARKER
+        )));
+    }
+    Ok(())
+}
+
+/// The bytes are exactly what [`write`] makes of what was read: one bundle has one byte form,
+/// so nothing can hide in header fields the reader ignores (mode, owner, times, padding),
+/// entries are in order and named as the writer names them. `starts` (each entry's header
+/// offset and name) names the entry where the first difference lies.
+fn check_canonical(
+    bytes: &[u8],
+    bundle: &Bundle,
+    starts: &[(u64, String)],
+) -> Result<(), BundleError> {
+    let compared = write_to(
+        bundle,
+        Compare {
+            expected: bytes,
+            at: 0,
+            first_difference: None,
+        },
+    )?;
+    let differs = compared.first_difference.or(
+        // Same prefix, other length.
+        (compared.at != bytes.len()).then_some(compared.at.min(bytes.len())),
+    );
+    let Some(at) = differs else {
+        return Ok(());
+    };
+    let entry = starts
+        .iter()
+        .rev()
+        .find(|(start, _)| *start <= at as u64)
+        .map_or("the archive", |(_, name)| name.as_str());
+    Err(BundleError::Archive(format!(
+        "not in the canonical layout `guild bundle pack` writes: byte {at} (in {entry:?}) \
+         differs (header fields, padding or entry order were changed)"
+    )))
+}
+
+/// A writer that compares what is written with `expected` and remembers the first difference.
+struct Compare<'a> {
+    expected: &'a [u8],
+    at: usize,
+    first_difference: Option<usize>,
+}
+
+impl Write for Compare<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.first_difference.is_none() {
+            let expected = self.expected.get(self.at..).unwrap_or_default();
+            let same = buf.iter().zip(expected).take_while(|(a, b)| a == b).count();
+            if same < buf.len() {
+                self.first_difference = Some(self.at + same);
+            }
+        }
+        self.at += buf.len();
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 fn is_signature_name(name: &str) -> bool {

@@ -208,3 +208,131 @@ fn the_manifest_must_come_first_and_exist() {
     bytes.extend_from_slice(&[0; 1024]);
     assert!(refused(&bytes, Caps::default()).contains("not a Guild bundle"));
 }
+
+/// A bundle as `write` makes it: the canonical byte form.
+fn canonical() -> Vec<u8> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        dir.path().join("plugin.toml"),
+        "[plugin]\nname = \"demo\"\nversion = \"1.0.0\"\nkind = \"specialist\"\ncomponent = \"demo.wasm\"\n",
+    )
+    .expect("write");
+    std::fs::write(dir.path().join("demo.wasm"), b"\0asm").expect("write");
+    let options = archive::PackOptions {
+        created: 1,
+        expires: None,
+    };
+    let b = archive::pack(dir.path(), options, Caps::default()).expect("pack");
+    archive::write(&b).expect("write")
+}
+
+#[test]
+fn the_archive_ends_with_exactly_its_end_marker() {
+    let good = canonical();
+    archive::read(&good, Caps::default()).expect("canonical bundle");
+    let body = good.len() - 1024;
+
+    let mut trailing = good.clone();
+    trailing.extend_from_slice(b"hidden payload");
+    assert!(refused(&trailing, Caps::default()).contains("14 bytes after the end marker"));
+
+    let mut padded = good.clone();
+    padded.extend_from_slice(&[0; 512]);
+    assert!(refused(&padded, Caps::default()).contains("512 bytes after the end marker"));
+
+    let mut after_end = good.clone();
+    after_end.extend_from_slice(&regular("files/extra.txt", b"sneaked in"));
+    after_end.extend_from_slice(&[0; 1024]);
+    assert!(refused(&after_end, Caps::default()).contains("after the end marker"));
+
+    let cut = &good[..body + 512];
+    assert!(refused(cut, Caps::default()).contains("512 of its 1024 zero bytes"));
+    let missing = &good[..body];
+    assert!(refused(missing, Caps::default()).contains("end marker is missing or cut"));
+}
+
+#[test]
+fn only_the_canonical_byte_form_is_read() {
+    let good = canonical();
+    // The first entry's mtime field (offset 136, 12 bytes) set to a non-zero time: the reader
+    // ignores it, so it must not be a place to hide bytes or make a second byte form.
+    let mut mtime = good.clone();
+    let mut header = tar::Header::new_old();
+    header.as_mut_bytes().copy_from_slice(&mtime[..512]);
+    header.set_mtime(1_700_000_000);
+    header.set_cksum();
+    mtime[..512].copy_from_slice(header.as_bytes());
+    let e = refused(&mtime, Caps::default());
+    assert!(
+        e.contains("canonical layout") && e.contains(MANIFEST_ENTRY),
+        "{e}"
+    );
+    // Non-zero padding after an entry's data.
+    let manifest_len = archive::read(&good, Caps::default())
+        .expect("read")
+        .manifest_bytes
+        .len();
+    let mut padding = good.clone();
+    padding[512 + manifest_len] = b'x';
+    assert!(refused(&padding, Caps::default()).contains("canonical layout"));
+}
+
+#[test]
+fn pack_refuses_names_that_collide_after_case_folding() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        dir.path().join("plugin.toml"),
+        "[plugin]\nname = \"demo\"\nversion = \"1.0.0\"\nkind = \"specialist\"\ncomponent = \"demo.wasm\"\n",
+    )
+    .expect("write");
+    std::fs::write(dir.path().join("demo.wasm"), b"\0asm").expect("write");
+    let options = archive::PackOptions {
+        created: 1,
+        expires: None,
+    };
+    std::fs::write(dir.path().join("readme.md"), "lower").expect("write");
+    archive::pack(dir.path(), options, Caps::default()).expect("one readme packs");
+    std::fs::write(dir.path().join("README.md"), "upper").expect("write");
+    let e = archive::pack(dir.path(), options, Caps::default())
+        .expect_err("README.md beside readme.md packed")
+        .to_string();
+    assert!(
+        e.contains("readme.md") && e.contains("collides with \"README.md\""),
+        "{e}"
+    );
+}
+
+#[test]
+fn pack_time_defaults_to_the_newest_file_so_the_same_folder_gives_the_same_bytes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join("sub")).expect("mkdir");
+    let set = |name: &str, secs: u64| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, name).expect("write");
+        let f = std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .expect("open");
+        f.set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs))
+            .expect("set mtime");
+    };
+    set("a.txt", 1_700_000_000);
+    set("sub/b.txt", 1_750_000_000);
+    let now = 1_800_000_000;
+    assert_eq!(
+        archive::newest_mtime(dir.path(), now).expect("walk"),
+        1_750_000_000
+    );
+    assert_eq!(
+        archive::newest_mtime(dir.path(), now).expect("walk"),
+        1_750_000_000
+    );
+    // A newer file moves it; a file from the future is capped at now.
+    set("sub/c.txt", 1_760_000_000);
+    assert_eq!(
+        archive::newest_mtime(dir.path(), now).expect("walk"),
+        1_760_000_000
+    );
+    set("future.txt", 1_900_000_000);
+    assert_eq!(archive::newest_mtime(dir.path(), now).expect("walk"), now);
+}

@@ -5,7 +5,9 @@
 //! `bundle/manifest.json` (the canonical digest manifest, [`DigestManifest`]), `files/<path>`
 //! for every file of the plugin folder (sorted), and `signatures/<n>.sig` (armored SSHSIG
 //! signatures over the manifest's exact bytes, namespace [`SIG_NAMESPACE`]). Every entry is a
-//! regular file with mode 0644, owner 0:0 and mtime 0, so the same folder packs to the same bytes.
+//! regular file with mode 0644, owner 0:0 and mtime 0, and the archive ends with exactly two
+//! zero blocks, so the same folder packs to the same bytes; a reader accepts only that one byte
+//! form (no trailing data, no cut or missing end marker, nothing hidden in ignored header fields).
 //!
 //! The archive is never unpacked by the tar crate: [`archive::read`] walks the raw headers
 //! (extension headers included), accepts only regular files, reads each into memory with caps on
@@ -19,8 +21,11 @@
 
 pub mod agent;
 pub mod archive;
+pub mod cert;
 pub mod manifest;
 pub mod paths;
+pub mod pattern;
+pub mod policy;
 pub mod sign;
 pub mod time;
 pub mod trust;
@@ -29,7 +34,11 @@ pub mod verify;
 #[cfg(test)]
 mod archive_tests;
 #[cfg(test)]
+mod interop_tests;
+#[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod trust_tests;
 
 use thiserror::Error;
 

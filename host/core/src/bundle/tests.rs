@@ -12,11 +12,11 @@ use super::*;
 
 const NOW: u64 = 1_800_000_000;
 
-fn key(seed: u8) -> PrivateKey {
+pub(super) fn key(seed: u8) -> PrivateKey {
     PrivateKey::from(Ed25519Keypair::from_seed(&[seed; 32]))
 }
 
-fn plugin_dir(version: &str, component: &[u8]) -> tempfile::TempDir {
+pub(super) fn plugin_dir(version: &str, component: &[u8]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::write(
         dir.path().join("plugin.toml"),
@@ -35,7 +35,7 @@ fn plugin_dir(version: &str, component: &[u8]) -> tempfile::TempDir {
     dir
 }
 
-fn pack(dir: &Path, expires: Option<u64>) -> Bundle {
+pub(super) fn pack(dir: &Path, expires: Option<u64>) -> Bundle {
     archive::pack(
         dir,
         PackOptions {
@@ -47,7 +47,7 @@ fn pack(dir: &Path, expires: Option<u64>) -> Bundle {
     .expect("pack")
 }
 
-fn signed(dir: &Path, keys: &[&PrivateKey]) -> Bundle {
+pub(super) fn signed(dir: &Path, keys: &[&PrivateKey]) -> Bundle {
     let mut b = pack(dir, None);
     for k in keys {
         b.signatures
@@ -78,14 +78,14 @@ fn trusts(principal: &str, k: &PrivateKey) -> String {
     format_entry(principal, k.public_key(), None, None).expect("entry")
 }
 
-fn check(bundle: Bundle, policy: &TrustPolicy) -> Result<Verified, BundleError> {
+pub(super) fn check(bundle: Bundle, policy: &TrustPolicy) -> Result<Verified, BundleError> {
     // Round trip through the archive bytes so every test reads what a file would hold.
     let bytes = archive::write(&bundle).expect("write");
     let read = archive::read(&bytes, Caps::default())?;
     verify(read, policy, NOW, &PathBuf::from("/nonexistent/demo"))
 }
 
-fn err(result: Result<Verified, BundleError>) -> String {
+pub(super) fn err(result: Result<Verified, BundleError>) -> String {
     match result {
         Ok(v) => panic!("accepted {}@{}", v.manifest.name, v.manifest.version),
         Err(e) => e.to_string(),

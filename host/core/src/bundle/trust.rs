@@ -1,26 +1,37 @@
-//! The team's trust: an `allowed_signers` file in the format git and `ssh-keygen -Y verify`
-//! read (principals, optional `namespaces=`, `valid-after=`, `valid-before=`, then the key), a
-//! revocation list that always wins, and the policy (`require_signed`, `threshold` distinct
-//! keys) that decides whether a bundle's checked signatures are enough.
+//! The team's trust file: an `allowed_signers` file in the format git and `ssh-keygen -Y verify`
+//! read (principals, optional `cert-authority`, `namespaces=`, `valid-after=`, `valid-before=`,
+//! then the key), and the revocation list that always wins. Deciding whether a bundle's checked
+//! signatures are enough is [`super::policy`]'s job.
+//!
+//! A line Guild cannot honour (an option it does not implement such as `verify-required`, a key
+//! type it does not verify) is refused on its own, with a warning naming the file and line: the
+//! rest of the file keeps working, and dropping a line can only narrow trust. A line that is
+//! malformed (no key, a key that does not decode, a bad time) stops the whole file, since a
+//! typo should be fixed, not skipped.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use ssh_key::PublicKey;
 
-use super::sign::{Checked, fingerprint};
+use super::pattern::{ListMatch, match_list};
+pub use super::policy::{TrustPolicy, TrustedSigner};
+use super::sign::{fingerprint, supported_key};
 use super::time::{parse_signers_time, rfc3339};
 use super::{BundleError, SIG_NAMESPACE};
 
 /// One line of an `allowed_signers` file.
 #[derive(Debug, Clone)]
 pub struct SignerEntry {
-    /// Principals (e-mail addresses or names) this key signs as.
+    /// Principals (e-mail addresses or names) this key signs as; on a `cert-authority` line,
+    /// patterns the certificate's principals must match.
     pub principals: Vec<String>,
-    /// The key.
+    /// The key (on a `cert-authority` line, the CA key).
     pub key: PublicKey,
-    /// `namespaces=`: `None` allows every namespace.
-    pub namespaces: Option<Vec<String>>,
+    /// `cert-authority`: the key vouches for certificates it signed, not for its own signatures.
+    pub cert_authority: bool,
+    /// `namespaces=`, the pattern list as written: `None` allows every namespace.
+    pub namespaces: Option<String>,
     /// `valid-after=`, Unix seconds.
     pub valid_after: Option<u64>,
     /// `valid-before=`, Unix seconds.
@@ -30,11 +41,16 @@ pub struct SignerEntry {
 }
 
 impl SignerEntry {
-    /// Whether the entry allows the bundle namespace.
+    /// Whether the entry allows the bundle namespace (OpenSSH pattern-list semantics).
     pub fn allows_bundles(&self) -> bool {
         self.namespaces
-            .as_ref()
-            .is_none_or(|ns| ns.iter().any(|n| n == SIG_NAMESPACE))
+            .as_deref()
+            .is_none_or(|ns| match_list(SIG_NAMESPACE, ns) == ListMatch::Yes)
+    }
+
+    /// Whether `principal` (a certificate's) is one this line's principal patterns accept.
+    pub fn accepts_principal(&self, principal: &str) -> bool {
+        match_list(principal, &self.principals.join(",")) == ListMatch::Yes
     }
 
     /// Why the entry is not valid at `now`, or `None` when it is.
@@ -53,6 +69,18 @@ impl SignerEntry {
     }
 }
 
+/// A line of the trust file that was refused on its own (the rest of the file still counts).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefusedLine {
+    /// 1-based line in the file.
+    pub line: usize,
+    /// Why Guild cannot honour it.
+    pub reason: String,
+    /// The line's key, `SHA256:…`, when it decoded (so a signature by it can say why it is not
+    /// trusted).
+    pub fingerprint: Option<String>,
+}
+
 /// A parsed `allowed_signers` file.
 #[derive(Debug, Clone, Default)]
 pub struct AllowedSigners {
@@ -60,6 +88,8 @@ pub struct AllowedSigners {
     pub file: PathBuf,
     /// Its entries, in file order.
     pub entries: Vec<SignerEntry>,
+    /// Lines refused on their own, in file order.
+    pub refused: Vec<RefusedLine>,
 }
 
 impl AllowedSigners {
@@ -74,29 +104,72 @@ impl AllowedSigners {
         Self::parse(&text, file)
     }
 
-    /// Parses the text of an `allowed_signers` file.
+    /// Parses the text of an `allowed_signers` file. Each refused line is logged as a warning
+    /// and listed in [`AllowedSigners::refused`].
     pub fn parse(text: &str, file: &Path) -> Result<Self, BundleError> {
         let mut entries = Vec::new();
+        let mut refused = Vec::new();
         for (i, raw) in text.lines().enumerate() {
             let line = raw.trim();
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
-            let err = |message: String| BundleError::TrustFile {
-                file: file.display().to_string(),
-                line: i + 1,
-                message,
-            };
-            entries.push(parse_line(line, i + 1).map_err(err)?);
+            match parse_line(line, i + 1) {
+                Ok(entry) => entries.push(entry),
+                Err(LineError::Unsupported {
+                    reason,
+                    fingerprint,
+                }) => {
+                    tracing::warn!(file = %file.display(), line = i + 1, "allowed_signers line refused: {reason}");
+                    refused.push(RefusedLine {
+                        line: i + 1,
+                        reason,
+                        fingerprint,
+                    });
+                }
+                Err(LineError::Malformed(message)) => {
+                    return Err(BundleError::TrustFile {
+                        file: file.display().to_string(),
+                        line: i + 1,
+                        message,
+                    });
+                }
+            }
         }
         Ok(Self {
             file: file.to_owned(),
             entries,
+            refused,
         })
+    }
+
+    /// One warning per refused line, naming the file and the line.
+    pub fn warnings(&self) -> Vec<String> {
+        self.refused
+            .iter()
+            .map(|r| {
+                format!(
+                    "{}:{}: line refused: {} (the other lines still count)",
+                    self.file.display(),
+                    r.line,
+                    r.reason
+                )
+            })
+            .collect()
     }
 }
 
-fn parse_line(line: &str, number: usize) -> Result<SignerEntry, String> {
+enum LineError {
+    /// Well formed, but asks for something Guild does not implement: only this line is refused.
+    Unsupported {
+        reason: String,
+        fingerprint: Option<String>,
+    },
+    /// Not a line of the format at all: the file is refused.
+    Malformed(String),
+}
+
+fn parse_line(line: &str, number: usize) -> Result<SignerEntry, LineError> {
     let tokens = tokenize(line);
     let principals: Vec<String> = tokens
         .first()
@@ -108,27 +181,50 @@ fn parse_line(line: &str, number: usize) -> Result<SignerEntry, String> {
         .map(str::to_owned)
         .collect();
     if principals.is_empty() {
-        return Err("no principal".into());
+        return Err(LineError::Malformed("no principal".into()));
     }
-    let mut options = Options::default();
     let mut key_at = 1;
+    let mut option_tokens = Vec::new();
     match tokens.get(1) {
         Some(t) if !is_key_type(t) => {
-            for option in split_options(t) {
-                options.apply(&option)?;
-            }
+            option_tokens = split_options(t);
             key_at = 2;
         }
         Some(_) => {}
-        None => return Err("no key after the principals".into()),
+        None => return Err(LineError::Malformed("no key after the principals".into())),
     }
+    let key_type = tokens.get(key_at).cloned().unwrap_or_default();
     let key_text = tokens.get(key_at..).unwrap_or_default().join(" ");
-    let key = PublicKey::from_openssh(&key_text).map_err(|e| {
-        format!("not a public key ({e}): expected `PRINCIPALS [OPTIONS] KEYTYPE BASE64`")
-    })?;
+    let key = match PublicKey::from_openssh(&key_text) {
+        Ok(key) => key,
+        Err(_) if is_known_unsupported_type(&key_type) => {
+            return Err(LineError::Unsupported {
+                reason: format!("{key_type} keys are not supported"),
+                fingerprint: None,
+            });
+        }
+        Err(e) => {
+            return Err(LineError::Malformed(format!(
+                "not a public key ({e}): expected `PRINCIPALS [OPTIONS] KEYTYPE BASE64`"
+            )));
+        }
+    };
+    let unsupported = |reason: String| LineError::Unsupported {
+        reason,
+        fingerprint: Some(fingerprint(&key)),
+    };
+    let mut options = Options::default();
+    for option in &option_tokens {
+        options.apply(option).map_err(|e| match e {
+            OptionError::Unsupported(reason) => unsupported(reason),
+            OptionError::Malformed(m) => LineError::Malformed(m),
+        })?;
+    }
+    supported_key(key.key_data()).map_err(unsupported)?;
     Ok(SignerEntry {
         principals,
         key,
+        cert_authority: options.cert_authority,
         namespaces: options.namespaces,
         valid_after: options.valid_after,
         valid_before: options.valid_before,
@@ -138,28 +234,79 @@ fn parse_line(line: &str, number: usize) -> Result<SignerEntry, String> {
 
 #[derive(Default)]
 struct Options {
-    namespaces: Option<Vec<String>>,
+    cert_authority: bool,
+    namespaces: Option<String>,
     valid_after: Option<u64>,
     valid_before: Option<u64>,
 }
 
+enum OptionError {
+    Unsupported(String),
+    Malformed(String),
+}
+
 impl Options {
-    fn apply(&mut self, option: &str) -> Result<(), String> {
-        let (name, value) = option.split_once('=').unwrap_or((option, ""));
-        let value = value.trim_matches('"');
-        match name.to_ascii_lowercase().as_str() {
-            "namespaces" => self.namespaces = Some(value.split(',').map(str::to_owned).collect()),
-            "valid-after" => self.valid_after = Some(parse_signers_time(value)?),
-            "valid-before" => self.valid_before = Some(parse_signers_time(value)?),
-            "cert-authority" => {
-                return Err(
-                    "cert-authority entries are not supported: list each signing key".into(),
-                );
+    /// One option, named case-insensitively as ssh-keygen does; a value must be in double
+    /// quotes (ssh-keygen refuses the line otherwise), and an option given twice refuses it.
+    fn apply(&mut self, option: &str) -> Result<(), OptionError> {
+        let (name, value) = match option.split_once('=') {
+            Some((n, v)) => (n, Some(v)),
+            None => (option, None),
+        };
+        let name = name.to_ascii_lowercase();
+        let quoted = |v: Option<&str>| -> Result<String, OptionError> {
+            v.and_then(|v| v.strip_prefix('"'))
+                .and_then(|v| v.strip_suffix('"'))
+                .map(str::to_owned)
+                .ok_or_else(|| {
+                    OptionError::Unsupported(format!(
+                        "option {name:?} needs a value in double quotes ({name}=\"…\"), as ssh-keygen requires"
+                    ))
+                })
+        };
+        let twice = || OptionError::Unsupported(format!("option {name:?} is given twice"));
+        let time = |v: String| parse_signers_time(&v).map_err(OptionError::Malformed);
+        match name.as_str() {
+            "cert-authority" if value.is_none() => {
+                if self.cert_authority {
+                    return Err(twice());
+                }
+                self.cert_authority = true;
             }
-            _ => return Err(format!("unknown option {name:?}")),
+            "namespaces" => {
+                let v = quoted(value)?;
+                if self.namespaces.replace(v).is_some() {
+                    return Err(twice());
+                }
+            }
+            "valid-after" => {
+                let v = time(quoted(value)?)?;
+                if self.valid_after.replace(v).is_some() {
+                    return Err(twice());
+                }
+            }
+            "valid-before" => {
+                let v = time(quoted(value)?)?;
+                if self.valid_before.replace(v).is_some() {
+                    return Err(twice());
+                }
+            }
+            _ => {
+                return Err(OptionError::Unsupported(format!(
+                    "option {:?} is not supported by Guild (it supports cert-authority, \
+                     namespaces, valid-after and valid-before)",
+                    name
+                )));
+            }
         }
         Ok(())
     }
+}
+
+/// Key types OpenSSH knows that Guild does not verify (security keys, DSA): a line with one is
+/// refused on its own rather than stopping the file.
+fn is_known_unsupported_type(token: &str) -> bool {
+    token.starts_with("sk-") || token == "ssh-dss" || token.ends_with("-cert-v01@openssh.com")
 }
 
 fn is_key_type(token: &str) -> bool {
@@ -278,139 +425,6 @@ impl Revoked {
         Ok(Self {
             file: file.to_owned(),
             fingerprints,
-        })
-    }
-}
-
-/// Who vouched for a bundle: one per distinct trusted key.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct TrustedSigner {
-    /// The principals the trust file lists for the key.
-    pub principals: Vec<String>,
-    /// `SHA256:…`.
-    pub fingerprint: String,
-}
-
-/// The operator's trust policy (`[trust]` in `guild.toml` plus the files it names).
-#[derive(Debug, Clone)]
-pub struct TrustPolicy {
-    /// The allowed signers.
-    pub signers: AllowedSigners,
-    /// Revoked keys.
-    pub revoked: Revoked,
-    /// Refuse unsigned bundles (default true).
-    pub require_signed: bool,
-    /// Distinct trusted keys needed (at least 1).
-    pub threshold: usize,
-}
-
-impl TrustPolicy {
-    /// Decides on a bundle's checked signatures (`labels[i]` names `checked[i]`) at `now`.
-    pub fn evaluate(
-        &self,
-        checked: &[(String, Checked)],
-        now: u64,
-    ) -> Result<Vec<TrustedSigner>, BundleError> {
-        if checked.is_empty() {
-            return if self.require_signed {
-                Err(BundleError::Signature(
-                    "unsigned: the bundle carries no signature (sign it with `guild bundle sign`; \
-                     unsigned bundles need `require_signed = false` in [trust])"
-                        .into(),
-                ))
-            } else {
-                Ok(Vec::new())
-            };
-        }
-        let mut trusted: Vec<TrustedSigner> = Vec::new();
-        let mut notes = Vec::new();
-        for (label, c) in checked {
-            let fp = fingerprint(&c.key);
-            if self.revoked.fingerprints.contains(&fp) {
-                return Err(BundleError::Signature(format!(
-                    "{label} is by revoked key {fp} (listed in {})",
-                    self.revoked.file.display()
-                )));
-            }
-            let matching: Vec<&SignerEntry> = self
-                .signers
-                .entries
-                .iter()
-                .filter(|e| e.key.key_data() == c.key.key_data() && e.allows_bundles())
-                .collect();
-            if matching.is_empty() {
-                notes.push(format!(
-                    "{label} by key {fp}: untrusted (not in {} for namespace {SIG_NAMESPACE})",
-                    self.signers.file.display()
-                ));
-                continue;
-            }
-            let valid: Vec<&&SignerEntry> = matching
-                .iter()
-                .filter(|e| e.outside_window(now).is_none())
-                .collect();
-            if valid.is_empty() {
-                let why = matching
-                    .iter()
-                    .filter_map(|e| e.outside_window(now))
-                    .collect::<Vec<_>>()
-                    .join("; ");
-                notes.push(format!("{label} by key {fp}: key {why}"));
-                continue;
-            }
-            if trusted.iter().any(|t| t.fingerprint == fp) {
-                notes.push(format!("{label} by key {fp}: same key again, counted once"));
-                continue;
-            }
-            let mut principals: Vec<String> =
-                valid.iter().flat_map(|e| e.principals.clone()).collect();
-            principals.dedup();
-            trusted.push(TrustedSigner {
-                principals,
-                fingerprint: fp,
-            });
-        }
-        let needed = if self.require_signed {
-            self.threshold.max(1)
-        } else {
-            0
-        };
-        if trusted.len() < needed {
-            return Err(BundleError::Signature(format!(
-                "needs {needed} distinct trusted key(s), found {}: {}",
-                trusted.len(),
-                notes.join("; ")
-            )));
-        }
-        Ok(trusted)
-    }
-}
-
-impl TrustPolicy {
-    /// The policy `guild.toml`'s `[trust]` describes; `allowed_signers` overrides its file
-    /// (`--allowed-signers`). A missing allowed-signers file is an error only when signatures
-    /// are required.
-    pub fn from_config(
-        config: &crate::config::Config,
-        allowed_signers: Option<&Path>,
-    ) -> Result<Self, BundleError> {
-        let trust = &config.trust;
-        let file = allowed_signers
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|| config.resolve(&trust.allowed_signers));
-        let signers = if !trust.require_signed && !file.exists() {
-            AllowedSigners {
-                file,
-                entries: Vec::new(),
-            }
-        } else {
-            AllowedSigners::load(&file)?
-        };
-        Ok(Self {
-            signers,
-            revoked: Revoked::load(&config.resolve(&trust.revoked))?,
-            require_signed: trust.require_signed,
-            threshold: usize::try_from(trust.threshold).unwrap_or(usize::MAX),
         })
     }
 }
