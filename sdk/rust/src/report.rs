@@ -32,8 +32,8 @@ impl From<Report> for raw::Report {
     }
 }
 
-/// WIT has no `protocol-error` outcome (only the host judges a report broken): a plugin that
-/// says it reports a failure, and the host's validation then judges the report as it does any.
+/// WIT has no `protocol-error` outcome (only the host judges a report broken), so a plugin's
+/// `ProtocolError` is sent as `failed`; the host then validates the report like any other.
 fn outcome(outcome: Outcome) -> raw::Outcome {
     match outcome {
         Outcome::Satisfied => raw::Outcome::Satisfied,
