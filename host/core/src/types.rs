@@ -1,125 +1,17 @@
 //! Public result types of the library API.
 //!
 //! They mirror the WIT records but are plain serde types: wasmtime's generated types stay inside
-//! [`crate::runtime`]. Field names follow docs/architecture.md and docs/receipts-and-validation.md so batch dispatch, receipts and validation
-//! can extend them without breaking callers.
+//! the runtime crate. Field names follow docs/architecture.md and docs/receipts-and-validation.md
+//! so batch dispatch, receipts and validation can extend them without breaking callers.
+//!
+//! The records a plugin builds too (the report and what it points at, a connector's tool specs)
+//! are defined once in `guild-types`, which the Rust SDK shares, and re-exported here.
 
 use serde::{Deserialize, Serialize};
 
-/// How a specialist judges its own work (a hypothesis until validated).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Outcome {
-    /// Every requirement met.
-    Satisfied,
-    /// Some of it done.
-    Partial,
-    /// Not done.
-    Failed,
-    /// The specialist broke the report protocol (no report, or one that breaks the rules); only
-    /// the host produces this.
-    ProtocolError,
-}
-
-/// What the specialist suggests the orchestrator do next.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum NextAction {
-    /// Nothing more to do.
-    Stop,
-    /// Break the work down further: a suggested task is required.
-    Descend,
-    /// Redo part of it more narrowly: a suggested task is required.
-    Refine,
-    /// Hand back up to the parent.
-    Ascend,
-}
-
-/// A next-step suggestion.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct NextStep {
-    /// What to do.
-    pub action: NextAction,
-    /// The brief for the suggested task (required for descend and refine).
-    pub suggested_task: Option<String>,
-}
-
-/// A file or document the specialist produced.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ArtifactRef {
-    /// Path or id in the task's workspace.
-    pub id: String,
-    /// file, document, page, ...
-    pub kind: String,
-    /// MIME type.
-    pub mime_type: String,
-    /// Hex sha256 of the content.
-    pub sha256: String,
-    /// Version in the system that holds it (page revision, commit), when it has one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub version: Option<String>,
-}
-
-/// An external effect the specialist claims.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Claim {
-    /// `connector.tool` that caused it.
-    pub tool: String,
-    /// External id the tool returned.
-    pub external_id: Option<String>,
-    /// What was claimed.
-    pub text: String,
-}
-
-/// A specialist's report.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Report {
-    /// What was done, one paragraph.
-    pub summary: String,
-    /// Self-assessment.
-    pub outcome: Outcome,
-    /// Markdown details.
-    pub details: String,
-    /// Every hard requirement checked and met.
-    pub hard_passed: bool,
-    /// Unresolved problems found in this task.
-    pub open_issues: Vec<String>,
-    /// Problems known to remain beyond this task's scope.
-    pub remaining_issues: Vec<String>,
-    /// Suggested next step.
-    pub next_step: Option<NextStep>,
-    /// Produced artifacts.
-    pub artifacts: Vec<ArtifactRef>,
-    /// Claimed external effects.
-    pub claims: Vec<Claim>,
-}
-
-impl Report {
-    /// Approximate size in bytes, for output caps.
-    pub fn size(&self) -> usize {
-        self.summary.len()
-            + self.details.len()
-            + self.open_issues.iter().map(String::len).sum::<usize>()
-            + self.remaining_issues.iter().map(String::len).sum::<usize>()
-            + self
-                .next_step
-                .as_ref()
-                .and_then(|n| n.suggested_task.as_ref())
-                .map_or(0, String::len)
-            + self
-                .artifacts
-                .iter()
-                .map(|a| a.id.len() + a.kind.len() + a.mime_type.len() + a.sha256.len())
-                .sum::<usize>()
-            + self
-                .claims
-                .iter()
-                .map(|c| {
-                    c.tool.len() + c.text.len() + c.external_id.as_ref().map_or(0, String::len)
-                })
-                .sum::<usize>()
-    }
-}
+pub use guild_types::{
+    Approval, ArtifactRef, Claim, NextAction, NextStep, Outcome, Report, ToolSpec,
+};
 
 /// Final status of a task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -236,27 +128,6 @@ pub struct TaskResult {
     pub warning: Option<String>,
     /// Resource use.
     pub usage: Usage,
-}
-
-/// A connector tool as the host knows it (from the connector's `tools()` at load time).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ToolSpec {
-    /// Tool name within the connector.
-    pub name: String,
-    /// When to use it.
-    pub description: String,
-    /// JSON Schema of the input.
-    pub input_schema: String,
-    /// Whether calls change the outside world (receipted).
-    pub mutating: bool,
-    /// Receipt type.
-    pub receipt_type: Option<String>,
-    /// Receipt operation.
-    pub operation: Option<String>,
-    /// Skill that must be loaded first.
-    pub requires_skill: Option<String>,
-    /// Whether each call needs the caller's approval.
-    pub approval_always: bool,
 }
 
 /// One entry of the roster.

@@ -15,7 +15,7 @@ use std::borrow::Cow;
 use guild_core::http::{HttpError, OutboundRequest, OutboundResponse};
 use guild_core::redact::Redactor;
 use guild_core::text::truncate;
-use guild_core::types::{CallStatus as Status, ToolError, ToolOutcome, ToolSpec};
+use guild_core::types::{Approval, CallStatus as Status, ToolError, ToolOutcome, ToolSpec};
 
 use crate::bindings::types::{
     CallStatus, HostError, ProgressError, ToolOutcome as WitOutcome, ToolSpec as WitSpec,
@@ -292,10 +292,9 @@ pub(crate) fn wit_spec(s: &ToolSpec) -> WitSpec {
         receipt_type: s.receipt_type.clone(),
         operation: s.operation.clone(),
         requires_skill: s.requires_skill.clone(),
-        approval: if s.approval_always {
-            types::Approval::Always
-        } else {
-            types::Approval::Never
+        approval: match s.approval {
+            Approval::Never => types::Approval::Never,
+            Approval::Always => types::Approval::Always,
         },
     }
 }
@@ -309,6 +308,9 @@ pub(crate) fn from_wit_spec(s: WitSpec) -> ToolSpec {
         receipt_type: s.receipt_type,
         operation: s.operation,
         requires_skill: s.requires_skill,
-        approval_always: matches!(s.approval, types::Approval::Always),
+        approval: match s.approval {
+            types::Approval::Never => Approval::Never,
+            types::Approval::Always => Approval::Always,
+        },
     }
 }

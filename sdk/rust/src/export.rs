@@ -5,9 +5,9 @@
 //! for that world, which also places the world's full type description in the plugin.
 
 use crate::bindings::specialist::guild::plugin::types as raw;
-use crate::report::Report;
-use crate::tool::{ToolOutcome, ToolSpec};
+use crate::tool::ToolOutcome;
 use crate::types::{Brief, HostError, RunError, SkillMeta, SpecialistInfo};
+use crate::{Report, ToolSpec};
 
 /// A specialist: takes a brief, does the work through its granted capabilities, reports.
 /// Export it with [`export_specialist!`](crate::export_specialist).
@@ -145,13 +145,13 @@ pub fn describe<T: Specialist>() -> raw::SpecialistInfo {
 /// See [`describe`].
 pub fn run<T: Specialist>(brief: raw::Brief) -> Result<raw::Report, raw::RunError> {
     T::run(Brief::from_raw(brief))
-        .map(Report::into_raw)
+        .map(raw::Report::from)
         .map_err(RunError::into_raw)
 }
 
 /// See [`describe`].
 pub fn tools<T: Connector>() -> Vec<raw::ToolSpec> {
-    T::tools().into_iter().map(ToolSpec::into_raw).collect()
+    T::tools().into_iter().map(raw::ToolSpec::from).collect()
 }
 
 /// See [`describe`].

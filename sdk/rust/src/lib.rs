@@ -52,12 +52,13 @@ mod typed;
 mod types;
 
 pub use export::{Connector, SkillLoader, Specialist};
-pub use report::{NextAction, NextStep, Report};
-pub use tool::{Approval, CallStatus, ToolOutcome, ToolSpec};
-pub use typed::{Tool, Toolbox, call_typed, spec_of};
-pub use types::{
-    ArtifactRef, Brief, Claim, HostError, Outcome, RunError, SkillMeta, SpecialistInfo, sha256_hex,
+// Shared with the host: one definition of what a plugin builds and the host reads.
+pub use guild_types::{
+    Approval, ArtifactRef, Claim, NextAction, NextStep, Outcome, Report, ToolSpec, sha256_hex,
 };
+pub use tool::{CallStatus, ToolOutcome};
+pub use typed::{Tool, Toolbox, call_typed, spec_of};
+pub use types::{Brief, HostError, RunError, SkillMeta, SpecialistInfo};
 
 /// Re-exported so plugins can use the same `serde_json` as the SDK's builders.
 pub use serde_json;

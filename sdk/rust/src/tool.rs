@@ -1,111 +1,40 @@
-//! Connector tool descriptions ([`ToolSpec`]) and call results ([`ToolOutcome`]) with builders.
+//! Connector tool descriptions ([`ToolSpec`], defined with the host in `guild-types`) converted
+//! to and from the raw bindings, and call results ([`ToolOutcome`]) with their builder.
+//!
+//! ```
+//! use guild_sdk::{Approval, ToolSpec};
+//! let spec = ToolSpec::new("create_issue", "Create an issue.")
+//!     .schema(serde_json::json!({"type": "object", "required": ["title"]}))
+//!     .mutating("issue", "create")
+//!     .approval(Approval::Always);
+//! assert!(spec.mutating && spec.needs_approval());
+//! ```
 
+use guild_types::{Approval, ToolSpec};
 use serde_json::Value;
 
 use crate::bindings::specialist::guild::plugin::types as raw;
 
-/// Whether a tool call must be approved by the caller before it runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Approval {
-    /// Runs without asking (the default).
-    #[default]
-    Never,
-    /// Pauses the task until the caller approves.
-    Always,
-}
-
-/// What a connector says about one of its tools.
-///
-/// ```
-/// use guild_sdk::ToolSpec;
-/// let spec = ToolSpec::new("create_issue", "Create an issue.")
-///     .schema(serde_json::json!({"type": "object", "required": ["title"]}))
-///     .mutating("issue", "create");
-/// assert!(spec.mutating);
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToolSpec {
-    /// Tool name, unique within the connector: `[a-z0-9_]{1,64}`.
-    pub name: String,
-    /// One paragraph that tells a model when to use the tool.
-    pub description: String,
-    /// JSON Schema of the input object, as a JSON document.
-    pub input_schema: String,
-    /// True when the call changes something outside the plugin; the host writes a receipt.
-    pub mutating: bool,
-    /// Receipt type for mutating tools: issue, message, page, file, ...
-    pub receipt_type: Option<String>,
-    /// Receipt operation for mutating tools: create, update, delete, send, ...
-    pub operation: Option<String>,
-    /// A skill the caller must have loaded before this tool answers.
-    pub requires_skill: Option<String>,
-    /// Whether the caller must approve each call.
-    pub approval: Approval,
-}
-
-impl ToolSpec {
-    /// A non-mutating tool whose input schema is any JSON object.
-    pub fn new(name: impl Into<String>, description: impl Into<String>) -> Self {
+impl From<ToolSpec> for raw::ToolSpec {
+    fn from(spec: ToolSpec) -> Self {
         Self {
-            name: name.into(),
-            description: description.into(),
-            input_schema: r#"{"type":"object"}"#.to_owned(),
-            mutating: false,
-            receipt_type: None,
-            operation: None,
-            requires_skill: None,
-            approval: Approval::Never,
-        }
-    }
-
-    /// Sets the JSON Schema of the input object.
-    pub fn schema(mut self, schema: Value) -> Self {
-        self.input_schema = schema.to_string();
-        self
-    }
-
-    /// Marks the tool as mutating: the host writes a receipt of `receipt_type` (issue, message,
-    /// ...) and `operation` (create, update, ...) for every call.
-    pub fn mutating(
-        mut self,
-        receipt_type: impl Into<String>,
-        operation: impl Into<String>,
-    ) -> Self {
-        self.mutating = true;
-        self.receipt_type = Some(receipt_type.into());
-        self.operation = Some(operation.into());
-        self
-    }
-
-    /// Requires the caller to have loaded `skill` first.
-    pub fn requires_skill(mut self, skill: impl Into<String>) -> Self {
-        self.requires_skill = Some(skill.into());
-        self
-    }
-
-    /// Sets whether each call needs the caller's approval.
-    pub fn approval(mut self, approval: Approval) -> Self {
-        self.approval = approval;
-        self
-    }
-
-    pub(crate) fn into_raw(self) -> raw::ToolSpec {
-        raw::ToolSpec {
-            name: self.name,
-            description: self.description,
-            input_schema: self.input_schema,
-            mutating: self.mutating,
-            receipt_type: self.receipt_type,
-            operation: self.operation,
-            requires_skill: self.requires_skill,
-            approval: match self.approval {
+            name: spec.name,
+            description: spec.description,
+            input_schema: spec.input_schema,
+            mutating: spec.mutating,
+            receipt_type: spec.receipt_type,
+            operation: spec.operation,
+            requires_skill: spec.requires_skill,
+            approval: match spec.approval {
                 Approval::Never => raw::Approval::Never,
                 Approval::Always => raw::Approval::Always,
             },
         }
     }
+}
 
-    pub(crate) fn from_raw(spec: raw::ToolSpec) -> Self {
+impl From<raw::ToolSpec> for ToolSpec {
+    fn from(spec: raw::ToolSpec) -> Self {
         Self {
             name: spec.name,
             description: spec.description,

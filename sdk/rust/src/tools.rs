@@ -3,8 +3,9 @@
 
 use serde::Serialize;
 
+use crate::ToolSpec;
 use crate::bindings::specialist::guild::plugin::tools as raw;
-use crate::tool::{ToolOutcome, ToolSpec};
+use crate::tool::ToolOutcome;
 use crate::types::HostError;
 
 /// A tool this specialist may call.
@@ -22,7 +23,7 @@ pub fn granted() -> Vec<GrantedTool> {
         .into_iter()
         .map(|tool| GrantedTool {
             name: tool.name,
-            spec: ToolSpec::from_raw(tool.spec),
+            spec: ToolSpec::from(tool.spec),
         })
         .collect()
 }

@@ -5,7 +5,8 @@
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 
-use crate::tool::{ToolOutcome, ToolSpec};
+use crate::ToolSpec;
+use crate::tool::ToolOutcome;
 
 /// One tool of a connector, as a type.
 ///

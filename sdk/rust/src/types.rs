@@ -1,10 +1,10 @@
-//! Plain Rust mirrors of the WIT records every world shares (briefs, errors, artifacts, claims,
-//! skill metadata) and their conversions to and from the raw bindings.
+//! Plain Rust mirrors of the WIT records only plugins handle (briefs, errors, skill metadata) and
+//! their conversions to and from the raw bindings. The records the host reads too (reports,
+//! artifacts, claims, tool specs) are defined once, with the host, in `guild-types`.
 
 use std::fmt;
 
 use serde::de::DeserializeOwned;
-use sha2::{Digest, Sha256};
 
 use crate::bindings::specialist::guild::plugin::types as raw;
 
@@ -177,114 +177,6 @@ pub(crate) fn without_kind<'t>(kind: &str, text: &'t str) -> &'t str {
                 .map(str::trim_start)
         })
         .unwrap_or(text)
-}
-
-/// How the specialist judges its own work.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
-    /// Everything the brief asked for was done.
-    Satisfied,
-    /// Some of it was done.
-    Partial,
-    /// None of it was done.
-    Failed,
-}
-
-impl Outcome {
-    pub(crate) fn into_raw(self) -> raw::Outcome {
-        match self {
-            Self::Satisfied => raw::Outcome::Satisfied,
-            Self::Partial => raw::Outcome::Partial,
-            Self::Failed => raw::Outcome::Failed,
-        }
-    }
-}
-
-/// A file or document the specialist produced, resolvable by the host.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ArtifactRef {
-    /// Path or id within the task's workspace.
-    pub id: String,
-    /// Kind: file, document, page, ...
-    pub kind: String,
-    /// MIME type.
-    pub mime_type: String,
-    /// Hex sha256 of the content.
-    pub sha256: String,
-    /// Version in the system that holds it (page revision, commit), when it has one.
-    pub version: Option<String>,
-}
-
-impl ArtifactRef {
-    /// An artifact whose hash is already known.
-    pub fn new(
-        id: impl Into<String>,
-        kind: impl Into<String>,
-        mime_type: impl Into<String>,
-        sha256: impl Into<String>,
-    ) -> Self {
-        Self {
-            id: id.into(),
-            kind: kind.into(),
-            mime_type: mime_type.into(),
-            sha256: sha256.into(),
-            version: None,
-        }
-    }
-
-    /// A `file` artifact; the sha256 is computed from `content`, the bytes that were written.
-    pub fn file(id: impl Into<String>, mime_type: impl Into<String>, content: &[u8]) -> Self {
-        Self::new(id, "file", mime_type, sha256_hex(content))
-    }
-
-    /// Sets the version the artifact has in the system that holds it (a page revision, a commit).
-    pub fn version(mut self, version: impl Into<String>) -> Self {
-        self.version = Some(version.into());
-        self
-    }
-
-    pub(crate) fn into_raw(self) -> raw::ArtifactRef {
-        raw::ArtifactRef {
-            id: self.id,
-            kind: self.kind,
-            mime_type: self.mime_type,
-            sha256: self.sha256,
-            version: self.version,
-        }
-    }
-}
-
-/// Lowercase hex sha256 of `bytes`, as artifacts carry it.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    use std::fmt::Write as _;
-    let digest = Sha256::digest(bytes);
-    let mut out = String::with_capacity(64);
-    for byte in digest {
-        // Writing to a String cannot fail.
-        let _ = write!(out, "{byte:02x}");
-    }
-    out
-}
-
-/// An external effect the specialist claims to have caused.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Claim {
-    /// The tool that caused it, `connector.tool`.
-    pub tool: String,
-    /// The external id the tool returned.
-    pub external_id: Option<String>,
-    /// Free text of what was claimed.
-    pub text: String,
-}
-
-impl Claim {
-    pub(crate) fn into_raw(self) -> raw::Claim {
-        raw::Claim {
-            tool: self.tool,
-            external_id: self.external_id,
-            text: self.text,
-        }
-    }
 }
 
 /// One entry of a skill loader's catalog.

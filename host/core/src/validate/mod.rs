@@ -27,7 +27,7 @@ pub use artifacts::{ArtifactResolver, DirResolver, MAX_ARTIFACT_BYTES, NoWorkspa
 pub use decision::{Decision, DecisionError, allowed_decisions, check_decision};
 pub use report::{
     MAX_ARTIFACTS, MAX_CLAIMS, MAX_DETAILS_BYTES, MAX_ISSUE_BYTES, MAX_ISSUES, MAX_REPORT_BYTES,
-    MAX_SUMMARY_BYTES, protocol_error_report,
+    MAX_SUMMARY_BYTES, protocol_error_report, report_from_plain_text,
 };
 
 /// Status of one check, ordered from best to worst: the verdict is the maximum.

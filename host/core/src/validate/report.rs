@@ -175,25 +175,14 @@ pub fn protocol_error_report(problems: &[String], original: Option<&Report>) -> 
     }
 }
 
-impl Report {
-    /// Wraps plain text from a specialist that produces no structured report: outcome partial
-    /// (the host cannot tell more), the first non-empty line as summary and the whole text as
-    /// details, each cut to its cap on a character boundary. Empty text yields an empty
-    /// summary, which validation turns into a `protocol_error` report.
-    pub fn from_plain_text(text: &str) -> Report {
-        let first = text.lines().map(str::trim).find(|l| !l.is_empty());
-        Report {
-            summary: truncate_bytes(first.unwrap_or(""), MAX_SUMMARY_BYTES).to_owned(),
-            outcome: Outcome::Partial,
-            details: truncate_bytes(text, MAX_DETAILS_BYTES).to_owned(),
-            hard_passed: false,
-            open_issues: Vec::new(),
-            remaining_issues: Vec::new(),
-            next_step: None,
-            artifacts: Vec::new(),
-            claims: Vec::new(),
-        }
-    }
+/// Wraps plain text from a specialist that produces no structured report: outcome partial
+/// (the host cannot tell more), the first non-empty line as summary and the whole text as
+/// details, each cut to its cap on a character boundary. Empty text yields an empty summary,
+/// which validation turns into a `protocol_error` report.
+pub fn report_from_plain_text(text: &str) -> Report {
+    let first = text.lines().map(str::trim).find(|l| !l.is_empty());
+    Report::partial(truncate_bytes(first.unwrap_or(""), MAX_SUMMARY_BYTES))
+        .details(truncate_bytes(text, MAX_DETAILS_BYTES))
 }
 
 /// The longest prefix of `s` of at most `max` bytes that ends on a character boundary.

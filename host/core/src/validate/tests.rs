@@ -278,15 +278,15 @@ fn protocol_error_report_says_what_was_wrong() {
 
 #[test]
 fn plain_text_is_wrapped_as_partial() {
-    let r = Report::from_plain_text("\n  Opened the PR.\nMore detail here.");
+    let r = report_from_plain_text("\n  Opened the PR.\nMore detail here.");
     assert_eq!(r.outcome, Outcome::Partial);
     assert_eq!(r.summary, "Opened the PR.");
     assert!(r.details.contains("More detail here."));
     let v = check(TASK, Some(&r), &[], &none());
     assert_eq!(v.verdict, CheckStatus::Passed, "{:?}", v.checks);
-    let long = Report::from_plain_text(&"é".repeat(MAX_SUMMARY_BYTES));
+    let long = report_from_plain_text(&"é".repeat(MAX_SUMMARY_BYTES));
     assert!(long.summary.len() <= MAX_SUMMARY_BYTES);
-    let empty = Report::from_plain_text("   ");
+    let empty = report_from_plain_text("   ");
     let v = check(TASK, Some(&empty), &[], &none());
     assert_eq!(v.report.outcome, Outcome::ProtocolError);
 }

@@ -87,7 +87,7 @@ pub(crate) async fn call_tool(
     if let Some(message) = task.skills.allowed_tools_gate(full, strict) {
         return refuse(ToolError::Denied(message));
     }
-    if spec.approval_always
+    if spec.needs_approval()
         && let Err(e) = approve(task, full, &spec.description, &input).await
     {
         return refuse(e);

@@ -12,9 +12,9 @@ use std::time::Instant;
 use futures::future::BoxFuture;
 use guild_core::manifest::PluginKind;
 use wasmtime::Store;
-use wasmtime::component::{HasSelf, InstancePre, Linker};
+use wasmtime::component::{InstancePre, Linker};
 
-use super::{connector, skill_loader, specialist, types};
+use super::{add_to_linker, connector, skill_loader, specialist, types, wrap};
 use crate::state::StoreState;
 
 /// A call into a fresh instance; the error is wasmtime's (a trap, a failed instantiation).
@@ -111,32 +111,6 @@ pub(crate) const LATEST: Bindings = Bindings {
         PluginKind::Connector | PluginKind::SkillLoader => &["types", "log", "config", "http"],
     },
 };
-
-fn add_to_linker(kind: PluginKind, linker: &mut Linker<StoreState>) -> wasmtime::Result<()> {
-    match kind {
-        PluginKind::Specialist => {
-            specialist::Specialist::add_to_linker::<_, HasSelf<_>>(linker, |s| s)
-        }
-        PluginKind::Connector => {
-            connector::Connector::add_to_linker::<_, HasSelf<_>>(linker, |s| s)
-        }
-        PluginKind::SkillLoader => {
-            skill_loader::SkillLoader::add_to_linker::<_, HasSelf<_>>(linker, |s| s)
-        }
-    }
-}
-
-fn wrap(kind: PluginKind, pre: InstancePre<StoreState>) -> wasmtime::Result<PluginPre> {
-    Ok(match kind {
-        PluginKind::Specialist => {
-            PluginPre::Specialist(Box::new(specialist::SpecialistPre::new(pre)?))
-        }
-        PluginKind::Connector => PluginPre::Connector(Box::new(connector::ConnectorPre::new(pre)?)),
-        PluginKind::SkillLoader => {
-            PluginPre::SkillLoader(Box::new(skill_loader::SkillLoaderPre::new(pre)?))
-        }
-    })
-}
 
 impl SpecialistApi for specialist::SpecialistPre<StoreState> {
     fn describe<'a>(&'a self, store: &'a mut Store<StoreState>) -> Call<'a, types::SpecialistInfo> {

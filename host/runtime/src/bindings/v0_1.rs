@@ -19,49 +19,11 @@ use std::time::Instant;
 
 use guild_core::manifest::PluginKind;
 use wasmtime::Store;
-use wasmtime::component::{HasSelf, InstancePre, Linker};
 
-use super::api::{Bindings, Call, ConnectorApi, LoaderApi, PluginPre, SpecialistApi};
+use super::api::{Bindings, Call, ConnectorApi, LoaderApi, SpecialistApi};
 use crate::state::StoreState;
 
-mod specialist {
-    wasmtime::component::bindgen!({
-        path: "../../wit/frozen/guild-plugin@0.1.0",
-        world: "specialist",
-        imports: { default: async | trappable },
-        exports: { default: async },
-    });
-}
-
-mod connector {
-    wasmtime::component::bindgen!({
-        path: "../../wit/frozen/guild-plugin@0.1.0",
-        world: "connector",
-        imports: { default: async | trappable },
-        exports: { default: async },
-        with: {
-            "guild:plugin/types": super::specialist::guild::plugin::types,
-            "guild:plugin/log": super::specialist::guild::plugin::log,
-            "guild:plugin/config": super::specialist::guild::plugin::config,
-            "guild:plugin/http": super::specialist::guild::plugin::http,
-        },
-    });
-}
-
-mod skill_loader {
-    wasmtime::component::bindgen!({
-        path: "../../wit/frozen/guild-plugin@0.1.0",
-        world: "skill-loader",
-        imports: { default: async | trappable },
-        exports: { default: async },
-        with: {
-            "guild:plugin/types": super::specialist::guild::plugin::types,
-            "guild:plugin/log": super::specialist::guild::plugin::log,
-            "guild:plugin/config": super::specialist::guild::plugin::config,
-            "guild:plugin/http": super::specialist::guild::plugin::http,
-        },
-    });
-}
+super::worlds!("../../wit/frozen/guild-plugin@0.1.0");
 
 use specialist::guild::plugin::{config, http, log, report, skills, tools, types};
 
@@ -87,32 +49,6 @@ pub(crate) const BINDINGS: Bindings = Bindings {
         PluginKind::Connector | PluginKind::SkillLoader => &["types", "log", "config", "http"],
     },
 };
-
-fn add_to_linker(kind: PluginKind, linker: &mut Linker<StoreState>) -> wasmtime::Result<()> {
-    match kind {
-        PluginKind::Specialist => {
-            specialist::Specialist::add_to_linker::<_, HasSelf<_>>(linker, |s| s)
-        }
-        PluginKind::Connector => {
-            connector::Connector::add_to_linker::<_, HasSelf<_>>(linker, |s| s)
-        }
-        PluginKind::SkillLoader => {
-            skill_loader::SkillLoader::add_to_linker::<_, HasSelf<_>>(linker, |s| s)
-        }
-    }
-}
-
-fn wrap(kind: PluginKind, pre: InstancePre<StoreState>) -> wasmtime::Result<PluginPre> {
-    Ok(match kind {
-        PluginKind::Specialist => {
-            PluginPre::Specialist(Box::new(specialist::SpecialistPre::new(pre)?))
-        }
-        PluginKind::Connector => PluginPre::Connector(Box::new(connector::ConnectorPre::new(pre)?)),
-        PluginKind::SkillLoader => {
-            PluginPre::SkillLoader(Box::new(skill_loader::SkillLoaderPre::new(pre)?))
-        }
-    })
-}
 
 // ---- host functions: each calls the latest one -------------------------------------------
 
