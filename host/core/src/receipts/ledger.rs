@@ -439,8 +439,8 @@ pub(super) fn begin_one(
     if let Some(replay) = w.replay(&intent, |id| {
         in_flight.contains(id) || new_ids.iter().any(|n| n == id)
     })? {
-        w.record_replay(&intent, &replay)?;
-        return Ok(Begin::Replay(Box::new(replay)));
+        let answer = w.record_replay(&intent, replay)?;
+        return Ok(Begin::Replay(Box::new(answer)));
     }
     let id = uuid::Uuid::now_v7().to_string();
     w.append(Entry {
@@ -584,45 +584,57 @@ impl<'c> Writer<'c> {
     }
 
     /// Records that `intent`'s task was answered with `replayed`, unless that task made the
-    /// call itself or already has a replay entry for it (one receipt backs one claim).
-    fn record_replay(&mut self, intent: &Intent, replayed: &Receipt) -> Result<(), LedgerError> {
+    /// call itself or already has a replay entry for it (one receipt backs one claim). Returns
+    /// the receipt that answers for the task: its replay entry (new or earlier), or `replayed`
+    /// itself when the task made the call.
+    fn record_replay(
+        &mut self,
+        intent: &Intent,
+        replayed: Receipt,
+    ) -> Result<Receipt, LedgerError> {
         if replayed.task_id == intent.task_id {
-            return Ok(());
+            return Ok(replayed);
         }
         let op = "look up a replay entry";
-        let recorded = self
+        let recorded: Option<String> = self
             .tx
             .prepare_cached(
-                "SELECT 1 FROM entries WHERE kind = 'replay' AND task_id = ?1 AND detail = ?2",
+                "SELECT receipt_id FROM entries WHERE kind = 'replay' AND task_id = ?1 \
+                 AND detail = ?2 ORDER BY seq LIMIT 1",
             )
-            .and_then(|mut s| s.exists(params![intent.task_id, replayed.id]))
+            .and_then(|mut s| {
+                s.query_row(params![intent.task_id, replayed.id], |r| r.get(0))
+                    .optional()
+            })
             .map_err(LedgerError::sqlite(op))?;
-        if recorded {
-            return Ok(());
+        if let Some(id) = recorded {
+            let (entry, first) = latest(&self.tx, &id)?.ok_or(LedgerError::NotFound { id })?;
+            return Receipt::from_entry(entry, first);
         }
-        self.append(Entry {
+        let entry = self.append(Entry {
             seq: 0,
             kind: EntryKind::Replay.as_str().into(),
             receipt_id: uuid::Uuid::now_v7().to_string(),
             task_id: intent.task_id.clone(),
             route: intent.route.clone(),
-            plugin: replayed.plugin.clone(),
-            tool: replayed.tool.clone(),
-            receipt_type: replayed.receipt_type.clone(),
-            operation: replayed.operation.clone(),
+            plugin: replayed.plugin,
+            tool: replayed.tool,
+            receipt_type: replayed.receipt_type,
+            operation: replayed.operation,
             status: replayed.status.as_str().into(),
-            external_id: replayed.external_id.clone(),
-            verifiable_url: replayed.verifiable_url.clone(),
-            preview: replayed.preview.clone(),
-            error: replayed.error.clone(),
+            external_id: replayed.external_id,
+            verifiable_url: replayed.verifiable_url,
+            preview: replayed.preview,
+            error: replayed.error,
             time: now_rfc3339(),
             input_sha256: intent.input_sha256.clone(),
             idempotency_key: intent.idempotency_key.clone(),
-            detail: Some(replayed.id.clone()),
+            detail: Some(replayed.id),
             prev_hash: String::new(),
             hash: String::new(),
         })?;
-        Ok(())
+        let seq = entry.seq;
+        Receipt::from_entry(entry, seq)
     }
 
     /// Links `entry` to the head, hashes and inserts it; returns it as stored.

@@ -297,8 +297,10 @@ pub enum Begin {
     Proceed(IntentId),
     /// The same idempotency key and input were recorded before: return this receipt's outcome
     /// without calling the connector. Its status may be `unknown` (the first call's host
-    /// stopped mid-call): that too means do not call again. When the replaying task is not the
-    /// one that made the call, a replay entry for it was recorded in the same transaction.
+    /// stopped mid-call): that too means do not call again. It is the receipt that answers for
+    /// the replaying task: when that task did not make the call, its replay entry (recorded in
+    /// the same transaction, or at its first replay), whose [`Receipt::replay_of`] names the
+    /// call's receipt; when it did, the call's own receipt.
     Replay(Box<Receipt>),
 }
 

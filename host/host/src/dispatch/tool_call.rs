@@ -216,7 +216,9 @@ pub(crate) async fn call_tool(
     answer
 }
 
-/// The outcome a recorded receipt stands for (an idempotent replay).
+/// The outcome a recorded receipt stands for (an idempotent replay). `r` is the receipt that
+/// answers for this task: its replay entry (`replay_of` names the call's receipt), or the
+/// call's own receipt when this task made the call.
 fn outcome_of(r: &Receipt) -> ToolOutcome {
     let status = match r.status {
         ReceiptStatus::Success => CallStatus::Success,
@@ -227,6 +229,7 @@ fn outcome_of(r: &Receipt) -> ToolOutcome {
         output: serde_json::json!({
             "replayed": true,
             "receipt": r.id,
+            "replay_of": r.replay_of,
             "external_id": r.external_id,
         })
         .to_string(),
