@@ -47,6 +47,9 @@ mod group;
 mod ledger;
 mod model;
 mod schema;
+mod space;
+#[cfg(test)]
+mod space_tests;
 mod store;
 mod verify;
 

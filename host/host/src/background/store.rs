@@ -204,9 +204,18 @@ impl TaskStore {
     /// Live tasks of another live owner are left alone.
     pub(crate) fn open(path: &Path) -> Result<Self, StoreError> {
         let conn = dbfile::open(path, &SPEC, Access::ReadWrite)?.conn;
-        let sql = |source| StoreError::Sqlite {
-            path: path.to_path_buf(),
+        // A full disk is said as such (SQLite would say "disk I/O error").
+        let sql = |source| match DbFileError::from_sqlite(
+            SPEC.what,
+            path.to_path_buf(),
+            "prepare",
             source,
+        ) {
+            DbFileError::Sqlite { source, .. } => StoreError::Sqlite {
+                path: path.to_path_buf(),
+                source,
+            },
+            other => StoreError::File(other),
         };
         conn.pragma_update_and_check(None, "journal_mode", "WAL", |_| Ok(()))
             .map_err(sql)?;
