@@ -54,6 +54,9 @@ pub struct Opened {
     /// An unstamped database of an earlier build, opened read-only and left as it was: it has
     /// [`DbSpec::legacy_schema`], not the current one.
     pub legacy: bool,
+    /// An unstamped database of an earlier build that this read-write open just upgraded and
+    /// stamped.
+    pub adopted: bool,
 }
 
 /// Why a Guild database file was refused or could not be opened.
@@ -289,9 +292,14 @@ pub fn open(path: &Path, spec: &DbSpec, access: Access) -> Result<Opened, DbFile
         return Ok(Opened {
             conn,
             legacy: false,
+            adopted: true,
         });
     }
-    Ok(Opened { conn, legacy })
+    Ok(Opened {
+        conn,
+        legacy,
+        adopted: false,
+    })
 }
 
 /// The write-ahead log SQLite keeps beside a database in WAL mode.

@@ -318,6 +318,9 @@ pub enum AuditKind {
     BundleInstalled,
     /// A rollback or equivocation was installed because the operator asked for it.
     BundleOverride,
+    /// The operator accepted a ledger that no longer reached its head anchor (detail: what
+    /// was found); the anchor was moved to this entry.
+    HeadAccepted,
 }
 
 impl AuditKind {
@@ -328,6 +331,7 @@ impl AuditKind {
             AuditKind::GrantChanged => "grant_changed",
             AuditKind::BundleInstalled => "bundle_installed",
             AuditKind::BundleOverride => "bundle_override",
+            AuditKind::HeadAccepted => "head_accepted",
         }
     }
 
@@ -338,6 +342,7 @@ impl AuditKind {
             "grant_changed" => AuditKind::GrantChanged,
             "bundle_installed" => AuditKind::BundleInstalled,
             "bundle_override" => AuditKind::BundleOverride,
+            "head_accepted" => AuditKind::HeadAccepted,
             _ => return None,
         })
     }
