@@ -33,6 +33,8 @@ pub(crate) struct Shared {
     plugin_config: RwLock<Arc<Config>>,
     /// Serialises reloads: one loads and swaps at a time.
     pub(crate) reloading: tokio::sync::Mutex<()>,
+    /// Mutating calls between their intent and their recorded outcome.
+    pub(crate) calls: crate::dispatch::InFlight,
 }
 
 impl Shared {
@@ -133,6 +135,7 @@ impl Host {
             runtime,
             plugin_config: RwLock::new(Arc::new(config.clone())),
             reloading: tokio::sync::Mutex::new(()),
+            calls: crate::dispatch::InFlight::default(),
             config,
             ledger,
             skills: Arc::new(Skills::new(config_skills, base_dir)),
@@ -234,6 +237,28 @@ impl Host {
         description: &str,
     ) -> Result<TaskResult, DispatchError> {
         self.default_session.task(specialist, description).await
+    }
+
+    /// Waits until every mutating call this host started has recorded its outcome, and
+    /// returns how many were still running. A call outlives the task that made it (a timeout
+    /// or cancel ends the task, not the call), so whoever is about to stop the host calls this
+    /// first, or the calls would end with the process and their receipts stay `unknown`. Each
+    /// call is bounded by its own timeout (`[limits] timeout_s`).
+    pub async fn finish_calls(&self) -> usize {
+        let running = self.calls_running();
+        if running > 0 {
+            tracing::info!(
+                running,
+                "waiting for mutating calls to record their outcome"
+            );
+            self.shared.calls.settled().await;
+        }
+        running
+    }
+
+    /// Mutating calls between their intent and their recorded outcome now.
+    pub fn calls_running(&self) -> usize {
+        self.shared.calls.running()
     }
 
     /// A new session (its own invocation count and approver).

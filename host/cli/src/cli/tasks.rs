@@ -134,7 +134,9 @@ pub(crate) async fn run(config: &Path, cmd: TasksCommand, json: bool) -> anyhow:
             eprintln!(
                 "started task {id} (type `update <text>` or `cancel` and Enter to act on it)"
             );
-            follow(&host, &id, json).await
+            let code = follow(&host, &id, json).await;
+            super::finish_calls(&host).await;
+            code
         }
         TasksCommand::Update { id, text } => {
             let request = Request::UpdateTask {
@@ -147,7 +149,9 @@ pub(crate) async fn run(config: &Path, cmd: TasksCommand, json: bool) -> anyhow:
             let host = start_host(config).await?;
             let attempt = host.update_task(&id, &text)?;
             eprintln!("task {id}: attempt {attempt} started");
-            follow(&host, &id, json).await
+            let code = follow(&host, &id, json).await;
+            super::finish_calls(&host).await;
+            code
         }
         TasksCommand::Cancel { id } => {
             if let Some(response) =

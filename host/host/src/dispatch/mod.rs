@@ -5,6 +5,7 @@
 //! task result. [`TaskScope`] is what the runtime's `TaskHost` view of a task is made of
 //! (see [`task_host`]).
 
+mod in_flight;
 mod memory;
 #[cfg(test)]
 mod memory_tests;
@@ -33,6 +34,8 @@ use guild_runtime::{Failure, InstanceStats, ReportError};
 use crate::host::Shared;
 use crate::registry::{LoadedPlugin, Snapshot};
 use crate::session::Approver;
+
+pub(crate) use in_flight::InFlight;
 
 use guild_core::limits::{
     MAX_DESCRIPTION_BYTES, MAX_RECORDED_BYTES, MAX_RECORDED_TOOL_BYTES, MAX_REPORT_BYTES,

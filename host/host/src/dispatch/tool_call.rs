@@ -162,7 +162,11 @@ pub(crate) async fn call_tool(
             tool.to_owned(),
             full.to_owned(),
         );
+        // Counted until the outcome is recorded, so that a host about to stop waits for it
+        // (see `in_flight`).
+        let counted = intent.as_ref().map(|_| shared.calls.enter());
         async move {
+            let _counted = counted;
             let result = shared
                 .runtime
                 .connector_call(&plugin.runtime, &tool, input)
