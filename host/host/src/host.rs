@@ -8,7 +8,7 @@ use guild_core::error::DispatchError;
 use guild_core::http::{GuardedClient, HttpLimits};
 use guild_core::receipts::{Ledger, Receipt, VerifyReport};
 use guild_core::skills::Skills;
-use guild_core::types::{RosterEntry, TaskResult};
+use guild_core::types::{ProgressReport, RosterEntry, TaskResult};
 use guild_core::validate::{Check, external};
 use guild_runtime::{CompileHelper, EngineOptions, GuildEngine, IoBudget, Runtime};
 
@@ -278,6 +278,12 @@ impl Host {
     /// Status, reports since the last check, and the result when done.
     pub fn check_task(&self, id: &str) -> Result<TaskCheck, BackgroundError> {
         self.background.check(id)
+    }
+
+    /// Every report a background task sent, those a check already returned included: the
+    /// reports of a finished or interrupted task can be shown again.
+    pub fn task_reports(&self, id: &str) -> Result<Vec<ProgressReport>, BackgroundError> {
+        self.background.reports(id)
     }
 
     /// Cancels the running attempt and restarts it with the original brief plus every update

@@ -438,6 +438,22 @@ impl TaskStore {
             .collect())
     }
 
+    /// Every report of the task, in order, whether or not a check returned it already; the
+    /// cursor is not moved (reports of a finished or interrupted task can be shown again).
+    pub(crate) fn reports(&self, id: &str) -> Sql<Vec<ProgressReport>> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare(
+            "SELECT payload FROM events WHERE task_id = ?1 AND kind = 'report' ORDER BY seq",
+        )?;
+        let rows: Vec<String> = stmt
+            .query_map(params![id], |r| r.get(0))?
+            .collect::<Sql<_>>()?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|p| serde_json::from_str(&p).ok())
+            .collect())
+    }
+
     pub(crate) fn get(&self, id: &str) -> Sql<Option<TaskRecord>> {
         let record = self
             .conn()
