@@ -91,7 +91,22 @@ async fn idempotency_key_replays_and_conflicts() {
     assert!(again.ok, "{again:?}");
     let call = &again.result.tool_calls[0];
     assert!(call.replayed, "the connector was not called again");
-    assert_eq!(call.receipt_id, first.result.tool_calls[0].receipt_id);
+    // The call names the replay entry of its own task, which names the first call's receipt.
+    let own: Vec<_> = again
+        .result
+        .receipts
+        .iter()
+        .map(|r| (Some(r.id.clone()), r.replay_of.clone()))
+        .collect();
+    assert_eq!(
+        own,
+        [(
+            call.receipt_id.clone(),
+            first.result.tool_calls[0].receipt_id.clone()
+        )],
+        "{call:?}"
+    );
+    assert_ne!(call.receipt_id, first.result.tool_calls[0].receipt_id);
     assert_eq!(call.outcome.status, CallStatus::Success);
     let conflict = probe(&h, op("b")).await;
     assert!(!conflict.ok);

@@ -8,7 +8,7 @@ use guild_core::error::DispatchError;
 use guild_core::http::{GuardedClient, HttpLimits};
 use guild_core::receipts::{Ledger, Receipt, VerifyReport};
 use guild_core::skills::Skills;
-use guild_core::types::{RosterEntry, TaskResult};
+use guild_core::types::{ProgressReport, RosterEntry, TaskResult};
 use guild_core::validate::{Check, external};
 use guild_runtime::{CompileHelper, EngineOptions, GuildEngine, IoBudget, Runtime};
 
@@ -35,6 +35,8 @@ pub(crate) struct Shared {
     pub(crate) reloading: tokio::sync::Mutex<()>,
     /// Bounds the specialists running at once, host-wide, and the queue in front of them.
     pub(crate) tasks: crate::dispatch::TaskGate,
+    /// Mutating calls between their intent and their recorded outcome.
+    pub(crate) calls: crate::dispatch::InFlight,
 }
 
 impl Shared {
@@ -141,6 +143,7 @@ impl Host {
                 config.dispatch.max_running_tasks,
                 config.dispatch.max_queued_tasks,
             ),
+            calls: crate::dispatch::InFlight::default(),
             config,
             ledger,
             skills: Arc::new(Skills::new(config_skills, base_dir)),
@@ -250,6 +253,28 @@ impl Host {
         (self.shared.tasks.running(), self.shared.tasks.queued())
     }
 
+    /// Waits until every mutating call this host started has recorded its outcome, and
+    /// returns how many were still running. A call outlives the task that made it (a timeout
+    /// or cancel ends the task, not the call), so whoever is about to stop the host calls this
+    /// first, or the calls would end with the process and their receipts stay `unknown`. Each
+    /// call is bounded by its own timeout (`[limits] timeout_s`).
+    pub async fn finish_calls(&self) -> usize {
+        let running = self.calls_running();
+        if running > 0 {
+            tracing::info!(
+                running,
+                "waiting for mutating calls to record their outcome"
+            );
+            self.shared.calls.settled().await;
+        }
+        running
+    }
+
+    /// Mutating calls between their intent and their recorded outcome now.
+    pub fn calls_running(&self) -> usize {
+        self.shared.calls.running()
+    }
+
     /// A new session (its own invocation count and approver).
     pub fn session(&self) -> Session {
         Session::new(self.shared.clone())
@@ -267,6 +292,12 @@ impl Host {
     /// Status, reports since the last check, and the result when done.
     pub fn check_task(&self, id: &str) -> Result<TaskCheck, BackgroundError> {
         self.background.check(id)
+    }
+
+    /// Every report a background task sent, those a check already returned included: the
+    /// reports of a finished or interrupted task can be shown again.
+    pub fn task_reports(&self, id: &str) -> Result<Vec<ProgressReport>, BackgroundError> {
+        self.background.reports(id)
     }
 
     /// Cancels the running attempt and restarts it with the original brief plus every update

@@ -59,6 +59,8 @@ pub(crate) async fn run(config: &Path, args: BatchArgs, json: bool) -> anyhow::R
         )
         .map_err(Into::into)
     };
+    // Calls the tasks left running (a task timed out mid-call) record their outcome first.
+    super::finish_calls(&host).await;
     if let Err(e) = printed
         && !super::is_broken_pipe(&e)
     {

@@ -251,6 +251,20 @@ pub(crate) async fn start_host(config_path: &std::path::Path) -> anyhow::Result<
     start_host_with(config).await
 }
 
+/// Waits, before this command exits, for the mutating calls that outlived their task (a task
+/// that timed out leaves its call running) to record their outcome: the same wait `guild serve`
+/// makes when it drains ([`Host::finish_calls`]).
+pub(crate) async fn finish_calls(host: &Host) {
+    let running = host.calls_running();
+    if running > 0 {
+        eprintln!(
+            "waiting for {running} mutating call(s) still running to record their outcome \
+             (each ends by its [limits] timeout_s)"
+        );
+    }
+    host.finish_calls().await;
+}
+
 /// Starts a host for a parsed config, reporting plugins that failed to load.
 pub(crate) async fn start_host_with(mut config: Config) -> anyhow::Result<Host> {
     // Components compile in a child process (this binary, under the compile limits). A unit

@@ -1,5 +1,5 @@
 //! `guild receipts [--task ID] [--limit N]`, `guild receipts verify` (both read-only: no host,
-//! no plugins, nothing written) and `guild receipts confirm ID`.
+//! no plugins, nothing written), `guild receipts confirm ID` and `guild receipts accept-head`.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -34,6 +34,10 @@ enum ReceiptsCommand {
         /// Receipt id.
         id: String,
     },
+    /// Accept the ledger as it is now when it no longer reaches its head anchor (entries cut
+    /// from the end, an older copy restored, the anchor lost): records what was found as an
+    /// audit entry and moves the anchor, so that hosts write to it again.
+    AcceptHead,
 }
 
 pub(crate) async fn run(config: &Path, args: ReceiptsArgs, json: bool) -> anyhow::Result<ExitCode> {
@@ -56,6 +60,20 @@ pub(crate) async fn run(config: &Path, args: ReceiptsArgs, json: bool) -> anyhow
                 ExitCode::from(2)
             },
         );
+    }
+    if let Some(ReceiptsCommand::AcceptHead) = &args.command {
+        let path = ledger_path(config)?;
+        let accepted = tokio::task::spawn_blocking(move || Ledger::accept_head(&path)).await??;
+        match &accepted {
+            _ if json => print_json(&accepted)?,
+            Some(entry) => outln!(
+                "accepted: audit entry {} records it: {}",
+                entry.sequence,
+                entry.detail
+            )?,
+            None => outln!("nothing to accept: the ledger reaches its head anchor")?,
+        }
+        return Ok(ExitCode::SUCCESS);
     }
     // Listing and verifying only read: the ledger is opened read-only, no host is started, no
     // plugin is loaded and nothing is written.

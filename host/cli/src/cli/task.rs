@@ -54,6 +54,8 @@ pub(crate) async fn run(config: &Path, args: TaskArgs, json: bool) -> anyhow::Re
     } else {
         out!("{}", render::task_result(&result)).map_err(Into::into)
     };
+    // A call the task left running (it timed out mid-call) records its outcome first.
+    super::finish_calls(&host).await;
     // A reader that stopped early (`| head`) still gets the verdict in the exit code.
     if let Err(e) = printed
         && !super::is_broken_pipe(&e)

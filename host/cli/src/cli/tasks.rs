@@ -1,4 +1,4 @@
-//! `guild tasks start | check | update | cancel | approve | list`.
+//! `guild tasks start | check | show | update | cancel | approve | list`.
 //!
 //! A background task lives as long as the host process that runs it. When a `guild serve` runs
 //! on the data dir it owns the task store: `start`, `update`, `cancel` and `approve` are sent to
@@ -8,9 +8,10 @@
 //! updates or cancels it. A tool that needs approval pauses the task and shows the request;
 //! `approve` or `deny` on stdin answers it. The other subcommands work on the task store, so
 //! `check` and `list` also show tasks of earlier runs
-//! (a task whose process ended shows `interrupted`, with its reports), and `update` restarts an
-//! interrupted task with the update appended. `check` and `list` only read: they open the
-//! store read-only and start no host (no plugin is loaded, nothing is written).
+//! (a task whose process ended shows `interrupted`, with its reports), `show` prints a task
+//! with every report it sent (those `check` already showed included), and `update` restarts an
+//! interrupted task with the update appended. `check`, `show` and `list` only read: they open
+//! the store read-only and start no host (no plugin is loaded, nothing is written).
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -42,6 +43,11 @@ pub(crate) enum TasksCommand {
     },
     /// Status, new reports and, when done, the result.
     Check {
+        /// Task id.
+        id: String,
+    },
+    /// The task and every report it sent, those `check` already showed included (read-only).
+    Show {
         /// Task id.
         id: String,
     },
@@ -95,6 +101,23 @@ pub(crate) async fn run(config: &Path, cmd: TasksCommand, json: bool) -> anyhow:
             }
             Ok(ExitCode::SUCCESS)
         }
+        TasksCommand::Show { id } => {
+            let config = config.to_path_buf();
+            let (task, reports) = tokio::task::spawn_blocking(move || match reader(&config)? {
+                Some(reader) => anyhow::Ok(reader.show(&id)?),
+                None => Err(BackgroundError::NotFound(id).into()),
+            })
+            .await??;
+            if json {
+                print_json(&serde_json::json!({ "task": task, "reports": reports }))?;
+            } else {
+                print_record(&task)?;
+                for r in &reports {
+                    outln!("  report {}: {}", r.sequence, one_line(&r.output))?;
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         TasksCommand::List { limit } => {
             let config = config.to_path_buf();
             let tasks = tokio::task::spawn_blocking(move || match reader(&config)? {
@@ -134,7 +157,9 @@ pub(crate) async fn run(config: &Path, cmd: TasksCommand, json: bool) -> anyhow:
             eprintln!(
                 "started task {id} (type `update <text>` or `cancel` and Enter to act on it)"
             );
-            follow(&host, &id, json).await
+            let code = follow(&host, &id, json).await;
+            super::finish_calls(&host).await;
+            code
         }
         TasksCommand::Update { id, text } => {
             let request = Request::UpdateTask {
@@ -147,7 +172,9 @@ pub(crate) async fn run(config: &Path, cmd: TasksCommand, json: bool) -> anyhow:
             let host = start_host(config).await?;
             let attempt = host.update_task(&id, &text)?;
             eprintln!("task {id}: attempt {attempt} started");
-            follow(&host, &id, json).await
+            let code = follow(&host, &id, json).await;
+            super::finish_calls(&host).await;
+            code
         }
         TasksCommand::Cancel { id } => {
             if let Some(response) =
@@ -387,6 +414,8 @@ mod tests {
             vec!["tasks", "list"],
             vec!["tasks", "check", id.as_str()],
             vec!["--json", "tasks", "check", id.as_str()],
+            vec!["tasks", "show", id.as_str()],
+            vec!["--json", "tasks", "show", id.as_str()],
             vec!["receipts"],
             vec!["receipts", "verify"],
         ] {

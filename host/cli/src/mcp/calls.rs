@@ -116,7 +116,22 @@ impl Connection {
                     ));
                 }
                 let check = host.check_task(id).map_err(|e| e.to_string())?;
-                Ok(success(check_text(&check), to_json(&check)))
+                let (mut text, mut structured) = (check_text(&check), to_json(&check));
+                // Every report again, those earlier checks returned included (an interrupted
+                // task's reports stay readable).
+                if args.get("all_reports").and_then(Value::as_bool) == Some(true) {
+                    let all = host.task_reports(id).map_err(|e| e.to_string())?;
+                    text.push_str(&format!("every report ({}):\n", all.len()));
+                    for r in &all {
+                        text.push_str(&format!(
+                            "  report {}: {}\n",
+                            r.sequence,
+                            one_line(&r.output)
+                        ));
+                    }
+                    structured["reports"] = to_json(&all);
+                }
+                Ok(success(text, structured))
             }
             "update_task" => {
                 self.server.check_open()?;

@@ -61,8 +61,17 @@ pub(crate) fn all(roster: &[RosterEntry], batch_max: usize) -> Vec<Tool> {
         ),
         tool(
             "check_task",
-            "Status of a background task (queued, running, succeeded, failed, timed_out, cancelled, interrupted), the reports since the last check, a pending approval, and the result when done.",
-            object(&[("task_id", task_id.clone())], &["task_id"]),
+            "Status of a background task (queued, running, succeeded, failed, timed_out, cancelled, interrupted), the reports since the last check, a pending approval, and the result when done. With all_reports, every report the task sent as well.",
+            object(
+                &[
+                    ("task_id", task_id.clone()),
+                    (
+                        "all_reports",
+                        json!({"type": "boolean", "description": "Also return every report the task sent, those earlier checks returned included (to read an interrupted task's reports again)."}),
+                    ),
+                ],
+                &["task_id"],
+            ),
         ),
         tool(
             "update_task",

@@ -222,7 +222,11 @@ async fn drain(server: &Server, grace: Duration) {
     }
     if busy > 0 {
         eprintln!("guild serve: {busy} task(s) still running are left interrupted");
-    } else {
+    }
+    // Mutating calls outlive their task: each records its outcome before the process ends,
+    // as after `guild task` (bounded by the call's own timeout, not by the grace).
+    crate::cli::finish_calls(server.host()).await;
+    if busy == 0 {
         eprintln!("guild serve: stopped");
     }
 }

@@ -8,6 +8,12 @@
 //! committed append. An anchor *behind* the database is harmless (two processes appending, or
 //! a crash between the commit and the anchor write); one *ahead* of it means entries are gone.
 //!
+//! Every write transaction checks the anchor first ([`check`]): a ledger that no longer
+//! reaches its anchor is refused for writing, so the next append cannot move the anchor past
+//! the gap and make `verify` say "ok" again. The operator accepts such a ledger deliberately
+//! with `guild receipts accept-head` ([`super::Ledger::accept_head`]), which records what was
+//! found as an audit entry before it moves the anchor.
+//!
 //! It guards against accidents and careless tools, not against someone who can rewrite both
 //! files: the hash is no secret.
 
@@ -27,6 +33,127 @@ pub(crate) struct Head {
 /// The anchor file of a ledger file.
 pub(crate) fn path_for(db: &Path) -> PathBuf {
     db.with_extension("head")
+}
+
+/// Where the chain stands against its anchor: `None` when it reaches the entry the anchor
+/// records with the hash it records (or goes beyond it), else the sequence of the first
+/// missing or different entry and what was found. `ends_at` is the last sequence of the
+/// ledger, `hash_at_anchor` the hash of its entry `head.seq`, if it has one.
+pub(crate) fn compare(
+    head: &Head,
+    ends_at: u64,
+    hash_at_anchor: Option<&str>,
+    file: &Path,
+) -> Option<(u64, String)> {
+    let file = file.display();
+    match hash_at_anchor {
+        _ if head.seq == 0 => None,
+        None => Some((
+            ends_at + 1,
+            format!(
+                "the ledger ends at entry {ends_at} but its head anchor {file} records entry {} \
+                 (hash {}): entries {}..={} were removed from the end, or the database was \
+                 replaced by an older copy",
+                head.seq,
+                head.hash,
+                ends_at + 1,
+                head.seq
+            ),
+        )),
+        Some(found) if found != head.hash => Some((
+            head.seq,
+            format!(
+                "entry {} has hash {found}, but the head anchor {file} records {}: the ledger \
+                 was rewritten or replaced by another copy",
+                head.seq, head.hash
+            ),
+        )),
+        Some(_) => None,
+    }
+}
+
+/// What a write must not go past: the anchor is unreadable, or the ledger no longer reaches it
+/// ([`compare`]). `ends_at` is the ledger's last sequence; `hash_at(seq)` reads one entry's hash.
+pub(crate) fn check(
+    path: &Path,
+    ends_at: u64,
+    hash_at: impl FnOnce(u64) -> Result<Option<String>, super::LedgerError>,
+) -> Result<Option<String>, super::LedgerError> {
+    let head = match read(path) {
+        Ok(Some(head)) => head,
+        Ok(None) if ends_at == 0 => return Ok(None),
+        Ok(None) => return Ok(Some(missing(path, ends_at))),
+        Err(why) => {
+            return Ok(Some(format!(
+                "its head anchor {} is unreadable ({why})",
+                path.display()
+            )));
+        }
+    };
+    let found = if head.seq <= ends_at {
+        hash_at(head.seq)?
+    } else {
+        None
+    };
+    Ok(compare(&head, ends_at, found.as_deref(), path).map(|(_, why)| why))
+}
+
+/// Why a ledger of `ends_at` entries without its anchor file is not trusted: the anchor is
+/// written when the ledger is created, before its first entry, and only ever replaced.
+pub(crate) fn missing(path: &Path, ends_at: u64) -> String {
+    format!(
+        "its head anchor {} is missing, though the ledger holds {ends_at} entries: the anchor \
+         was deleted, or the ledger was copied without it",
+        path.display()
+    )
+}
+
+/// Prefix of the temporary files [`write`] renames into place, for the anchor at `path`.
+fn temp_prefix(path: &Path) -> Option<String> {
+    let name = path.file_name()?.to_string_lossy().into_owned();
+    Some(format!(".{name}.new-"))
+}
+
+/// Removes the temporary files a killed [`write`] left beside the anchor: only names of
+/// exactly its pattern (`.receipts.head.new-` and 32 hex digits), only regular files, and only
+/// when they are empty or hold an anchor line (what a kill between create, write and rename
+/// leaves). Anything else is left alone. A concurrent writer whose file is removed here fails
+/// its rename, which is logged and leaves the anchor behind the database: harmless.
+/// Returns how many were removed.
+pub(crate) fn remove_leftovers(path: &Path) -> usize {
+    let (Some(dir), Some(prefix)) = (path.parent(), temp_prefix(path)) else {
+        return 0;
+    };
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(suffix) = name.to_str().and_then(|n| n.strip_prefix(prefix.as_str())) else {
+            continue;
+        };
+        if suffix.len() != 32 || !suffix.bytes().all(|b| b.is_ascii_hexdigit()) {
+            continue;
+        }
+        let file = entry.path();
+        // `symlink_metadata`: a symlink with this name is not ours and is never followed.
+        let Ok(meta) = std::fs::symlink_metadata(&file) else {
+            continue;
+        };
+        let ours = meta.is_file()
+            && (meta.len() == 0 || (meta.len() <= 256 && matches!(read(&file), Ok(Some(_)))));
+        if ours && std::fs::remove_file(&file).is_ok() {
+            tracing::info!(file = %file.display(), "removed a head anchor left half-written");
+            removed += 1;
+        }
+    }
+    removed
 }
 
 /// `Ok(None)` when there is no anchor; `Err` with the reason when it cannot be read.
@@ -64,11 +191,8 @@ pub(crate) fn write(path: &Path, head: &Head) -> std::io::Result<()> {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.new-{}", uuid::Uuid::now_v7().simple()));
+    let prefix = temp_prefix(path).unwrap_or_else(|| ".head.new-".to_owned());
+    let tmp = dir.join(format!("{prefix}{}", uuid::Uuid::now_v7().simple()));
     let written = (|| {
         let mut f = std::fs::File::create(&tmp)?;
         writeln!(f, "{MAGIC} {} {}", head.seq, head.hash)?;

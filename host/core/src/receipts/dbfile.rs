@@ -54,6 +54,9 @@ pub struct Opened {
     /// An unstamped database of an earlier build, opened read-only and left as it was: it has
     /// [`DbSpec::legacy_schema`], not the current one.
     pub legacy: bool,
+    /// An unstamped database of an earlier build that this read-write open just upgraded and
+    /// stamped.
+    pub adopted: bool,
 }
 
 /// Why a Guild database file was refused or could not be opened.
@@ -126,6 +129,26 @@ pub enum DbFileError {
         /// The version this build reads.
         supported: i64,
     },
+    /// The disk holding the file is full (or the user's quota is used up): SQLite could not
+    /// create or grow the database, its write-ahead log or its shared-memory index.
+    #[error(
+        "failed to {op} the {what} {}: the disk is full ({}; {cause}): free space on that \
+         disk, or point [host] data_dir at another one",
+        path.display(),
+        super::space::describe(*available)
+    )]
+    DiskFull {
+        /// Which store.
+        what: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// What was being done.
+        op: &'static str,
+        /// Bytes available to this user on that filesystem, when known.
+        available: Option<u64>,
+        /// What SQLite or the system said.
+        cause: String,
+    },
     /// A SQLite step failed.
     #[error("failed to {op} the {what} {}: {source}", path.display())]
     Sqlite {
@@ -163,12 +186,7 @@ impl DbSpec {
             if source.sqlite_error_code() == Some(rusqlite::ErrorCode::NotADatabase) {
                 DbFileError::NotSqlite { what, path, source }
             } else {
-                DbFileError::Sqlite {
-                    what,
-                    path,
-                    op,
-                    source,
-                }
+                DbFileError::from_sqlite(what, path, op, source)
             }
         }
     }
@@ -179,11 +197,47 @@ impl DbSpec {
         op: &'static str,
     ) -> impl FnOnce(std::io::Error) -> DbFileError + use<> {
         let (what, path) = (self.what, path.to_path_buf());
-        move |source| DbFileError::Io {
-            what,
-            path,
-            op,
-            source,
+        move |source| match super::space::io_full(&path, &source) {
+            Some(available) => DbFileError::DiskFull {
+                what,
+                path,
+                op,
+                available,
+                cause: source.to_string(),
+            },
+            None => DbFileError::Io {
+                what,
+                path,
+                op,
+                source,
+            },
+        }
+    }
+}
+
+impl DbFileError {
+    /// A failed SQLite step on the `what` at `path`: [`DbFileError::DiskFull`] when it means
+    /// the disk is full (see [`super::space`]), else [`DbFileError::Sqlite`].
+    pub fn from_sqlite(
+        what: &'static str,
+        path: PathBuf,
+        op: &'static str,
+        source: rusqlite::Error,
+    ) -> DbFileError {
+        match super::space::sqlite_full(&path, &source) {
+            Some(available) => DbFileError::DiskFull {
+                what,
+                path,
+                op,
+                available,
+                cause: source.to_string(),
+            },
+            None => DbFileError::Sqlite {
+                what,
+                path,
+                op,
+                source,
+            },
         }
     }
 }
@@ -238,9 +292,14 @@ pub fn open(path: &Path, spec: &DbSpec, access: Access) -> Result<Opened, DbFile
         return Ok(Opened {
             conn,
             legacy: false,
+            adopted: true,
         });
     }
-    Ok(Opened { conn, legacy })
+    Ok(Opened {
+        conn,
+        legacy,
+        adopted: false,
+    })
 }
 
 /// The write-ahead log SQLite keeps beside a database in WAL mode.

@@ -93,7 +93,7 @@ impl Ledger {
     fn write_group(&self, inner: &mut Inner, group: Vec<Waiting>) {
         let writes = group.len();
         let Inner { conn, in_flight } = inner;
-        let mut w = match Writer::start(conn) {
+        let mut w = match self.writer(conn) {
             Ok(w) => w,
             Err(e) => return fail_all(group, writes, &e),
         };
@@ -153,7 +153,18 @@ fn savepoint(w: &Writer<'_>, sql: &str) -> Result<(), LedgerError> {
         })
 }
 
+/// Answers every write of a group whose transaction could not start. A ledger refused for
+/// writing ([`LedgerError::HeadMismatch`]) is said as it is to each, not as a failed commit.
 fn fail_all(group: Vec<Waiting>, writes: usize, e: &LedgerError) {
+    if let LedgerError::HeadMismatch { path, problem } = e {
+        for w in group {
+            let _ = w.reply.send(Err(LedgerError::HeadMismatch {
+                path: path.clone(),
+                problem: problem.clone(),
+            }));
+        }
+        return;
+    }
     fail_replies(group.into_iter().map(|w| w.reply).collect(), writes, e);
 }
 

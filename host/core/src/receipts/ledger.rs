@@ -25,6 +25,8 @@ pub struct Ledger {
     path: PathBuf,
     /// Where the head anchor lives (see [`super::anchor`]).
     pub(super) anchor: Option<PathBuf>,
+    /// An unstamped ledger of an earlier build, opened read-only: it never had an anchor.
+    pub(super) legacy: bool,
 }
 
 pub(super) struct Inner {
@@ -38,22 +40,39 @@ impl Ledger {
     /// Opens the ledger file for appending, enabling WAL and `synchronous=FULL`; creates it
     /// when no file is there. A file that is empty, not SQLite, or not a Guild ledger is
     /// refused ([`super::DbFileError`]); a ledger of an earlier build is stamped and kept.
+    ///
+    /// A ledger that no longer reaches its head anchor (a truncated tail, an older copy swapped
+    /// in, a deleted or unreadable anchor) is refused with [`LedgerError::HeadMismatch`]; every
+    /// later write checks the same, so no append ever moves the anchor past a gap. Temporary
+    /// anchor files a killed writer left are removed.
     pub fn open(path: impl AsRef<Path>) -> Result<Ledger, LedgerError> {
-        let path = path.as_ref().to_path_buf();
-        let mut conn = dbfile::open(&path, &schema::SPEC, Access::ReadWrite)?.conn;
-        schema::prepare(&mut conn, &path)?;
-        let ledger = Ledger::new(conn, path.clone(), Some(anchor::path_for(&path)));
-        ledger.anchor_if_missing()?;
+        let (ledger, adopted) = Ledger::open_for_writing(path.as_ref())?;
+        ledger.anchor_if_missing(adopted)?;
+        ledger.check_head()?;
         Ok(ledger)
+    }
+
+    /// Opens the file read-write without checking its anchor (see [`Ledger::open`]); `true`
+    /// when it was a ledger of an earlier build, stamped just now.
+    pub(super) fn open_for_writing(path: &Path) -> Result<(Ledger, bool), LedgerError> {
+        let path = path.to_path_buf();
+        let opened = dbfile::open(&path, &schema::SPEC, Access::ReadWrite)?;
+        let mut conn = opened.conn;
+        schema::prepare(&mut conn, &path)?;
+        let anchor = anchor::path_for(&path);
+        anchor::remove_leftovers(&anchor);
+        Ok((Ledger::new(conn, path, Some(anchor)), opened.adopted))
     }
 
     /// Opens an existing ledger file with `SQLITE_OPEN_READ_ONLY` for reading and verifying:
     /// nothing is created, stamped or written, and every write method fails.
     pub fn open_read_only(path: impl AsRef<Path>) -> Result<Ledger, LedgerError> {
         let path = path.as_ref().to_path_buf();
-        let conn = dbfile::open(&path, &schema::SPEC, Access::ReadOnly)?.conn;
+        let opened = dbfile::open(&path, &schema::SPEC, Access::ReadOnly)?;
         let anchor = Some(anchor::path_for(&path));
-        Ok(Ledger::new(conn, path, anchor))
+        let mut ledger = Ledger::new(opened.conn, path, anchor);
+        ledger.legacy = opened.legacy;
+        Ok(ledger)
     }
 
     /// A ledger that lives in memory only (tests, dry runs); it has no head anchor.
@@ -73,6 +92,7 @@ impl Ledger {
             queue: Mutex::new(Vec::new()),
             path,
             anchor,
+            legacy: false,
         }
     }
 
@@ -81,22 +101,63 @@ impl Ledger {
         self.anchor.as_deref()
     }
 
-    /// A ledger of an earlier build (or whose anchor was lost) gets one for its current head.
-    fn anchor_if_missing(&self) -> Result<(), LedgerError> {
+    /// Writes the anchor of a ledger that has none yet: an empty one (anchored at entry 0, so
+    /// that from its first append on, a missing anchor means a deleted one), or one of an
+    /// earlier build, stamped just now (`adopted`), anchored at its current head.
+    fn anchor_if_missing(&self, adopted: bool) -> Result<(), LedgerError> {
         let Some(path) = &self.anchor else {
             return Ok(());
         };
-        if path.exists() {
+        if std::fs::symlink_metadata(path).is_ok() {
             return Ok(());
         }
         let inner = self.lock();
-        if let Some(head) = head(&inner.conn)? {
-            tracing::info!(anchor = %path.display(), seq = head.seq, "writing a missing head anchor");
-            if let Err(e) = anchor::write(path, &head) {
-                tracing::error!(anchor = %path.display(), "failed to write the head anchor: {e}");
-            }
+        let head = match head(&inner.conn)? {
+            None => Head {
+                seq: 0,
+                hash: GENESIS.to_owned(),
+            },
+            Some(head) if adopted => head,
+            // Entries and no anchor: `check_head` refuses it.
+            Some(_) => return Ok(()),
+        };
+        tracing::info!(anchor = %path.display(), seq = head.seq, "writing a missing head anchor");
+        if let Err(e) = anchor::write(path, &head) {
+            tracing::error!(anchor = %path.display(), "failed to write the head anchor: {e}");
         }
         Ok(())
+    }
+
+    /// Refuses a ledger that does not reach its anchor (see [`super::anchor::check`]).
+    fn check_head(&self) -> Result<(), LedgerError> {
+        let mut inner = self.lock();
+        let w = Writer::start(&mut inner.conn)?;
+        self.guard(&w)
+    }
+
+    /// `Err` when the chain as `w` sees it does not reach the head anchor.
+    fn guard(&self, w: &Writer<'_>) -> Result<(), LedgerError> {
+        let Some(anchor) = &self.anchor else {
+            return Ok(());
+        };
+        match anchor::check(anchor, w.seq, |seq| hash_at(&w.tx, seq))? {
+            None => Ok(()),
+            Some(problem) => {
+                tracing::error!(ledger = %self.path.display(), "{problem}");
+                Err(LedgerError::HeadMismatch {
+                    path: self.path.clone(),
+                    problem,
+                })
+            }
+        }
+    }
+
+    /// Starts a write transaction on `conn` (this ledger's connection) and checks the head
+    /// anchor inside it: every append goes through here.
+    pub(super) fn writer<'c>(&self, conn: &'c mut Connection) -> Result<Writer<'c>, LedgerError> {
+        let w = Writer::start(conn)?;
+        self.guard(&w)?;
+        Ok(w)
     }
 
     /// Where the ledger lives (`:memory:` for an in-memory one).
@@ -126,7 +187,7 @@ impl Ledger {
     pub fn begin_many(&self, intents: Vec<Intent>) -> Result<Vec<Begin>, LedgerError> {
         let mut inner = self.lock();
         let Inner { conn, in_flight } = &mut *inner;
-        let mut w = Writer::start(conn)?;
+        let mut w = self.writer(conn)?;
         let mut new_ids = Vec::new();
         let mut answers = Vec::with_capacity(intents.len());
         for intent in intents {
@@ -152,7 +213,7 @@ impl Ledger {
     ) -> Result<Vec<Receipt>, LedgerError> {
         let mut inner = self.lock();
         let Inner { conn, in_flight } = &mut *inner;
-        let mut w = Writer::start(conn)?;
+        let mut w = self.writer(conn)?;
         let mut written = Vec::with_capacity(items.len());
         for (intent, outcome) in items {
             written.push(complete_one(&mut w, intent, outcome)?);
@@ -179,7 +240,7 @@ impl Ledger {
     pub fn resolve(&self, receipt_id: &str, outcome: Completion) -> Result<Receipt, LedgerError> {
         let mut inner = self.lock();
         let Inner { conn, in_flight } = &mut *inner;
-        let mut w = Writer::start(conn)?;
+        let mut w = self.writer(conn)?;
         let (latest, first) = latest(&w.tx, receipt_id)?.ok_or_else(|| LedgerError::NotFound {
             id: receipt_id.to_owned(),
         })?;
@@ -218,29 +279,8 @@ impl Ledger {
         detail: &str,
     ) -> Result<AuditEntry, LedgerError> {
         let mut inner = self.lock();
-        let mut w = Writer::start(&mut inner.conn)?;
-        let entry = w.append(Entry {
-            seq: 0,
-            kind: EntryKind::Audit.as_str().into(),
-            receipt_id: uuid::Uuid::now_v7().to_string(),
-            task_id: String::new(),
-            route: String::new(),
-            plugin: plugin.to_owned(),
-            tool: String::new(),
-            receipt_type: String::new(),
-            operation: kind.as_str().into(),
-            status: String::new(),
-            external_id: None,
-            verifiable_url: None,
-            preview: None,
-            error: None,
-            time: now_rfc3339(),
-            input_sha256: String::new(),
-            idempotency_key: None,
-            detail: Some(detail.to_owned()),
-            prev_hash: String::new(),
-            hash: String::new(),
-        })?;
+        let mut w = self.writer(&mut inner.conn)?;
+        let entry = w.append(audit_entry(kind, plugin, detail))?;
         w.commit(self.anchor.as_deref())?;
         AuditEntry::from_entry(entry)
     }
@@ -414,6 +454,40 @@ fn check_intent(mut i: Intent) -> Result<Intent, LedgerError> {
     Ok(i)
 }
 
+/// A new audit entry, to be linked by [`Writer::append`].
+pub(super) fn audit_entry(kind: AuditKind, plugin: &str, detail: &str) -> Entry {
+    Entry {
+        seq: 0,
+        kind: EntryKind::Audit.as_str().into(),
+        receipt_id: uuid::Uuid::now_v7().to_string(),
+        task_id: String::new(),
+        route: String::new(),
+        plugin: plugin.to_owned(),
+        tool: String::new(),
+        receipt_type: String::new(),
+        operation: kind.as_str().into(),
+        status: String::new(),
+        external_id: None,
+        verifiable_url: None,
+        preview: None,
+        error: None,
+        time: now_rfc3339(),
+        input_sha256: String::new(),
+        idempotency_key: None,
+        detail: Some(detail.to_owned()),
+        prev_hash: String::new(),
+        hash: String::new(),
+    }
+}
+
+/// The hash of entry `seq`, if there is one.
+pub(super) fn hash_at(conn: &Connection, seq: u64) -> Result<Option<String>, LedgerError> {
+    let seq = i64::try_from(seq).unwrap_or(i64::MAX);
+    conn.prepare_cached("SELECT hash FROM entries WHERE seq = ?1")
+        .and_then(|mut s| s.query_row([seq], |r| r.get(0)).optional())
+        .map_err(LedgerError::sqlite("read an entry's hash"))
+}
+
 /// The last entry's sequence and hash (`None` for an empty ledger).
 pub(super) fn head(conn: &Connection) -> Result<Option<Head>, LedgerError> {
     let head: Option<(i64, String)> = conn
@@ -439,8 +513,8 @@ pub(super) fn begin_one(
     if let Some(replay) = w.replay(&intent, |id| {
         in_flight.contains(id) || new_ids.iter().any(|n| n == id)
     })? {
-        w.record_replay(&intent, &replay)?;
-        return Ok(Begin::Replay(Box::new(replay)));
+        let answer = w.record_replay(&intent, replay)?;
+        return Ok(Begin::Replay(Box::new(answer)));
     }
     let id = uuid::Uuid::now_v7().to_string();
     w.append(Entry {
@@ -490,7 +564,8 @@ pub(super) fn complete_one(
 
 pub(super) struct Writer<'c> {
     pub(super) tx: Transaction<'c>,
-    seq: u64,
+    /// The chain head as this transaction sees it.
+    pub(super) seq: u64,
     hash: String,
     appended: bool,
 }
@@ -584,49 +659,61 @@ impl<'c> Writer<'c> {
     }
 
     /// Records that `intent`'s task was answered with `replayed`, unless that task made the
-    /// call itself or already has a replay entry for it (one receipt backs one claim).
-    fn record_replay(&mut self, intent: &Intent, replayed: &Receipt) -> Result<(), LedgerError> {
+    /// call itself or already has a replay entry for it (one receipt backs one claim). Returns
+    /// the receipt that answers for the task: its replay entry (new or earlier), or `replayed`
+    /// itself when the task made the call.
+    fn record_replay(
+        &mut self,
+        intent: &Intent,
+        replayed: Receipt,
+    ) -> Result<Receipt, LedgerError> {
         if replayed.task_id == intent.task_id {
-            return Ok(());
+            return Ok(replayed);
         }
         let op = "look up a replay entry";
-        let recorded = self
+        let recorded: Option<String> = self
             .tx
             .prepare_cached(
-                "SELECT 1 FROM entries WHERE kind = 'replay' AND task_id = ?1 AND detail = ?2",
+                "SELECT receipt_id FROM entries WHERE kind = 'replay' AND task_id = ?1 \
+                 AND detail = ?2 ORDER BY seq LIMIT 1",
             )
-            .and_then(|mut s| s.exists(params![intent.task_id, replayed.id]))
+            .and_then(|mut s| {
+                s.query_row(params![intent.task_id, replayed.id], |r| r.get(0))
+                    .optional()
+            })
             .map_err(LedgerError::sqlite(op))?;
-        if recorded {
-            return Ok(());
+        if let Some(id) = recorded {
+            let (entry, first) = latest(&self.tx, &id)?.ok_or(LedgerError::NotFound { id })?;
+            return Receipt::from_entry(entry, first);
         }
-        self.append(Entry {
+        let entry = self.append(Entry {
             seq: 0,
             kind: EntryKind::Replay.as_str().into(),
             receipt_id: uuid::Uuid::now_v7().to_string(),
             task_id: intent.task_id.clone(),
             route: intent.route.clone(),
-            plugin: replayed.plugin.clone(),
-            tool: replayed.tool.clone(),
-            receipt_type: replayed.receipt_type.clone(),
-            operation: replayed.operation.clone(),
+            plugin: replayed.plugin,
+            tool: replayed.tool,
+            receipt_type: replayed.receipt_type,
+            operation: replayed.operation,
             status: replayed.status.as_str().into(),
-            external_id: replayed.external_id.clone(),
-            verifiable_url: replayed.verifiable_url.clone(),
-            preview: replayed.preview.clone(),
-            error: replayed.error.clone(),
+            external_id: replayed.external_id,
+            verifiable_url: replayed.verifiable_url,
+            preview: replayed.preview,
+            error: replayed.error,
             time: now_rfc3339(),
             input_sha256: intent.input_sha256.clone(),
             idempotency_key: intent.idempotency_key.clone(),
-            detail: Some(replayed.id.clone()),
+            detail: Some(replayed.id),
             prev_hash: String::new(),
             hash: String::new(),
         })?;
-        Ok(())
+        let seq = entry.seq;
+        Receipt::from_entry(entry, seq)
     }
 
     /// Links `entry` to the head, hashes and inserts it; returns it as stored.
-    fn append(&mut self, mut entry: Entry) -> Result<Entry, LedgerError> {
+    pub(super) fn append(&mut self, mut entry: Entry) -> Result<Entry, LedgerError> {
         entry.seq = self.seq + 1;
         entry.prev_hash = std::mem::take(&mut self.hash);
         entry.hash = entry.compute_hash();

@@ -27,9 +27,10 @@
 //! [`Ledger::verify`] finds the first edited, deleted or moved entry. A chain alone cannot
 //! show a truncated tail, so the sequence and hash of the last committed entry are also kept
 //! outside the database, in a head anchor file beside it (`receipts.head`): verify reports a
-//! ledger that no longer reaches it. Neither detects a chain recomputed from scratch together
-//! with its anchor (there is no secret): operators who need that record
-//! [`VerifyReport::head_hash`] elsewhere and compare.
+//! ledger that no longer reaches it, and no write is made to such a ledger until the operator
+//! accepts it ([`Ledger::accept_head`], `guild receipts accept-head`). Neither detects a chain
+//! recomputed from scratch together with its anchor (there is no secret): operators who need
+//! that record [`VerifyReport::head_hash`] elsewhere and compare.
 //!
 //! # The file
 //! A ledger file is marked as one (`PRAGMA application_id` = [`APPLICATION_ID`], schema version
@@ -40,13 +41,19 @@
 //! [`LedgerStore`] is the ledger's contract as a trait; [`conformance::run`] checks that a
 //! backend keeps it (the SQLite ledger runs it in its tests).
 
+mod accept;
 mod anchor;
+#[cfg(test)]
+mod anchor_tests;
 mod chain;
 pub mod dbfile;
 mod group;
 mod ledger;
 mod model;
 mod schema;
+mod space;
+#[cfg(test)]
+mod space_tests;
 mod store;
 mod verify;
 
@@ -170,6 +177,31 @@ pub enum LedgerError {
         writes: usize,
         /// What failed.
         reason: String,
+    },
+    /// The ledger no longer reaches the entry its head anchor records (a truncated tail, an
+    /// older copy, a deleted or unreadable anchor): nothing is written to it until the
+    /// operator accepts it with `guild receipts accept-head` ([`Ledger::accept_head`]).
+    #[error(
+        "refusing to write to the receipts ledger {}: {problem}. Nothing was written. \
+         `guild receipts verify` shows the same finding. If you know why (a backup restored on \
+         purpose, a power loss), accept the ledger as it is now with `guild receipts \
+         accept-head`: it records what was found as an audit entry and moves the anchor. \
+         Otherwise restore the missing entries from a backup",
+        path.display()
+    )]
+    HeadMismatch {
+        /// The ledger file.
+        path: PathBuf,
+        /// What was found.
+        problem: String,
+    },
+    /// The head anchor could not be written where it had to be (accepting a head).
+    #[error("failed to write the head anchor {}: {source}", path.display())]
+    AnchorWrite {
+        /// The anchor file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
     },
     /// A stored entry that cannot be read back (tampering or a bug).
     #[error("receipts ledger entry {seq} is unreadable: {reason}; run `guild receipts verify`")]

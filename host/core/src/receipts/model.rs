@@ -297,8 +297,10 @@ pub enum Begin {
     Proceed(IntentId),
     /// The same idempotency key and input were recorded before: return this receipt's outcome
     /// without calling the connector. Its status may be `unknown` (the first call's host
-    /// stopped mid-call): that too means do not call again. When the replaying task is not the
-    /// one that made the call, a replay entry for it was recorded in the same transaction.
+    /// stopped mid-call): that too means do not call again. It is the receipt that answers for
+    /// the replaying task: when that task did not make the call, its replay entry (recorded in
+    /// the same transaction, or at its first replay), whose [`Receipt::replay_of`] names the
+    /// call's receipt; when it did, the call's own receipt.
     Replay(Box<Receipt>),
 }
 
@@ -316,6 +318,9 @@ pub enum AuditKind {
     BundleInstalled,
     /// A rollback or equivocation was installed because the operator asked for it.
     BundleOverride,
+    /// The operator accepted a ledger that no longer reached its head anchor (detail: what
+    /// was found); the anchor was moved to this entry.
+    HeadAccepted,
 }
 
 impl AuditKind {
@@ -326,6 +331,7 @@ impl AuditKind {
             AuditKind::GrantChanged => "grant_changed",
             AuditKind::BundleInstalled => "bundle_installed",
             AuditKind::BundleOverride => "bundle_override",
+            AuditKind::HeadAccepted => "head_accepted",
         }
     }
 
@@ -336,6 +342,7 @@ impl AuditKind {
             "grant_changed" => AuditKind::GrantChanged,
             "bundle_installed" => AuditKind::BundleInstalled,
             "bundle_override" => AuditKind::BundleOverride,
+            "head_accepted" => AuditKind::HeadAccepted,
             _ => return None,
         })
     }

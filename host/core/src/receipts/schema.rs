@@ -70,10 +70,18 @@ pub(crate) const SPEC: DbSpec = DbSpec {
 /// schema (triggers included).
 pub(crate) fn prepare(conn: &mut Connection, path: &Path) -> Result<(), LedgerError> {
     let open = |what: &'static str| {
-        move |source| LedgerError::Open {
-            path: path.to_path_buf(),
-            what,
-            source,
+        move |source| match super::space::sqlite_full(path, &source) {
+            Some(_) => LedgerError::File(super::DbFileError::from_sqlite(
+                SPEC.what,
+                path.to_path_buf(),
+                "prepare",
+                source,
+            )),
+            None => LedgerError::Open {
+                path: path.to_path_buf(),
+                what,
+                source,
+            },
         }
     };
     // WAL: readers never block the writer. An in-memory database answers "memory"; any other

@@ -197,10 +197,10 @@ pub mod conformance {
         let first = s
             .complete(&id, outcome(CallStatus::Success, Some("I-1")))
             .expect("complete");
-        match s.begin(intent("t2", Some("k"), 1)).expect("replay") {
-            Begin::Replay(r) => assert_eq!(*r, first, "the recorded outcome is replayed"),
+        let answered = match s.begin(intent("t2", Some("k"), 1)).expect("replay") {
+            Begin::Replay(r) => *r,
             Begin::Proceed(_) => panic!("the same key and input must not call again"),
-        }
+        };
         let of_t2 = s.for_task("t2").expect("for_task");
         assert_eq!(
             of_t2.len(),
@@ -222,6 +222,10 @@ pub mod conformance {
                 Some("I-1")
             ),
             "the replay entry copies the replayed receipt and names it"
+        );
+        assert_eq!(
+            &answered, replay,
+            "the replay is answered with the replaying task's own receipt"
         );
         assert!(
             matches!(
@@ -263,8 +267,8 @@ pub mod conformance {
             .expect("replay after release")
         {
             Begin::Replay(r) => assert_eq!(
-                (r.id.as_str(), r.status),
-                (id.as_str(), ReceiptStatus::Unknown),
+                (r.replay_of.as_deref(), r.status),
+                (Some(id.as_str()), ReceiptStatus::Unknown),
                 "a released intent replays as unknown, not in flight"
             ),
             Begin::Proceed(_) => panic!("a released key must not call again"),

@@ -208,15 +208,40 @@ fn idempotency_replays_the_recorded_outcome() {
         entries,
         "a replay in the calling task appends nothing"
     );
-    match l.begin(intent("t2", Some("k1"), 7)).expect("again") {
-        Begin::Replay(r) => assert_eq!(*r, first),
+    // In another task the answer is that task's replay entry, named by its own id.
+    let replay = match l.begin(intent("t2", Some("k1"), 7)).expect("again") {
+        Begin::Replay(r) => *r,
         Begin::Proceed(_) => panic!("same key and input must not call again"),
-    }
+    };
+    assert_eq!(
+        (
+            replay.entry,
+            replay.task_id.as_str(),
+            replay.replay_of.as_deref(),
+            replay.status,
+            replay.external_id.as_deref()
+        ),
+        (
+            EntryKind::Replay,
+            "t2",
+            Some(first.id.as_str()),
+            ReceiptStatus::Success,
+            Some("ISSUE-1")
+        )
+    );
+    assert_ne!(replay.id, first.id);
+    assert_eq!(l.get(&replay.id).expect("get"), Some(replay.clone()));
     assert_eq!(
         l.verify().expect("verify").entries,
         entries + 1,
         "a replay in another task appends one replay entry for it"
     );
+    // Replayed again in that task: the same replay entry answers, nothing is appended.
+    match l.begin(intent("t2", Some("k1"), 7)).expect("again") {
+        Begin::Replay(r) => assert_eq!(*r, replay),
+        Begin::Proceed(_) => panic!("same key and input must not call again"),
+    }
+    assert_eq!(l.verify().expect("verify").entries, entries + 1);
     // A different key, or no key, proceeds.
     assert!(matches!(
         l.begin(intent("t1", Some("k2"), 7)).expect("k2"),

@@ -32,8 +32,9 @@ impl Ledger {
                         first_bad_sequence: None,
                         reason: Some(format!(
                             "the head anchor {} is unreadable ({why}): if the machine lost power \
-                             while it was written, delete it (the next append writes a new one); \
-                             otherwise the ledger's files were tampered with",
+                             while it was written, accept the ledger as it is with `guild \
+                             receipts accept-head`; otherwise the ledger's files were tampered \
+                             with",
                             path.display()
                         )),
                         head_hash: String::new(),
@@ -74,7 +75,14 @@ impl Ledger {
                 });
             }
         }
-        let problem = anchor.and_then(|head| walk.reaches(&head, self.anchor.as_deref()));
+        let problem = match (anchor, &self.anchor) {
+            (Some(head), file) => walk.reaches(&head, file.as_deref()),
+            // Written before the first entry and only ever replaced: gone means deleted.
+            (None, Some(file)) if walk.entries > 0 && !self.legacy => {
+                Some((walk.entries + 1, anchor::missing(file, walk.entries)))
+            }
+            (None, _) => None,
+        };
         Ok(VerifyReport {
             ok: problem.is_none(),
             entries: walk.entries,
@@ -144,32 +152,8 @@ impl Walk {
 
     /// After a clean walk: whether the chain still holds the entry the anchor records.
     fn reaches(&self, head: &Head, file: Option<&std::path::Path>) -> Option<(u64, String)> {
-        let file = file.map_or_else(String::new, |f| f.display().to_string());
-        match &self.hash_at_anchor {
-            _ if head.seq == 0 => None,
-            None => Some((
-                self.entries + 1,
-                format!(
-                    "the ledger ends at entry {} but its head anchor {file} records entry {} \
-                     (hash {}): entries {}..={} were removed from the end, or the database was \
-                     replaced by an older copy",
-                    self.entries,
-                    head.seq,
-                    head.hash,
-                    self.entries + 1,
-                    head.seq
-                ),
-            )),
-            Some(found) if *found != head.hash => Some((
-                head.seq,
-                format!(
-                    "entry {} has hash {found}, but the head anchor {file} records {}: the \
-                     ledger was rewritten or replaced by another copy",
-                    head.seq, head.hash
-                ),
-            )),
-            Some(_) => None,
-        }
+        let file = file.unwrap_or(std::path::Path::new(""));
+        anchor::compare(head, self.entries, self.hash_at_anchor.as_deref(), file)
     }
 
     /// Whether the entry makes sense after what came before it.
@@ -216,7 +200,7 @@ pub fn verify_file(path: &std::path::Path) -> Result<VerifyReport, LedgerError> 
     }
     let anchor_path = anchor::path_for(path);
     let problem = match anchor::read(&anchor_path) {
-        Ok(None) => None,
+        Ok(None) | Ok(Some(Head { seq: 0, .. })) => None,
         Ok(Some(head)) => Some(format!(
             "the ledger file {} is missing, but its head anchor {} records entry {}: the \
              ledger was deleted",

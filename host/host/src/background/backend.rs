@@ -33,6 +33,8 @@ pub trait TaskBackend: Send + Sync {
     fn report(&self, id: &str, report: &ProgressReport) -> Result<u64, StoreError>;
     /// Reports not yet returned, moving the task's cursor past them.
     fn take_new_reports(&self, id: &str) -> Result<Vec<ProgressReport>, StoreError>;
+    /// Every report of the task, in order, without moving the cursor.
+    fn reports(&self, id: &str) -> Result<Vec<ProgressReport>, StoreError>;
     /// One task.
     fn get(&self, id: &str) -> Result<Option<TaskRecord>, StoreError>;
     /// Tasks, newest first.
@@ -87,6 +89,10 @@ impl TaskBackend for TaskStore {
 
     fn take_new_reports(&self, id: &str) -> Result<Vec<ProgressReport>, StoreError> {
         TaskStore::take_new_reports(self, id).map_err(self.sql())
+    }
+
+    fn reports(&self, id: &str) -> Result<Vec<ProgressReport>, StoreError> {
+        TaskStore::reports(self, id).map_err(self.sql())
     }
 
     fn get(&self, id: &str) -> Result<Option<TaskRecord>, StoreError> {
@@ -216,6 +222,21 @@ pub mod conformance {
         assert!(
             s.take_new_reports("t").expect("take").is_empty(),
             "each report is returned once"
+        );
+        let all: Vec<String> = s
+            .reports("t")
+            .expect("reports")
+            .into_iter()
+            .map(|r| r.output)
+            .collect();
+        assert_eq!(
+            all,
+            ["one", "two"],
+            "every report can be shown again after the checks took them"
+        );
+        assert!(
+            s.reports("other").expect("reports").is_empty(),
+            "another task's reports are not shown"
         );
     }
 

@@ -246,6 +246,12 @@ impl Background {
         })
     }
 
+    /// Every report of a task, those already returned by a check included.
+    pub(crate) fn reports(&self, id: &str) -> Result<Vec<ProgressReport>, BackgroundError> {
+        self.record(id)?;
+        blocking(|| self.store.reports(id)).map_err(store_err)
+    }
+
     /// Cancels the running attempt and restarts with the original brief plus every update.
     pub(crate) fn update(
         &self,

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use super::store::{StoreError, TaskStore};
 use super::{BackgroundError, TaskCheck, TaskRecord, store_err};
+use crate::types::ProgressReport;
 
 /// A task store opened read-only (`SQLITE_OPEN_READ_ONLY`).
 ///
@@ -41,6 +42,18 @@ impl TaskReader {
             new_reports: self.store.take_new_reports(id).map_err(store_err)?,
             pending_approval: None,
         })
+    }
+
+    /// One task with every report it sent, those a check already returned included (what
+    /// `guild tasks show` prints; an interrupted task's reports stay readable).
+    pub fn show(&self, id: &str) -> Result<(TaskRecord, Vec<ProgressReport>), BackgroundError> {
+        let task = self
+            .store
+            .get(id)
+            .map_err(store_err)?
+            .ok_or_else(|| BackgroundError::NotFound(id.to_owned()))?;
+        let reports = self.store.reports(id).map_err(store_err)?;
+        Ok((task, reports))
     }
 
     /// The store file.

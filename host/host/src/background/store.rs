@@ -204,9 +204,18 @@ impl TaskStore {
     /// Live tasks of another live owner are left alone.
     pub(crate) fn open(path: &Path) -> Result<Self, StoreError> {
         let conn = dbfile::open(path, &SPEC, Access::ReadWrite)?.conn;
-        let sql = |source| StoreError::Sqlite {
-            path: path.to_path_buf(),
+        // A full disk is said as such (SQLite would say "disk I/O error").
+        let sql = |source| match DbFileError::from_sqlite(
+            SPEC.what,
+            path.to_path_buf(),
+            "prepare",
             source,
+        ) {
+            DbFileError::Sqlite { source, .. } => StoreError::Sqlite {
+                path: path.to_path_buf(),
+                source,
+            },
+            other => StoreError::File(other),
         };
         conn.pragma_update_and_check(None, "journal_mode", "WAL", |_| Ok(()))
             .map_err(sql)?;
@@ -426,6 +435,22 @@ impl TaskStore {
         Ok(rows
             .into_iter()
             .filter_map(|(_, p)| serde_json::from_str(&p).ok())
+            .collect())
+    }
+
+    /// Every report of the task, in order, whether or not a check returned it already; the
+    /// cursor is not moved (reports of a finished or interrupted task can be shown again).
+    pub(crate) fn reports(&self, id: &str) -> Sql<Vec<ProgressReport>> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare(
+            "SELECT payload FROM events WHERE task_id = ?1 AND kind = 'report' ORDER BY seq",
+        )?;
+        let rows: Vec<String> = stmt
+            .query_map(params![id], |r| r.get(0))?
+            .collect::<Sql<_>>()?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|p| serde_json::from_str(&p).ok())
             .collect())
     }
 

@@ -252,3 +252,44 @@ fn the_sqlite_task_store_conforms() {
         Box::new(TaskStore::open(&dir.path().join(format!("tasks{}.db", n.get()))).expect("open"))
     });
 }
+
+#[test]
+fn an_interrupted_tasks_reports_can_be_shown_again_after_a_check_took_them() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("tasks.db");
+    let store = TaskStore::open(&path).expect("open");
+    store.insert("t", "probe", "brief").expect("insert");
+    for (n, text) in ["found the bug", "half-way through the fix"]
+        .iter()
+        .enumerate()
+    {
+        let report = crate::types::ProgressReport {
+            id: format!("r{n}"),
+            sequence: n as u32 + 1,
+            output: (*text).to_owned(),
+            at_ms: 1,
+        };
+        store.report("t", &report).expect("report");
+    }
+    // A check hands both reports out and moves the cursor past them.
+    assert_eq!(store.take_new_reports("t").expect("take").len(), 2);
+    drop(store);
+    // Its host dies: the next host marks the task interrupted.
+    own(&path, "t", now_ms() as i64 - 1_000, dead_pid());
+    drop(TaskStore::open(&path).expect("reopen"));
+    let reader = TaskReader::open(&path).expect("reader");
+    let check = reader.check("t").expect("check");
+    assert_eq!(check.task.status, BackgroundStatus::Interrupted);
+    assert!(
+        check.new_reports.is_empty(),
+        "check shows only reports no check returned"
+    );
+    let (task, reports) = reader.show("t").expect("show");
+    assert_eq!(task.status, BackgroundStatus::Interrupted);
+    let texts: Vec<&str> = reports.iter().map(|r| r.output.as_str()).collect();
+    assert_eq!(texts, ["found the bug", "half-way through the fix"]);
+    assert!(matches!(
+        reader.show("no-such-task"),
+        Err(super::BackgroundError::NotFound(_))
+    ));
+}

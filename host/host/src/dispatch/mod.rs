@@ -6,6 +6,7 @@
 //! (see [`task_host`]).
 
 mod gate;
+mod in_flight;
 mod memory;
 #[cfg(test)]
 mod memory_tests;
@@ -36,6 +37,7 @@ use crate::registry::{LoadedPlugin, Snapshot};
 use crate::session::Approver;
 
 pub(crate) use gate::TaskGate;
+pub(crate) use in_flight::InFlight;
 
 use guild_core::limits::{
     MAX_DESCRIPTION_BYTES, MAX_RECORDED_BYTES, MAX_RECORDED_TOOL_BYTES, MAX_REPORT_BYTES,

@@ -159,7 +159,11 @@ pub(crate) async fn call_tool(
             tool.to_owned(),
             full.to_owned(),
         );
+        // Counted until the outcome is recorded, so that a host about to stop waits for it
+        // (see `in_flight`).
+        let counted = intent.as_ref().map(|_| shared.calls.enter());
         async move {
+            let _counted = counted;
             let result = shared
                 .runtime
                 .connector_call(&plugin.runtime, &tool, input)
@@ -214,7 +218,9 @@ pub(crate) async fn call_tool(
     answer
 }
 
-/// The outcome a recorded receipt stands for (an idempotent replay).
+/// The outcome a recorded receipt stands for (an idempotent replay). `r` is the receipt that
+/// answers for this task: its replay entry (`replay_of` names the call's receipt), or the
+/// call's own receipt when this task made the call.
 fn outcome_of(r: &Receipt) -> ToolOutcome {
     let status = match r.status {
         ReceiptStatus::Success => CallStatus::Success,
@@ -225,6 +231,7 @@ fn outcome_of(r: &Receipt) -> ToolOutcome {
         output: serde_json::json!({
             "replayed": true,
             "receipt": r.id,
+            "replay_of": r.replay_of,
             "external_id": r.external_id,
         })
         .to_string(),
