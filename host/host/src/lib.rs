@@ -25,7 +25,7 @@ mod skills_host;
 
 pub use guild_core::{
     bundle, capability, config, error, http, limits, manifest, receipts, schema, settings, skills,
-    text, types, validate,
+    text, types, validate, watch,
 };
 
 pub use config::Config;

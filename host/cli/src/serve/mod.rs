@@ -10,6 +10,7 @@
 
 mod auth;
 pub(crate) mod control;
+mod events;
 mod lock;
 mod watch;
 
