@@ -7,7 +7,10 @@
 //! call: the skills re-scan relies on that, which a watcher delivering events from a background
 //! thread (the `notify` crate's design) cannot promise. A caller that must wait for the next
 //! event wraps the same watcher in an [`AsyncWatcher`], which registers the inotify descriptor
-//! with the tokio reactor (`AsyncFd`): waiting costs no thread either.
+//! with the tokio reactor (`AsyncFd`): waiting costs no thread either. (This is why the
+//! maintained `notify` crate is not used: besides the guarantee above, `guild serve` ran its
+//! inotify loop thread in addition to the skills watcher's own instance; see
+//! docs/operations.md, "Hot reload".)
 //!
 //! A watch covers one folder, not its sub-folders (inotify has no recursive watch); a caller
 //! wanting a tree watches each folder of it and adds new ones as [`Event::Change::new_dir`]
