@@ -59,7 +59,7 @@ pub(super) fn spawn(
             }
             Err(e) if mode == WatchMode::Auto => {
                 eprintln!(
-                    "guild serve: file system events unavailable ({e:#}); polling every {} ms",
+                    "guild serve: not watching with file system events ({e:#}); polling every {} ms",
                     every.as_millis()
                 );
                 tokio::spawn(poll(server, config_path, every))
