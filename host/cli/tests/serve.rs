@@ -114,6 +114,19 @@ impl Server {
         assert!(status.success());
     }
 
+    /// Kills the server if it is still running after `limit`, so that a line it never prints
+    /// fails [`Server::wait_for`] instead of hanging the test; disarmed when dropped.
+    fn watchdog(&self, limit: std::time::Duration) -> std::sync::mpsc::Sender<()> {
+        let (disarm, disarmed) = std::sync::mpsc::channel::<()>();
+        let pid = self.child.id().to_string();
+        std::thread::spawn(move || {
+            if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = disarmed.recv_timeout(limit) {
+                let _ = Command::new("kill").args(["-KILL", &pid]).status();
+            }
+        });
+        disarm
+    }
+
     /// SIGTERM; returns everything it printed on stderr.
     fn stop(mut self) -> String {
         self.signal("TERM");
@@ -264,6 +277,26 @@ fn with_file_system_events_a_change_in_pieces_reloads_once() {
 #[test]
 fn with_polling_a_change_in_pieces_reloads_once() {
     a_change_in_pieces_reloads_once("poll");
+}
+
+#[test]
+fn with_file_system_events_a_change_deep_in_a_plugin_folder_reloads() {
+    let dir = setup();
+    let deep = dir.path().join("probe").join("assets").join("deep");
+    std::fs::create_dir_all(&deep).expect("deep folder");
+    let mut server = Server::start(dir.path(), &["--watch", "events", "--watch-ms", "300"]);
+    let watchdog = server.watchdog(std::time::Duration::from_secs(60));
+    std::fs::write(deep.join("notes.txt"), "changed").expect("write deep");
+    server.wait_for("guild serve: reloaded after a change");
+
+    // A folder made while serving is watched too.
+    let later = dir.path().join("probe").join("later").join("deeper");
+    std::fs::create_dir_all(&later).expect("later folder");
+    server.wait_for("guild serve: reloaded after a change");
+    std::fs::write(later.join("notes.txt"), "changed").expect("write later");
+    server.wait_for("guild serve: reloaded after a change");
+    drop(watchdog);
+    server.stop();
 }
 
 #[test]

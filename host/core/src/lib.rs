@@ -3,8 +3,8 @@
 //! Plugin manifests ([`manifest`]) and the operator's configuration ([`config`]), the
 //! capability model that intersects them ([`capability`]), the guarded outbound HTTP client
 //! ([`http`]), the receipts ledger ([`receipts`]), validation of specialist reports
-//! ([`validate`]), skills with progressive disclosure ([`skills`]) and team and private memory
-//! ([`memory`]).
+//! ([`validate`]), skills with progressive disclosure ([`skills`]), team and private memory
+//! ([`memory`]) and the file-system events every watcher reads ([`watch`]).
 //!
 //! This crate depends on no wasm engine: `guild-runtime` builds on it, and `guild-host` builds
 //! on both. Nothing here can call upward; where a lower layer needs a service from a higher one
@@ -31,6 +31,7 @@ pub mod strict_json;
 pub mod text;
 pub mod types;
 pub mod validate;
+pub mod watch;
 
 pub use config::Config;
 pub use error::{ConfigError, DispatchError, LoadError, ManifestError};

@@ -25,7 +25,7 @@ mod skills_host;
 
 pub use guild_core::{
     bundle, capability, config, error, http, limits, manifest, receipts, schema, serve, settings,
-    skills, text, types, validate,
+    skills, text, types, validate, watch,
 };
 
 pub use config::Config;

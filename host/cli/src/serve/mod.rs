@@ -11,6 +11,7 @@
 mod auth;
 mod bounds;
 pub(crate) mod control;
+mod events;
 mod lock;
 mod watch;
 

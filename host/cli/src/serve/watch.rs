@@ -2,23 +2,21 @@
 //! skill folders it names, and reloads when they change.
 //!
 //! Two ways to notice a change ([`WatchMode`]): file system events (inotify on Linux, through
-//! the `notify` crate), and polling a fingerprint (path, size and modification time of every
-//! file, two levels deep) at a fixed interval. `auto` uses events and falls back to polling
-//! when a watch cannot be set (a folder that does not exist yet, the inotify watch limit):
+//! the layer the skills watcher reads too, see [`super::events`]), and polling a fingerprint
+//! (path, size and modification time of every file, two levels deep) at a fixed interval.
+//! `auto` uses events and falls back to polling when a watch cannot be set (a folder that does
+//! not exist yet, the inotify watch limit) or events are unavailable (elsewhere than Linux):
 //! polling works on every file system, including network and container mounts where events are
 //! not delivered. Either way a change is debounced: the reload waits until nothing has changed
 //! for one more interval, so a plugin being copied in piece by piece loads once, not half-written.
 
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use guild_host::Config;
-use notify::event::{AccessKind, AccessMode};
-use notify::{EventKind, RecursiveMode, Watcher as _};
-use tokio::sync::mpsc;
 
+use super::events::Events;
 use crate::mcp::Server;
 
 /// How `guild serve` notices changed plugins, skills and configuration.
@@ -53,18 +51,18 @@ pub(super) fn spawn(
 ) -> anyhow::Result<Option<Watcher>> {
     let handle = match mode {
         WatchMode::Off => return Ok(None),
-        WatchMode::Poll => spawn_polling(server, config_path, every),
+        WatchMode::Poll => tokio::spawn(poll(server, config_path, every)),
         WatchMode::Events | WatchMode::Auto => match Events::new(&config_path) {
             Ok(events) => {
-                tracing::info!("watching {} path(s) for changes", events.roots.len());
+                tracing::info!("watching {} path(s) for changes", events.paths());
                 tokio::spawn(events.run(server, config_path, every))
             }
             Err(e) if mode == WatchMode::Auto => {
                 eprintln!(
-                    "guild serve: file system events unavailable ({e:#}); polling every {} ms",
+                    "guild serve: not watching with file system events ({e:#}); polling every {} ms",
                     every.as_millis()
                 );
-                spawn_polling(server, config_path, every)
+                tokio::spawn(poll(server, config_path, every))
             }
             Err(e) => {
                 return Err(e.context(
@@ -117,141 +115,25 @@ pub(super) fn watched(config_path: &Path) -> Vec<PathBuf> {
     paths
 }
 
-/// File system event watching: a watch on each folder (recursive) and on the folder holding
-/// `guild.toml` (not recursive: editors replace the file rather than write it in place).
-struct Events {
-    watcher: notify::RecommendedWatcher,
-    rx: mpsc::UnboundedReceiver<notify::Result<notify::Event>>,
-    /// Watched folders, and files whose parent is watched.
-    roots: BTreeSet<PathBuf>,
-    /// The folders a watch is set on.
-    armed: BTreeSet<(PathBuf, bool)>,
-}
-
-impl Events {
-    fn new(config_path: &Path) -> anyhow::Result<Self> {
-        let (tx, rx) = mpsc::unbounded_channel();
-        let watcher = notify::recommended_watcher(move |event| {
-            let _ = tx.send(event);
-        })?;
-        let mut events = Self {
-            watcher,
-            rx,
-            roots: BTreeSet::new(),
-            armed: BTreeSet::new(),
-        };
-        events.arm(config_path)?;
-        Ok(events)
-    }
-
-    /// Sets a watch on every watched path (and drops those no longer watched).
-    fn arm(&mut self, config_path: &Path) -> anyhow::Result<()> {
-        let roots: BTreeSet<PathBuf> = watched(config_path).into_iter().collect();
-        let mut want = BTreeSet::new();
-        for path in &roots {
-            if path.is_dir() {
-                want.insert((path.clone(), true));
-            } else {
-                let parent = match path.parent() {
-                    Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-                    _ => PathBuf::from("."),
-                };
-                if !parent.is_dir() {
-                    anyhow::bail!("{} does not exist", parent.display());
-                }
-                want.insert((parent, false));
-            }
-        }
-        for (path, recursive) in self.armed.difference(&want) {
-            let _ = self.watcher.unwatch(path);
-            tracing::debug!(
-                "no longer watching {} (recursive {recursive})",
-                path.display()
-            );
-        }
-        for (path, recursive) in want.difference(&self.armed) {
-            let mode = match recursive {
-                true => RecursiveMode::Recursive,
-                false => RecursiveMode::NonRecursive,
-            };
-            self.watcher
-                .watch(path, mode)
-                .map_err(|e| anyhow::anyhow!("failed to watch {}: {e}", path.display()))?;
-        }
-        self.armed = want;
-        self.roots = roots;
-        Ok(())
-    }
-
-    /// Whether `event` touches a watched path (the config file's folder holds other files too).
-    fn relevant(&self, event: &notify::Result<notify::Event>) -> bool {
-        let event = match event {
-            // A lost event (queue overflow) may have been a change: reload to be safe.
-            Err(_) => return true,
-            Ok(e) => e,
-        };
-        match event.kind {
-            EventKind::Access(AccessKind::Close(AccessMode::Write)) => {}
-            EventKind::Access(_) => return false,
-            _ => {}
-        }
-        event.need_rescan()
-            || event
-                .paths
-                .iter()
-                .any(|p| self.roots.iter().any(|root| p.starts_with(root)))
-    }
-
-    async fn run(mut self, server: Arc<Server>, config_path: PathBuf, quiet: Duration) {
-        loop {
-            match self.rx.recv().await {
-                None => return,
-                Some(event) if !self.relevant(&event) => continue,
-                Some(_) => {}
-            }
-            // Debounce: wait until the watched paths have been quiet for `quiet`.
-            loop {
-                match tokio::time::timeout(quiet, self.rx.recv()).await {
-                    Err(_elapsed) => break,
-                    Ok(None) => return,
-                    Ok(Some(_)) => continue,
-                }
-            }
-            reload(&server, "after a change").await;
-            if let Err(e) = self.arm(&config_path) {
-                eprintln!(
-                    "guild serve: {e:#}; changes there are not seen until the next reload \
-                     (use `--watch poll` to have them picked up)"
-                );
-            }
-        }
-    }
-}
-
 type Fingerprint = Vec<(PathBuf, u64, Option<SystemTime>)>;
 
-fn spawn_polling(
-    server: Arc<Server>,
-    config_path: PathBuf,
-    every: Duration,
-) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(async move {
-        let mut seen = fingerprint(&config_path).await;
-        let mut pending: Option<Fingerprint> = None;
-        loop {
-            tokio::time::sleep(every).await;
-            let now = fingerprint(&config_path).await;
-            match pending.take() {
-                // Held still since the last look: reload.
-                Some(changed) if changed == now => {
-                    reload(&server, "after a change").await;
-                    seen = now;
-                }
-                _ if now != seen => pending = Some(now),
-                _ => {}
+/// Polls every `every` until dropped, reloading after a change that held still for one more look.
+pub(super) async fn poll(server: Arc<Server>, config_path: PathBuf, every: Duration) {
+    let mut seen = fingerprint(&config_path).await;
+    let mut pending: Option<Fingerprint> = None;
+    loop {
+        tokio::time::sleep(every).await;
+        let now = fingerprint(&config_path).await;
+        match pending.take() {
+            // Held still since the last look: reload.
+            Some(changed) if changed == now => {
+                reload(&server, "after a change").await;
+                seen = now;
             }
+            _ if now != seen => pending = Some(now),
+            _ => {}
         }
-    })
+    }
 }
 
 async fn fingerprint(config_path: &Path) -> Fingerprint {

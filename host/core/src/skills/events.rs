@@ -7,6 +7,8 @@
 //! returns, and a re-scan drains the queue without blocking, so a change made before
 //! [`super::Skills::refresh`] is always seen by it.
 //!
+//! The events come from the shared layer ([`crate::watch`]), drained synchronously here.
+//!
 //! Whatever events cannot vouch for is compared in full, by stamps: a folder not watched yet
 //! (and the re-scan after its watches were added, which covers changes made while they were
 //! being added), a lost queue (`IN_Q_OVERFLOW`), a watch the kernel refused (the per-user
@@ -16,6 +18,8 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
+
+use crate::watch::{Event, Interest, WatchError, WatchId, Watcher};
 
 /// Every this many re-scans, a watched folder is compared in full anyway.
 pub(crate) const FULL_EVERY: u32 = 30;
@@ -47,37 +51,23 @@ struct Folder {
 
 /// The events of one skills service.
 pub(crate) struct Events {
-    sys: Option<sys::Watcher>,
+    sys: Option<Watcher>,
     folders: HashMap<PathBuf, Folder>,
     /// What each watch is on: a skills folder, and the skill folder's name below it.
     targets: HashMap<Watch, (PathBuf, Option<String>)>,
 }
 
-type Watch = i32;
-
-/// One event as read from the queue.
-enum Raw {
-    /// The queue overflowed: events were lost.
-    Overflow,
-    /// Something happened in (or to) a watched folder.
-    Event {
-        wd: Watch,
-        /// The entry inside the folder it names, if any.
-        name: Option<String>,
-        /// The watched folder itself went away (deleted, moved, unmounted).
-        gone: bool,
-    },
-}
+type Watch = WatchId;
 
 impl Events {
     /// Events when `enabled` and the platform has them; otherwise every check is [`Check::All`].
     pub(crate) fn new(enabled: bool) -> Self {
         let sys = if enabled {
-            match sys::Watcher::new() {
+            match Watcher::new() {
                 Ok(w) => Some(w),
                 Err(e) => {
                     tracing::info!(
-                        "skills watcher: no file-system events ({e}); comparing every skill folder each interval"
+                        "skills watcher: {e}; comparing every skill folder each interval"
                     );
                     None
                 }
@@ -95,21 +85,29 @@ impl Events {
     /// Reads every queued event (never blocks) into the folders' dirty sets.
     pub(crate) fn drain(&mut self) {
         let Some(sys) = &mut self.sys else { return };
-        let mut overflow = false;
-        let mut seen: Vec<(Watch, Option<String>, bool)> = Vec::new();
-        if let Err(e) = sys.read(|raw| match raw {
-            Raw::Overflow => overflow = true,
-            Raw::Event { wd, name, gone } => seen.push((wd, name, gone)),
-        }) {
-            tracing::warn!("skills watcher: reading events failed ({e}); comparing in full");
-            overflow = true;
+        let mut events = Vec::new();
+        if let Err(e) = sys.drain(|event| events.push(event)) {
+            tracing::warn!("skills watcher: {e}; comparing in full");
+            events.push(Event::Overflow);
         }
-        if overflow {
-            for folder in self.folders.values_mut() {
-                folder.full = true;
-            }
-        }
-        for (wd, name, gone) in seen {
+        self.apply(events);
+    }
+
+    /// Marks what `events` name as changed; a lost queue marks every folder.
+    fn apply(&mut self, events: Vec<Event>) {
+        for event in events {
+            let (wd, name, gone) = match event {
+                Event::Overflow => {
+                    for folder in self.folders.values_mut() {
+                        folder.full = true;
+                    }
+                    continue;
+                }
+                Event::Change {
+                    watch, name, gone, ..
+                } => (watch, name, gone),
+            };
+            let name = name.map(|n| n.to_string_lossy().into_owned());
             let Some((dir, child)) = self.targets.get(&wd).cloned() else {
                 continue;
             };
@@ -167,21 +165,21 @@ impl Events {
         if folder.polled {
             return;
         }
-        let refused = |folder: &mut Folder, what: &Path, e: std::io::Error| {
+        let refused = |folder: &mut Folder, e: WatchError| {
             tracing::info!(
-                folder = %what.display(),
-                "skills watcher: cannot watch ({e}); comparing this skills folder in full each interval"
+                "skills watcher: {e}; comparing this skills folder in full each interval"
             );
             folder.polled = true;
         };
         if folder.root.is_none() {
-            match sys.add(dir, true) {
+            // The skills folder: skill folders coming and going (not files written in it).
+            match sys.add(dir, Interest::Entries) {
                 Ok(wd) => {
                     folder.root = Some(wd);
                     folder.full = true;
                     self.targets.insert(wd, (dir.to_owned(), None));
                 }
-                Err(e) => return refused(folder, dir, e),
+                Err(e) => return refused(folder, e),
             }
         }
         let wanted: BTreeSet<&str> = children.iter().map(String::as_str).collect();
@@ -201,7 +199,8 @@ impl Events {
             if folder.children.contains_key(name) {
                 continue;
             }
-            match sys.add(&dir.join(name), false) {
+            // A skill folder: its SKILL.md written in place too.
+            match sys.add(&dir.join(name), Interest::Contents) {
                 Ok(wd) => {
                     folder.children.insert(name.clone(), wd);
                     folder.dirty.insert(name.clone());
@@ -209,10 +208,12 @@ impl Events {
                         .insert(wd, (dir.to_owned(), Some(name.clone())));
                 }
                 // Removed since it was listed: the root's event reports it.
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                Err(WatchError::Refused { source, .. })
+                    if source.kind() == std::io::ErrorKind::NotFound =>
+                {
                     folder.dirty.insert(name.clone());
                 }
-                Err(e) => return refused(folder, &dir.join(name), e),
+                Err(e) => return refused(folder, e),
             }
         }
     }
@@ -227,117 +228,29 @@ impl Events {
     }
 }
 
-#[cfg(target_os = "linux")]
-mod sys {
-    //! The inotify side.
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
 
-    use std::path::Path;
-
-    use inotify::{EventMask, Inotify, WatchDescriptor, WatchMask};
-
-    use super::Raw;
-
-    pub(super) struct Watcher {
-        inotify: Inotify,
-        by_id: std::collections::HashMap<i32, WatchDescriptor>,
-        buffer: Vec<u8>,
+    /// A watched skills folder with one skill, past the full comparison after its watches.
+    fn settled() -> (tempfile::TempDir, PathBuf, Events) {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let root = tmp.path().join("skills");
+        std::fs::create_dir_all(root.join("a")).expect("mkdir");
+        let mut events = Events::new(true);
+        events.watch(&root, &["a".to_owned()]);
+        events.drain();
+        assert_eq!(events.take(&root), Check::All, "just watched");
+        (tmp, root, events)
     }
 
-    impl Watcher {
-        pub(super) fn new() -> std::io::Result<Self> {
-            Ok(Self {
-                inotify: Inotify::init()?,
-                by_id: std::collections::HashMap::new(),
-                buffer: vec![0; 64 * 1024],
-            })
-        }
+    #[test]
+    fn a_lost_queue_compares_everything_a_quiet_one_nothing() {
+        let (_tmp, root, mut events) = settled();
+        events.drain();
+        assert_eq!(events.take(&root), Check::Only(BTreeSet::new()));
 
-        pub(super) fn add(&mut self, path: &Path, root: bool) -> std::io::Result<i32> {
-            let mut mask = WatchMask::CREATE
-                | WatchMask::DELETE
-                | WatchMask::MOVED_FROM
-                | WatchMask::MOVED_TO
-                | WatchMask::ATTRIB
-                | WatchMask::DELETE_SELF
-                | WatchMask::MOVE_SELF
-                | WatchMask::ONLYDIR;
-            if !root {
-                // A skill folder's own files: SKILL.md written in place.
-                mask |= WatchMask::MODIFY | WatchMask::CLOSE_WRITE;
-            }
-            let wd = self.inotify.watches().add(path, mask)?;
-            let id = wd.get_watch_descriptor_id();
-            self.by_id.insert(id, wd);
-            Ok(id)
-        }
-
-        pub(super) fn remove(&mut self, id: i32) {
-            if let Some(wd) = self.by_id.remove(&id) {
-                // Already gone when the folder was deleted: nothing to undo.
-                let _ = self.inotify.watches().remove(wd);
-            }
-        }
-
-        pub(super) fn read(&mut self, mut each: impl FnMut(Raw)) -> std::io::Result<()> {
-            loop {
-                let events = match self.inotify.read_events(&mut self.buffer) {
-                    Ok(events) => events,
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Ok(()),
-                    Err(e) => return Err(e),
-                };
-                let mut ignored = Vec::new();
-                for event in events {
-                    if event.mask.contains(EventMask::Q_OVERFLOW) {
-                        each(Raw::Overflow);
-                        continue;
-                    }
-                    let id = event.wd.get_watch_descriptor_id();
-                    let gone = event.mask.intersects(
-                        EventMask::IGNORED | EventMask::DELETE_SELF | EventMask::MOVE_SELF,
-                    );
-                    if event.mask.contains(EventMask::IGNORED) {
-                        ignored.push(id);
-                    }
-                    each(Raw::Event {
-                        wd: id,
-                        name: event.name.map(|n| n.to_string_lossy().into_owned()),
-                        gone,
-                    });
-                }
-                for id in ignored {
-                    self.by_id.remove(&id);
-                }
-            }
-        }
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-mod sys {
-    //! No events here: every re-scan compares in full.
-
-    use std::path::Path;
-
-    use super::Raw;
-
-    pub(super) struct Watcher;
-
-    impl Watcher {
-        pub(super) fn new() -> std::io::Result<Self> {
-            Err(std::io::Error::new(
-                std::io::ErrorKind::Unsupported,
-                "file-system events are used on Linux only",
-            ))
-        }
-
-        pub(super) fn add(&mut self, _: &Path, _: bool) -> std::io::Result<i32> {
-            Err(std::io::ErrorKind::Unsupported.into())
-        }
-
-        pub(super) fn remove(&mut self, _: i32) {}
-
-        pub(super) fn read(&mut self, _: impl FnMut(Raw)) -> std::io::Result<()> {
-            Ok(())
-        }
+        events.apply(vec![Event::Overflow]);
+        assert_eq!(events.take(&root), Check::All);
     }
 }
