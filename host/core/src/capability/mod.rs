@@ -7,6 +7,7 @@
 //! with its own `resolve` and table tests; per-instance state is built from [`Effective`] by the
 //! runtime.
 
+mod egress;
 mod fs;
 mod memory;
 #[cfg(test)]
@@ -26,8 +27,8 @@ pub use report::{CapabilityRow, RowStatus};
 
 use crate::config::{Config, Grant};
 use crate::error::LoadError;
-use crate::http::{AllowList, EgressPolicy, SecretHeader};
-use crate::manifest::{Limits, Manifest};
+use crate::http::{AllowList, EgressPolicy};
+use crate::manifest::{Limits, Manifest, Requested};
 use crate::skills::SourceRequest;
 
 /// What one plugin may do, after intersecting request and grant.
@@ -114,128 +115,10 @@ pub fn resolve(
     // Filesystem.
     let fs = fs::resolve(name, &req.fs, &grant.fs, config, &mut rows).map_err(grant_err)?;
 
-    // Tools: exact names in both lists.
-    let granted_tools: BTreeSet<&str> = grant.tools.iter().map(String::as_str).collect();
-    let mut tools = BTreeSet::new();
-    let mut tools_not_granted = BTreeSet::new();
-    let mut tools_not_requested = BTreeSet::new();
-    for tool in &req.tools {
-        if granted_tools.contains(tool.as_str()) {
-            tools.insert(tool.clone());
-            rows.push(CapabilityRow::granted("tools", tool, "granted"));
-        } else {
-            tools_not_granted.insert(tool.clone());
-            rows.push(CapabilityRow::denied("tools", tool, "not granted"));
-        }
-    }
-    for tool in &grant.tools {
-        if !req.tools.contains(tool) {
-            tools_not_requested.insert(tool.clone());
-            rows.push(CapabilityRow::unused("tools", tool));
-        }
-    }
-
-    // Config values.
-    let mut values = BTreeMap::new();
-    for key in &req.config {
-        match grant.config.get(key) {
-            Some(v) => {
-                values.insert(key.clone(), v.clone());
-                rows.push(CapabilityRow::granted("config", key, "granted"));
-            }
-            None => rows.push(CapabilityRow::denied("config", key, "no value granted")),
-        }
-    }
-    for key in grant.config.keys() {
-        if !req.config.contains(key) {
-            rows.push(CapabilityRow::unused("config", key));
-        }
-    }
-
-    // HTTP: a URL must match a requested AND a granted pattern. The policy enforces the
-    // pairwise intersections, and the rows print the same list.
-    let requested = AllowList::parse(&req.http).map_err(|e| grant_err(e.to_string()))?;
-    let granted =
-        AllowList::parse(&grant.http).map_err(|e| grant_err(format!("key `http`: {e}")))?;
-    let mut allowed = Vec::new();
-    for (pattern, both) in origins::effective(&requested, &granted) {
-        let status = if both.is_empty() {
-            RowStatus::Denied("not granted".to_owned())
-        } else {
-            RowStatus::Granted(join(&both))
-        };
-        rows.push(CapabilityRow::new("http", &pattern.to_string(), status));
-        allowed.extend(both);
-    }
-    for pattern in granted.patterns() {
-        if !requested
-            .patterns()
-            .iter()
-            .any(|r| origins::intersect(r, pattern).is_some())
-        {
-            rows.push(CapabilityRow::unused("http", &pattern.to_string()));
-        }
-    }
-
-    // Secrets: requested by the manifest, valued and aimed by the operator.
-    let mut secrets = Vec::new();
-    for secret in &req.secrets {
-        let Some(secret_grant) = grant.secrets.get(&secret.name) else {
-            rows.push(CapabilityRow::denied(
-                "secrets",
-                &secret.name,
-                "no value granted",
-            ));
-            continue;
-        };
-        let key = format!("`[grants.{name}.secrets.{}] hosts`", secret.name);
-        let hosts =
-            AllowList::parse(&secret_grant.hosts).map_err(|e| grant_err(format!("{key}: {e}")))?;
-        let asked = AllowList::parse(&secret.hosts).map_err(|e| grant_err(e.to_string()))?;
-        let outside: Vec<_> = asked
-            .patterns()
-            .iter()
-            .filter(|a| !hosts.patterns().iter().any(|h| origins::covers(h, a)))
-            .collect();
-        if !outside.is_empty() {
-            return Err(grant_err(format!(
-                "the manifest asks to send secret {} to {} (`capabilities.secrets` hosts), \
-                 outside {key} = [{}]; the operator's grant decides where a secret goes: \
-                 widen the grant or fix the manifest",
-                secret.name,
-                join(outside),
-                join(hosts.patterns())
-            )));
-        }
-        let value = secret_grant
-            .source
-            .read(&config.base_dir)
-            .map_err(|e| grant_err(format!("key `secrets.{}`: {e}", secret.name)))?;
-        rows.push(CapabilityRow::granted(
-            "secrets",
-            &secret.name,
-            &format!(
-                "attached as {} to {}",
-                secret.header,
-                join(hosts.patterns())
-            ),
-        ));
-        secrets.push(
-            SecretHeader::new(
-                &secret.name,
-                &secret.header,
-                &secret.format.replacen("{}", &value, 1),
-                hosts,
-            )
-            .map_err(|e| grant_err(format!("key `secrets.{}`: {e}", secret.name)))?
-            .with_granted_value(&value),
-        );
-    }
-    for name in grant.secrets.keys() {
-        if !req.secrets.iter().any(|s| &s.name == name) {
-            rows.push(CapabilityRow::unused("secrets", name));
-        }
-    }
+    let (tools, tools_not_granted, tools_not_requested) = tools(req, grant, &mut rows);
+    let values = config_values(req, grant, &mut rows);
+    let (requested, allowed) = egress::http(req, grant, &mut rows).map_err(grant_err)?;
+    let secrets = egress::secrets(name, req, grant, config, &mut rows).map_err(grant_err)?;
 
     // Skill sources: requested by the manifest, granted by the operator; never inherited.
     let skills = skills::resolve(&req.skills, &grant.skills, &mut rows).map_err(grant_err)?;
@@ -251,14 +134,7 @@ pub fn resolve(
             "not supported by this host version",
         ));
     }
-    let report = req.report && grant.report;
-    match (req.report, grant.report) {
-        (true, true) => rows.push(CapabilityRow::granted("report", "send", "granted")),
-        (true, false) => rows.push(CapabilityRow::denied("report", "send", "not granted")),
-        (false, true) => rows.push(CapabilityRow::unused("report", "send")),
-        (false, false) => {}
-    }
-
+    let report = report(req.report, grant.report, &mut rows);
     let limits = limits(manifest.limits, grant);
     rows.push(CapabilityRow::granted(
         "limits",
@@ -292,12 +168,68 @@ pub fn resolve(
     ))
 }
 
-fn join<'a>(patterns: impl IntoIterator<Item = &'a crate::http::HostPattern>) -> String {
-    patterns
-        .into_iter()
-        .map(ToString::to_string)
-        .collect::<Vec<_>>()
-        .join(", ")
+/// Tools: exact names in both lists. Returns the granted ones, those requested but not granted,
+/// and those granted but not requested.
+fn tools(
+    req: &Requested,
+    grant: &Grant,
+    rows: &mut Vec<CapabilityRow>,
+) -> (BTreeSet<String>, BTreeSet<String>, BTreeSet<String>) {
+    let granted_tools: BTreeSet<&str> = grant.tools.iter().map(String::as_str).collect();
+    let mut tools = BTreeSet::new();
+    let mut not_granted = BTreeSet::new();
+    let mut not_requested = BTreeSet::new();
+    for tool in &req.tools {
+        if granted_tools.contains(tool.as_str()) {
+            tools.insert(tool.clone());
+            rows.push(CapabilityRow::granted("tools", tool, "granted"));
+        } else {
+            not_granted.insert(tool.clone());
+            rows.push(CapabilityRow::denied("tools", tool, "not granted"));
+        }
+    }
+    for tool in &grant.tools {
+        if !req.tools.contains(tool) {
+            not_requested.insert(tool.clone());
+            rows.push(CapabilityRow::unused("tools", tool));
+        }
+    }
+    (tools, not_granted, not_requested)
+}
+
+/// Config values: only granted values of requested keys.
+fn config_values(
+    req: &Requested,
+    grant: &Grant,
+    rows: &mut Vec<CapabilityRow>,
+) -> BTreeMap<String, String> {
+    let mut values = BTreeMap::new();
+    for key in &req.config {
+        match grant.config.get(key) {
+            Some(v) => {
+                values.insert(key.clone(), v.clone());
+                rows.push(CapabilityRow::granted("config", key, "granted"));
+            }
+            None => rows.push(CapabilityRow::denied("config", key, "no value granted")),
+        }
+    }
+    for key in grant.config.keys() {
+        if !req.config.contains(key) {
+            rows.push(CapabilityRow::unused("config", key));
+        }
+    }
+    values
+}
+
+/// The report channel: requested and granted.
+fn report(requested: bool, granted: bool, rows: &mut Vec<CapabilityRow>) -> bool {
+    match (requested, granted) {
+        (true, true) => rows.push(CapabilityRow::granted("report", "send", "granted")),
+        (true, false) => rows.push(CapabilityRow::denied("report", "send", "not granted")),
+        (false, true) => rows.push(CapabilityRow::unused("report", "send")),
+        (false, false) => {}
+    }
+    requested && granted
 }
 
 /// The manifest's limits, lowered by the operator's overrides.

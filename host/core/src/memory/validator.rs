@@ -115,13 +115,50 @@ pub fn validate(scope: Scope, new: &str, stored: Option<&str>) -> Validation {
     let unix = unix_lines(new);
     let lines: Vec<&str> = unix.split('\n').collect();
 
-    // Text before the first `##` heading is stripped; without any heading only a short note
-    // is acceptable.
-    let first_section = headings(&unix)
+    let start = preamble_end(&unix, &lines, &mut errors, &mut warnings);
+
+    let out = normalize_bullets(&lines[start..], &mut warnings);
+    let mut text = out.join("\n").trim_end().to_owned();
+    text.push('\n');
+
+    if stored == Some(text.as_str()) {
+        return Validation::NoOp {
+            reason: "the text is identical to the stored version: nothing was changed".to_owned(),
+        };
+    }
+
+    if scope == Scope::Team {
+        check_personal_headings(&text, stored, &mut errors, &mut warnings);
+    }
+
+    let usage = Usage::of(&text);
+    warn_of_data_loss(&text, stored, usage.chars, &mut warnings);
+    check_size(usage.chars, &mut errors, &mut warnings);
+
+    if errors.is_empty() {
+        Validation::Accepted {
+            text,
+            warnings,
+            usage,
+        }
+    } else {
+        Validation::Refused { errors, usage }
+    }
+}
+
+/// Where the document starts: its first `##` heading (the text before it is stripped, with a
+/// warning); without any heading, the start, and only a short note is acceptable.
+fn preamble_end(
+    unix: &str,
+    lines: &[&str],
+    errors: &mut Vec<String>,
+    warnings: &mut Vec<String>,
+) -> usize {
+    let first_section = headings(unix)
         .into_iter()
         .find(|h| h.level == 2 && !h.html)
         .map(|h| h.line);
-    let start = match first_section {
+    match first_section {
         Some(first) => {
             let preamble: usize = lines[..first].iter().map(|l| l.chars().count() + 1).sum();
             if lines[..first].iter().any(|l| !l.trim().is_empty()) {
@@ -138,12 +175,15 @@ pub fn validate(scope: Scope, new: &str, stored: Option<&str>) -> Validation {
             }
             0
         }
-    };
+    }
+}
 
-    // Bullets: legacy ones normalized, other non-standard `-` lines named.
-    let mut out: Vec<String> = Vec::with_capacity(lines.len() - start);
+/// The lines with legacy bullets normalized; other non-standard `-` lines are named in
+/// warnings (the first few, then a count).
+fn normalize_bullets(lines: &[&str], warnings: &mut Vec<String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::with_capacity(lines.len());
     let (mut legacy, mut odd) = (0usize, Vec::new());
-    for (i, line) in lines[start..].iter().enumerate() {
+    for (i, line) in lines.iter().enumerate() {
         if is_dash_line(line) && !is_standard_bullet(line) {
             if let Some(normal) = normalize_legacy(line) {
                 legacy += 1;
@@ -177,47 +217,53 @@ pub fn validate(scope: Scope, new: &str, stored: Option<&str>) -> Validation {
             odd.len() - MAX_NAMED_LINES
         ));
     }
-    let mut text = out.join("\n").trim_end().to_owned();
-    text.push('\n');
+    out
+}
 
-    if stored == Some(text.as_str()) {
-        return Validation::NoOp {
-            reason: "the text is identical to the stored version: nothing was changed".to_owned(),
-        };
-    }
-
-    let new_headings = sections(&text);
-    let old_headings = stored.map(sections).unwrap_or_default();
-
-    // Team memory: no new personal headings, at any level; stored ones are grandfathered.
-    if scope == Scope::Team {
-        let old_personal: Vec<&str> = stored
-            .map(personal_headings)
-            .unwrap_or_default()
-            .into_iter()
-            .map(|(p, _)| p)
-            .collect();
-        for (personal, title) in personal_headings(&text) {
-            if old_personal.contains(&personal) {
-                warnings.push(format!(
-                    "Team memory keeps the personal heading {} from the stored \
-                     version: move its entries under team-safe headings (e.g. ## Decisions, \
-                     ## Conventions).",
-                    shown(&title, personal)
-                ));
-            } else {
-                errors.push(format!(
-                    "Team memory may not introduce the personal heading {}: team \
-                     memory is shared by the whole workspace. Keep preferences and instructions \
-                     in private memory, or file the entries under a team-safe heading (e.g. \
-                     ## Decisions, ## Conventions).",
-                    shown(&title, personal)
-                ));
-            }
+/// Team memory: no new personal headings, at any level; stored ones are grandfathered with a
+/// warning.
+fn check_personal_headings(
+    text: &str,
+    stored: Option<&str>,
+    errors: &mut Vec<String>,
+    warnings: &mut Vec<String>,
+) {
+    let old_personal: Vec<&str> = stored
+        .map(personal_headings)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(p, _)| p)
+        .collect();
+    for (personal, title) in personal_headings(text) {
+        if old_personal.contains(&personal) {
+            warnings.push(format!(
+                "Team memory keeps the personal heading {} from the stored \
+                 version: move its entries under team-safe headings (e.g. ## Decisions, \
+                 ## Conventions).",
+                shown(&title, personal)
+            ));
+        } else {
+            errors.push(format!(
+                "Team memory may not introduce the personal heading {}: team \
+                 memory is shared by the whole workspace. Keep preferences and instructions \
+                 in private memory, or file the entries under a team-safe heading (e.g. \
+                 ## Decisions, ## Conventions).",
+                shown(&title, personal)
+            ));
         }
     }
+}
 
-    // Possible data loss: a section dropped, or the text shrunk under 40 %.
+/// Possible data loss: a stored section missing, or the new text under
+/// [`DATA_LOSS_PERCENT`] % of the stored one.
+fn warn_of_data_loss(
+    text: &str,
+    stored: Option<&str>,
+    new_chars: usize,
+    warnings: &mut Vec<String>,
+) {
+    let new_headings = sections(text);
+    let old_headings = stored.map(sections).unwrap_or_default();
     let dropped: Vec<String> = old_headings
         .iter()
         .filter(|(k, _)| !new_headings.iter().any(|(n, _)| n == k))
@@ -230,41 +276,32 @@ pub fn validate(scope: Scope, new: &str, stored: Option<&str>) -> Validation {
             dropped.join(", ")
         ));
     }
-    let usage = Usage::of(&text);
     if let Some(old) = stored {
         let old_chars = Usage::of(old).chars;
-        if usage.chars * 100 < old_chars * DATA_LOSS_PERCENT {
+        if new_chars * 100 < old_chars * DATA_LOSS_PERCENT {
             warnings.push(format!(
                 "Possible data loss: the new text is {} characters, under {DATA_LOSS_PERCENT} % \
                  of the stored {}. Every update replaces the whole document: include everything \
                  you want to keep.",
-                thousands(usage.chars),
+                thousands(new_chars),
                 thousands(old_chars)
             ));
         }
     }
+}
 
-    // Size.
-    if usage.chars > HARD_LIMIT_CHARS {
-        errors.push(over_limit_error(usage.chars));
-    } else if usage.chars > SOFT_LIMIT_CHARS {
+/// Size: over the hard limit is an error, over the soft limit a warning.
+fn check_size(chars: usize, errors: &mut Vec<String>, warnings: &mut Vec<String>) {
+    if chars > HARD_LIMIT_CHARS {
+        errors.push(over_limit_error(chars));
+    } else if chars > SOFT_LIMIT_CHARS {
         warnings.push(format!(
             "Memory is {} characters, over the soft limit of {} (the limit is {}): consolidate \
              it — merge related entries and drop stale ones.",
-            thousands(usage.chars),
+            thousands(chars),
             thousands(SOFT_LIMIT_CHARS),
             thousands(HARD_LIMIT_CHARS)
         ));
-    }
-
-    if errors.is_empty() {
-        Validation::Accepted {
-            text,
-            warnings,
-            usage,
-        }
-    } else {
-        Validation::Refused { errors, usage }
     }
 }
 
