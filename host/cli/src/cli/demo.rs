@@ -43,14 +43,7 @@ pub(crate) async fn run(args: DemoArgs, json: bool) -> anyhow::Result<ExitCode> 
         .plugins
         .canonicalize()
         .with_context(|| format!("cannot find the plugins folder {}", args.plugins.display()))?;
-    for name in ["kb", "tracker", "triage", "digest", "optimist", "textstats"] {
-        let wasm = plugins.join(name).join(format!("{name}.wasm"));
-        anyhow::ensure!(
-            wasm.is_file(),
-            "{} is missing: build the plugins first with plugins/build.sh",
-            wasm.display()
-        );
-    }
+    check_plugins_built(&plugins)?;
     let data = prepare_data_dir(&args.data)?;
 
     let token = format!("demo-{}", uuid::Uuid::new_v4().simple());
@@ -88,6 +81,62 @@ pub(crate) async fn run(args: DemoArgs, json: bool) -> anyhow::Result<ExitCode> 
         say(json, &format!("  {:<8} {}", r.name, r.description));
     }
 
+    let mut failed = specialist_steps(&host, json, &mut transcript).await?;
+
+    batch_step(&host, json).await?;
+
+    transcript.push(careless_step(&host, &tracker, json).await?);
+
+    background_step(&host, json).await?;
+
+    failed |= memory_steps(&host, json, &mut transcript).await?;
+
+    ledger_step(&host, json).await?;
+
+    denial_step(&host, &tracker, json);
+
+    say(
+        json,
+        "\n== 13. a signed bundle: the lead signs kb, a teammate's host installs it, a tampered copy is refused",
+    );
+    failed |= !bundle_step::run(&plugins, &data, |text| say(json, text)).await?;
+    // The server takes the data dir over: this process's host lets go of it first.
+    drop(host);
+    say(
+        json,
+        "\n== 14. an MCP client drives `guild serve` over stdio (what Claude Code or Cursor do)",
+    );
+    failed |= !mcp_session(json, &config_file).await?;
+
+    if json {
+        super::print_json(&Transcript { tasks: &transcript })?;
+    }
+    Ok(if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Every plugin the demo runs must have been built.
+fn check_plugins_built(plugins: &Path) -> anyhow::Result<()> {
+    for name in ["kb", "tracker", "triage", "digest", "optimist", "textstats"] {
+        let wasm = plugins.join(name).join(format!("{name}.wasm"));
+        anyhow::ensure!(
+            wasm.is_file(),
+            "{} is missing: build the plugins first with plugins/build.sh",
+            wasm.display()
+        );
+    }
+    Ok(())
+}
+
+/// Scenes 1-5: kb, triage and digest, one task each; whether any failed.
+async fn specialist_steps(
+    host: &guild_host::Host,
+    json: bool,
+    transcript: &mut Vec<TaskResult>,
+) -> anyhow::Result<bool> {
     let steps: [(&str, &str, String); 5] = [
         (
             "1. kb saves two notes in its granted /workspace",
@@ -123,7 +172,11 @@ pub(crate) async fn run(args: DemoArgs, json: bool) -> anyhow::Result<ExitCode> 
         say(json, render::task_result(&result).trim_end());
         transcript.push(result);
     }
+    Ok(failed)
+}
 
+/// Scene 6: a batch fanned out to four specialists.
+async fn batch_step(host: &guild_host::Host, json: bool) -> anyhow::Result<()> {
     say(
         json,
         "\n== 6. a batch fans out to four specialists at once, one written in C (results in input order)",
@@ -148,7 +201,15 @@ pub(crate) async fn run(args: DemoArgs, json: bool) -> anyhow::Result<ExitCode> 
     ];
     let items = host.session().batch(&batch).await?;
     say(json, render_batch(&items, render::task_result).trim_end());
+    Ok(())
+}
 
+/// Scene 7: a careless specialist's claim, caught by validation from the receipts.
+async fn careless_step(
+    host: &guild_host::Host,
+    tracker: &TrackerServer,
+    json: bool,
+) -> anyhow::Result<TaskResult> {
     say(
         json,
         "\n== 7. a careless specialist claims an issue the tracker refused; validation catches it",
@@ -159,8 +220,11 @@ pub(crate) async fn run(args: DemoArgs, json: bool) -> anyhow::Result<ExitCode> 
         .await?;
     tracker.set_refuse_creates(None);
     say(json, render::task_result(&caught).trim_end());
-    transcript.push(caught);
+    Ok(caught)
+}
 
+/// Scene 8: a background task whose reports stream while it runs.
+async fn background_step(host: &guild_host::Host, json: bool) -> anyhow::Result<()> {
     say(
         json,
         "\n== 8. a background task: started at once, reports streamed while it runs",
@@ -183,7 +247,16 @@ pub(crate) async fn run(args: DemoArgs, json: bool) -> anyhow::Result<ExitCode> 
         }
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
+    Ok(())
+}
 
+/// Scenes 9-10: team memory written and read back; whether any failed.
+async fn memory_steps(
+    host: &guild_host::Host,
+    json: bool,
+    transcript: &mut Vec<TaskResult>,
+) -> anyhow::Result<bool> {
+    let mut failed = false;
     let memory_steps = [
         (
             "9. kb records a team decision in team memory (validated by the host, receipted)",
@@ -201,7 +274,11 @@ pub(crate) async fn run(args: DemoArgs, json: bool) -> anyhow::Result<ExitCode> 
         say(json, render::task_result(&result).trim_end());
         transcript.push(result);
     }
+    Ok(failed)
+}
 
+/// Scene 11: the receipts ledger and its chain check.
+async fn ledger_step(host: &guild_host::Host, json: bool) -> anyhow::Result<()> {
     say(
         json,
         "\n== 11. the receipts ledger: every mutating call, hash-chained",
@@ -218,7 +295,11 @@ pub(crate) async fn run(args: DemoArgs, json: bool) -> anyhow::Result<ExitCode> 
             chain.entries
         ),
     );
+    Ok(())
+}
 
+/// Scene 12: what kb was denied, and what the tracker now holds.
+fn denial_step(host: &guild_host::Host, tracker: &TrackerServer, json: bool) {
     say(
         json,
         "\n== 12. what a denial looks like: kb asks for its folder and team memory, nothing more",
@@ -246,28 +327,6 @@ pub(crate) async fn run(args: DemoArgs, json: bool) -> anyhow::Result<ExitCode> 
             ),
         );
     }
-
-    say(
-        json,
-        "\n== 13. a signed bundle: the lead signs kb, a teammate's host installs it, a tampered copy is refused",
-    );
-    failed |= !bundle_step::run(&plugins, &data, |text| say(json, text)).await?;
-    // The server takes the data dir over: this process's host lets go of it first.
-    drop(host);
-    say(
-        json,
-        "\n== 14. an MCP client drives `guild serve` over stdio (what Claude Code or Cursor do)",
-    );
-    failed |= !mcp_session(json, &config_file).await?;
-
-    if json {
-        super::print_json(&Transcript { tasks: &transcript })?;
-    }
-    Ok(if failed {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
-    })
 }
 
 /// Starts `guild serve` on the demo's config as a child and drives it with rmcp's client
