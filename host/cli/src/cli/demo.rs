@@ -488,10 +488,20 @@ fn prepare_data_dir(data: &Path) -> anyhow::Result<PathBuf> {
     let state = data.join(STATE_DIR);
     std::fs::create_dir_all(&state)
         .with_context(|| format!("failed to create {}", state.display()))?;
-    // A fresh ledger and task store each run, so the walk-through reads the same every time.
+    // A fresh ledger (with its head anchor: a ledger is refused for writing when it is
+    // shorter than its anchor) and task store each run, so the walk-through reads the same
+    // every time.
     for entry in std::fs::read_dir(&state)?.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        if name.starts_with("receipts.db") || name.starts_with("tasks.db") {
+        if [
+            "receipts.db",
+            "receipts.head",
+            ".receipts.head.new-",
+            "tasks.db",
+        ]
+        .iter()
+        .any(|prefix| name.starts_with(prefix))
+        {
             std::fs::remove_file(entry.path())
                 .with_context(|| format!("failed to reset {}", entry.path().display()))?;
         }
