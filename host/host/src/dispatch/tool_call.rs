@@ -12,11 +12,12 @@ use guild_core::limits::MAX_IDEMPOTENCY_KEY_BYTES;
 use guild_core::manifest::{PluginKind, parse_tool_name};
 use guild_core::receipts::{Completion, Intent, LedgerError, Receipt, ReceiptStatus};
 use guild_core::text::truncate as truncate_str;
-use guild_core::types::{CallStatus, ToolCallRecord, ToolError, ToolOutcome};
+use guild_core::types::{CallStatus, ToolCallRecord, ToolError, ToolOutcome, ToolSpec};
 use guild_runtime::Failure;
 
 use super::open_intent::{self, Started};
 use super::{Approval, TaskScope, failed_outcome, sha256};
+use crate::registry::LoadedPlugin;
 use crate::session::ApprovalRequest;
 
 /// Calls `connector.tool` for a task, in a fresh connector instance. This is the one place the
@@ -34,64 +35,10 @@ pub(crate) async fn call_tool(
         Err(e)
     };
     task.count_call(full, &input)?;
-    if let Some(key) = &idempotency_key
-        && key.len() > MAX_IDEMPOTENCY_KEY_BYTES
-    {
-        return refuse(ToolError::InvalidInput(format!(
-            "the idempotency key for '{full}' is {} bytes, over the limit of {MAX_IDEMPOTENCY_KEY_BYTES}; use a shorter key",
-            key.len()
-        )));
-    }
-    let caller = &task.plugin;
-    let refusal = caller.runtime.effective().tool_refusal(&caller.name, full);
-    trace_decision(&caller.ident, "tools", full, refusal.is_none());
-    if let Some(why) = refusal {
-        return refuse(ToolError::Denied(denied(&caller.name, "tools", full, &why)));
-    }
-    let Ok((connector, tool)) = parse_tool_name(full) else {
-        return refuse(ToolError::InvalidInput(format!(
-            "{full:?} is not a tool name: expected `connector.tool`"
-        )));
+    let (plugin, tool, spec) = match admit(task, full, &input, idempotency_key.as_deref()).await {
+        Ok(admitted) => admitted,
+        Err(e) => return refuse(e),
     };
-    let plugin = match task.snapshot.plugins.get(connector) {
-        Some(p) if p.manifest.plugin.kind == PluginKind::Connector => p.clone(),
-        _ => {
-            return refuse(ToolError::Failed(format!(
-                "connector '{connector}' is not loaded"
-            )));
-        }
-    };
-    let Some(spec) = plugin.tools.iter().find(|t| t.name == tool).cloned() else {
-        let names: Vec<_> = plugin.tools.iter().map(|t| t.name.as_str()).collect();
-        return refuse(ToolError::InvalidInput(format!(
-            "connector '{connector}' has no tool '{tool}'; it has: {}",
-            names.join(", ")
-        )));
-    };
-    // Checked against the tool's declared schema before any connector instance exists. The
-    // connector then gets `input` itself, the bytes checked here: a key repeated in an object
-    // is refused (`check_text`), so no parser can read those bytes differently.
-    if let Err(e) = crate::schema::check_text(&spec.input_schema, &input) {
-        return refuse(ToolError::InvalidInput(format!("input for '{full}' {e}")));
-    }
-    if let Some(message) = task
-        .skills
-        .requires_skill_gate(spec.requires_skill.as_deref())
-    {
-        return refuse(ToolError::InvalidInput(message));
-    }
-    let strict = shared
-        .config
-        .skills
-        .strict_allowed_tools_for(task.specialist_name());
-    if let Some(message) = task.skills.allowed_tools_gate(full, strict) {
-        return refuse(ToolError::Denied(message));
-    }
-    if spec.needs_approval()
-        && let Err(e) = approve(task, full, &spec.description, &input).await
-    {
-        return refuse(e);
-    }
     let input_sha256 = sha256(&input);
     let span = tracing::info_span!("tool", tool = full, connector = %plugin.ident, mutating = spec.mutating);
     let record = |outcome: ToolOutcome, receipt_id: Option<String>, replayed: bool| {
@@ -178,15 +125,7 @@ pub(crate) async fn call_tool(
                         "tool '{full}' failed: connector '{}' {failure}",
                         plugin.ident
                     );
-                    let error = match failure {
-                        Failure::TimedOut { .. }
-                        | Failure::OutputTooLarge { .. }
-                        | Failure::HostcallData { .. }
-                        | Failure::MemoryExceeded { .. }
-                        | Failure::HandleLimit { .. }
-                        | Failure::RefusalLimit { .. } => ToolError::LimitExceeded(message.clone()),
-                        _ => ToolError::Failed(message.clone()),
-                    };
+                    let error = connector_error(&failure, message.clone());
                     (failed_outcome(&message), Err(error))
                 }
             };
@@ -216,6 +155,90 @@ pub(crate) async fn call_tool(
     };
     record(outcome, receipt_id, false);
     answer
+}
+
+/// Admits a call of `full` (`connector.tool`): the idempotency key's size, the caller's tool
+/// grant, the connector and its tool, the input against the tool's schema, the skill gates and,
+/// for an `approval = always` tool, the caller's approval. Nothing has been recorded or started
+/// when this refuses.
+async fn admit<'a>(
+    task: &TaskScope,
+    full: &'a str,
+    input: &str,
+    idempotency_key: Option<&str>,
+) -> Result<(std::sync::Arc<LoadedPlugin>, &'a str, ToolSpec), ToolError> {
+    if let Some(key) = idempotency_key
+        && key.len() > MAX_IDEMPOTENCY_KEY_BYTES
+    {
+        return Err(ToolError::InvalidInput(format!(
+            "the idempotency key for '{full}' is {} bytes, over the limit of {MAX_IDEMPOTENCY_KEY_BYTES}; use a shorter key",
+            key.len()
+        )));
+    }
+    let caller = &task.plugin;
+    let refusal = caller.runtime.effective().tool_refusal(&caller.name, full);
+    trace_decision(&caller.ident, "tools", full, refusal.is_none());
+    if let Some(why) = refusal {
+        return Err(ToolError::Denied(denied(&caller.name, "tools", full, &why)));
+    }
+    let Ok((connector, tool)) = parse_tool_name(full) else {
+        return Err(ToolError::InvalidInput(format!(
+            "{full:?} is not a tool name: expected `connector.tool`"
+        )));
+    };
+    let plugin = match task.snapshot.plugins.get(connector) {
+        Some(p) if p.manifest.plugin.kind == PluginKind::Connector => p.clone(),
+        _ => {
+            return Err(ToolError::Failed(format!(
+                "connector '{connector}' is not loaded"
+            )));
+        }
+    };
+    let Some(spec) = plugin.tools.iter().find(|t| t.name == tool).cloned() else {
+        let names: Vec<_> = plugin.tools.iter().map(|t| t.name.as_str()).collect();
+        return Err(ToolError::InvalidInput(format!(
+            "connector '{connector}' has no tool '{tool}'; it has: {}",
+            names.join(", ")
+        )));
+    };
+    // Checked against the tool's declared schema before any connector instance exists. The
+    // connector then gets `input` itself, the bytes checked here: a key repeated in an object
+    // is refused (`check_text`), so no parser can read those bytes differently.
+    if let Err(e) = crate::schema::check_text(&spec.input_schema, input) {
+        return Err(ToolError::InvalidInput(format!("input for '{full}' {e}")));
+    }
+    if let Some(message) = task
+        .skills
+        .requires_skill_gate(spec.requires_skill.as_deref())
+    {
+        return Err(ToolError::InvalidInput(message));
+    }
+    let strict = task
+        .shared
+        .config
+        .skills
+        .strict_allowed_tools_for(task.specialist_name());
+    if let Some(message) = task.skills.allowed_tools_gate(full, strict) {
+        return Err(ToolError::Denied(message));
+    }
+    if spec.needs_approval() {
+        approve(task, full, &spec.description, input).await?;
+    }
+    Ok((plugin, tool, spec))
+}
+
+/// The tool error a connector failure becomes: a limit the connector hit is `limit-exceeded`,
+/// anything else `failed`.
+fn connector_error(failure: &Failure, message: String) -> ToolError {
+    match failure {
+        Failure::TimedOut { .. }
+        | Failure::OutputTooLarge { .. }
+        | Failure::HostcallData { .. }
+        | Failure::MemoryExceeded { .. }
+        | Failure::HandleLimit { .. }
+        | Failure::RefusalLimit { .. } => ToolError::LimitExceeded(message),
+        _ => ToolError::Failed(message),
+    }
 }
 
 /// The outcome a recorded receipt stands for (an idempotent replay). `r` is the receipt that
