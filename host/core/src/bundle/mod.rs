@@ -23,6 +23,7 @@ pub mod agent;
 pub mod archive;
 pub mod cert;
 pub mod manifest;
+pub mod openssh_key;
 pub mod paths;
 pub mod pattern;
 pub mod policy;

@@ -12,6 +12,7 @@ use ssh_key::public::KeyData;
 use ssh_key::{HashAlg, LineEnding, PrivateKey, PublicKey, Signature, SshSig};
 
 use super::cert::{UserCert, is_certificate};
+use super::openssh_key::{self, WidenError};
 use super::{BundleError, SIG_NAMESPACE};
 
 /// Reads an OpenSSH private key file; `passphrase` is asked for only when the key is encrypted.
@@ -23,15 +24,30 @@ pub fn load_private_key(
         path: path.display().to_string(),
         message,
     };
-    let text = std::fs::read_to_string(path).map_err(|e| key_err(e.to_string()))?;
-    let key = PrivateKey::from_openssh(&text)
-        .map_err(|e| key_err(format!("not an OpenSSH private key: {e}")))?;
+    let text =
+        zeroize::Zeroizing::new(std::fs::read_to_string(path).map_err(|e| key_err(e.to_string()))?);
+    let widened = |pass: Option<&[u8]>, first: ssh_key::Error| {
+        openssh_key::read_widened(&text, pass).map_err(|e| match e {
+            WidenError::WrongPassphrase => key_err("wrong passphrase".into()),
+            WidenError::NeedsPassphrase => key_err("the key needs a passphrase".into()),
+            // Not a short ECDSA scalar: ssh-key's own complaint is the one that explains.
+            WidenError::Unreadable(_) => key_err(format!("not an OpenSSH private key: {first}")),
+        })
+    };
+    let key = match PrivateKey::from_openssh(&*text) {
+        Ok(key) => key,
+        // An unencrypted ECDSA key whose scalar OpenSSH wrote short (docs/bundles.md).
+        Err(e) => return widened(None, e),
+    };
     if !key.is_encrypted() {
         return Ok(key);
     }
-    let pass = passphrase().map_err(key_err)?;
-    key.decrypt(pass.as_bytes())
-        .map_err(|_| key_err("wrong passphrase (or the key cannot be decrypted)".into()))
+    let pass = zeroize::Zeroizing::new(passphrase().map_err(key_err)?);
+    match key.decrypt(pass.as_bytes()) {
+        Ok(key) => Ok(key),
+        Err(ssh_key::Error::Crypto) => Err(key_err("wrong passphrase".into())),
+        Err(e) => widened(Some(pass.as_bytes()), e),
+    }
 }
 
 /// Signs `message` (the manifest bytes) in the `guild-bundle` namespace; returns the armored
