@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use super::server::{self, SPELLINGS, TOKEN, spell};
 
 const PLUGINS: &[&str] = &["testing/probe", "testing/echo"];
-const MARKER: &str = guild_core::redact::MARKER;
+const MARKER: &str = guild_http::redact::MARKER;
 
 /// Grants `probe` the loopback origin of `port`, team memory, reports and `echo.echo`, with
 /// the `API_TOKEN` secret (valued [`TOKEN`]) when `secret` is true.

@@ -10,7 +10,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use guild_core::bundle::{self, Caps, archive, sign, trust};
+use guild_bundle::{self as bundle, Caps, archive, sign, trust};
 use guild_host::Config;
 use guild_host::bundle_install::{self, InstallOptions};
 use guild_tests::{median, plugin_dir};

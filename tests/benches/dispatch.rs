@@ -166,12 +166,9 @@ impl guild_runtime::TaskHost for ForwardOnly {
         Box::pin(async { Vec::new() })
     }
 
-    fn load_skill(
-        &self,
-        name: String,
-    ) -> BoxFuture<'_, Result<String, guild_core::skills::SkillError>> {
+    fn load_skill(&self, name: String) -> BoxFuture<'_, Result<String, guild_skills::SkillError>> {
         Box::pin(async move {
-            Err(guild_core::skills::SkillError::NotVisible {
+            Err(guild_skills::SkillError::NotVisible {
                 skill: name,
                 visible: Vec::new(),
             })
@@ -182,9 +179,9 @@ impl guild_runtime::TaskHost for ForwardOnly {
         &self,
         name: String,
         _path: String,
-    ) -> BoxFuture<'_, Result<Vec<u8>, guild_core::skills::SkillError>> {
+    ) -> BoxFuture<'_, Result<Vec<u8>, guild_skills::SkillError>> {
         Box::pin(async move {
-            Err(guild_core::skills::SkillError::NotVisible {
+            Err(guild_skills::SkillError::NotVisible {
                 skill: name,
                 visible: Vec::new(),
             })
@@ -193,14 +190,14 @@ impl guild_runtime::TaskHost for ForwardOnly {
 
     fn memory_read(
         &self,
-        _scope: guild_core::memory::Scope,
+        _scope: guild_memory::Scope,
     ) -> BoxFuture<'_, Result<guild_runtime::MemoryText, guild_runtime::MemoryCallError>> {
         Box::pin(async { Err(guild_runtime::MemoryCallError::Denied("no memory".into())) })
     }
 
     fn memory_update(
         &self,
-        _scope: guild_core::memory::Scope,
+        _scope: guild_memory::Scope,
         _base: Option<u64>,
         _text: String,
     ) -> BoxFuture<'_, Result<guild_runtime::MemoryWrite, guild_runtime::MemoryCallError>> {
@@ -222,7 +219,7 @@ async fn runtime_floor(
     use guild_core::manifest::{Limits, PluginKind};
     let runtime = guild_runtime::Runtime::new(
         engine,
-        guild_core::http::GuardedClient::new(guild_core::http::HttpLimits::default()),
+        guild_http::GuardedClient::new(guild_http::HttpLimits::default()),
         guild_runtime::IoBudget {
             stdio_kb: cfg.host.stdio_kb,
             hostcall_kb: cfg.host.hostcall_kb,

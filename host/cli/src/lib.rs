@@ -5,8 +5,6 @@
 
 mod cli;
 pub mod demo;
-mod mcp;
-mod serve;
 
 /// Runs the `guild` command with these arguments (the first is the program name, as in
 /// [`std::env::args_os`]) and returns the exit code the command chose. Like any clap program,

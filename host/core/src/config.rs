@@ -24,7 +24,7 @@ pub struct Config {
     /// `[dispatch]` (after environment overrides, when loaded from a file).
     pub dispatch: DispatchSettings,
     /// `[skills]`: the supervisor's skill sources, shared skill folders, strict allowed-tools.
-    pub skills: crate::skills::SkillsSettings,
+    pub skills: crate::skill_sources::SkillsSettings,
     /// `[memory]`: whose team and private memory this host serves.
     pub memory: MemorySettings,
     /// `[trust]`: who may sign the bundles `guild bundle install` accepts.
@@ -228,11 +228,11 @@ pub struct Grant {
     /// Skill sources, spelled as the manifest requests them (`"skills/"`, `"shared:NAME"`,
     /// `"loader:NAME"`); a requested source is visible only if listed here.
     #[serde(default)]
-    pub skills: Vec<crate::skills::SourceRequest>,
+    pub skills: Vec<crate::skill_sources::SourceRequest>,
     /// Memory rights (`team:read`, `team:write`, `private:read`, `private:write`); a requested
     /// right is effective only if listed here.
     #[serde(default)]
-    pub memory: Vec<crate::memory::MemoryAccess>,
+    pub memory: Vec<crate::memory_access::MemoryAccess>,
     /// Progress reports through the report channel.
     #[serde(default)]
     pub report: bool,
@@ -358,7 +358,7 @@ struct RawConfig {
     #[serde(default)]
     dispatch: DispatchSettings,
     #[serde(default)]
-    skills: crate::skills::SkillsSettings,
+    skills: crate::skill_sources::SkillsSettings,
     #[serde(default)]
     memory: MemorySettings,
     #[serde(default)]
@@ -433,7 +433,8 @@ impl Config {
             ("memory.user", &self.memory.user),
         ] {
             if let Some(name) = name {
-                crate::memory::validate_owner_name(name).map_err(|m| invalid(key.to_owned(), m))?;
+                crate::memory_access::validate_owner_name(name)
+                    .map_err(|m| invalid(key.to_owned(), m))?;
             }
         }
         if !MAX_HANDLES_RANGE.contains(&self.host.max_handles) {
@@ -472,7 +473,7 @@ impl Config {
                     .map_err(|m| invalid(format!("grants.{name}.tools"), m))?;
             }
             for pattern in &grant.http {
-                crate::http::HostPattern::parse(pattern)
+                guild_http::HostPattern::parse(pattern)
                     .map_err(|e| invalid(format!("grants.{name}.http"), e.to_string()))?;
             }
             for (secret, g) in &grant.secrets {
@@ -484,7 +485,7 @@ impl Config {
                     ));
                 }
                 for pattern in &g.hosts {
-                    crate::http::HostPattern::parse(pattern)
+                    guild_http::HostPattern::parse(pattern)
                         .map_err(|e| invalid(key.clone(), e.to_string()))?;
                 }
             }

@@ -1,37 +1,32 @@
-//! Guild's core: everything the host decides that does not need a WebAssembly runtime.
+//! Guild's core: what a plugin is and what it may do, decided before anything runs.
 //!
-//! Plugin manifests ([`manifest`]) and the operator's configuration ([`config`]), the
-//! capability model that intersects them ([`capability`]), the guarded outbound HTTP client
-//! ([`http`]), the receipts ledger ([`receipts`]), validation of specialist reports
-//! ([`validate`]), skills with progressive disclosure ([`skills`]), team and private memory
-//! ([`memory`]) and the file-system events every watcher reads ([`watch`]).
+//! Plugin manifests ([`manifest`]) and the operator's configuration ([`config`]), and the
+//! capability model that intersects them ([`capability`]): what a manifest requests, what
+//! `guild.toml` grants, and what is never grantable. The vocabulary the other crates share sits
+//! here too: the task and tool-call records ([`types`]), skill sources ([`skill_sources`]),
+//! memory rights ([`memory_access`]), host-wide limits ([`limits`]) and folder handling that never
+//! follows a link ([`host_paths`]).
 //!
-//! This crate depends on no wasm engine: `guild-runtime` builds on it, and `guild-host` builds
-//! on both. Nothing here can call upward; where a lower layer needs a service from a higher one
-//! it defines a trait (e.g. [`skills::SkillLoaders`]).
+//! The crates above build on this one and never the other way (docs/architecture.md):
+//! `guild-http` sits below it (the egress allow-lists a grant is made of), the stores, skills,
+//! memory, bundles, the runtime and the host above it. Where a lower layer needs a service from a
+//! higher one it defines a trait.
 
-pub mod bundle;
-mod calendar;
+pub mod calendar;
 pub mod capability;
 pub mod config;
-pub mod decision;
 pub mod error;
 pub mod host_paths;
-pub mod http;
 pub mod limits;
 pub mod manifest;
-pub mod memory;
-pub mod receipts;
-pub mod redact;
+pub mod memory_access;
 pub mod schema;
 pub mod serve;
 pub mod settings;
-pub mod skills;
+pub mod skill_sources;
 pub mod strict_json;
 pub mod text;
 pub mod types;
-pub mod validate;
-pub mod watch;
 
 pub use config::Config;
 pub use error::{ConfigError, DispatchError, LoadError, ManifestError};

@@ -12,7 +12,7 @@ use std::path::{Component as PathComponent, Path, PathBuf};
 use serde::Deserialize;
 
 use crate::error::ManifestError;
-use crate::http::HostPattern;
+use guild_http::HostPattern;
 
 /// File name of a plugin manifest inside a plugin folder.
 pub const MANIFEST_FILE: &str = "plugin.toml";
@@ -140,7 +140,7 @@ pub struct Requested {
     /// Memory rights (`team:read`, `team:write`, `private:read`, `private:write`), parsed
     /// when the manifest is read.
     #[serde(default)]
-    pub memory: Vec<crate::memory::MemoryAccess>,
+    pub memory: Vec<crate::memory_access::MemoryAccess>,
     /// Report channel (not granted by this host version).
     #[serde(default)]
     pub report: bool,

@@ -101,35 +101,6 @@ pub struct Usage {
     pub peak_memory_bytes: u64,
 }
 
-/// The result of one task.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct TaskResult {
-    /// Host-assigned id.
-    pub task_id: String,
-    /// `name@version` of the specialist that ran.
-    pub specialist: String,
-    /// Final status.
-    pub status: TaskStatus,
-    /// The report, when the specialist produced an acceptable one.
-    pub report: Option<Report>,
-    /// What went wrong, when status is not succeeded; says what the caller can do.
-    pub error: Option<String>,
-    /// Every tool call, in order.
-    pub tool_calls: Vec<ToolCallRecord>,
-    /// Progress reports, in order.
-    pub reports: Vec<ProgressReport>,
-    /// Receipts the host wrote for this task's mutating calls.
-    pub receipts: Vec<crate::receipts::Receipt>,
-    /// The host's verdict on the report.
-    pub validation: Option<crate::validate::Validation>,
-    /// Skills the task loaded and the bytes each disclosure level returned.
-    pub skills: crate::skills::TaskSkillStats,
-    /// The session's one-time billable warning, on the result that crossed the threshold.
-    pub warning: Option<String>,
-    /// Resource use.
-    pub usage: Usage,
-}
-
 /// One entry of the roster.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RosterEntry {

@@ -1,5 +1,5 @@
 //! Installing a signed bundle into the plugins folder (docs/bundles.md, "Install"): verify everything in memory
-//! first (`guild_core::bundle`), refuse a rollback or equivocation the ledger knows about unless
+//! first (`guild_bundle`), refuse a rollback or equivocation the ledger knows about unless
 //! the operator overrides it (audited), then write the verified bytes into a private staging
 //! folder, compile the verified component bytes (held in memory, never read back) and exchange
 //! the staged folder with the installed one atomically. Nothing reaches the plugins folder's
@@ -9,10 +9,10 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use guild_core::bundle::{self, BundleError, Caps, Signer, TrustPolicy, Verified};
+use guild_bundle::{self as bundle, BundleError, Caps, Signer, TrustPolicy, Verified};
 use guild_core::capability::{self, CapabilityRow};
 use guild_core::config::Config;
-use guild_core::receipts::{AuditKind, Ledger, LedgerError};
+use guild_receipts::{AuditKind, Ledger, LedgerError};
 use guild_runtime::{EngineOptions, GuildEngine};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
@@ -99,7 +99,7 @@ pub struct InstallRecord {
     pub version: String,
     /// SHA-256 of the signed manifest.
     pub digest: String,
-    /// SHA-256 of the file list ([`guild_core::bundle::DigestManifest::content_digest`]).
+    /// SHA-256 of the file list ([`guild_bundle::DigestManifest::content_digest`]).
     pub content_digest: String,
     /// Distinct trusted signers.
     pub signers: Vec<Signer>,
@@ -192,7 +192,7 @@ pub fn install(
     };
     let data_dir = config.data_dir();
     std::fs::create_dir_all(&data_dir).map_err(|e| io(&data_dir, e))?;
-    let ledger = Ledger::open(data_dir.join(guild_core::receipts::LEDGER_FILE))?;
+    let ledger = Ledger::open(data_dir.join(guild_receipts::LEDGER_FILE))?;
     let override_note = check_history(&ledger, &record, options)?;
 
     clean_stale_staging(&plugins_dir);

@@ -151,14 +151,14 @@ fn a_first_install_renames_into_place_and_a_non_folder_target_is_refused() {
     assert!(!plugins.path().join(STAGING_DIR).exists());
 }
 
-fn ledger_with(installs: &[(&str, &str)]) -> (tempfile::TempDir, guild_core::receipts::Ledger) {
+fn ledger_with(installs: &[(&str, &str)]) -> (tempfile::TempDir, guild_receipts::Ledger) {
     let dir = tempfile::tempdir().expect("tempdir");
-    let ledger = guild_core::receipts::Ledger::open(dir.path().join("ledger.db")).expect("ledger");
+    let ledger = guild_receipts::Ledger::open(dir.path().join("ledger.db")).expect("ledger");
     for (version, digest) in installs {
         let detail = serde_json::to_string(&record(version, digest)).expect("json");
         ledger
             .audit(
-                guild_core::receipts::AuditKind::BundleInstalled,
+                guild_receipts::AuditKind::BundleInstalled,
                 &format!("probe@{version}"),
                 &detail,
             )

@@ -3,14 +3,14 @@
 
 use std::sync::{Arc, RwLock};
 
+use crate::types::{ProgressReport, RosterEntry, TaskResult};
 use guild_core::config::Config;
 use guild_core::error::DispatchError;
-use guild_core::http::{GuardedClient, HttpLimits};
-use guild_core::receipts::{Ledger, Receipt, VerifyReport};
-use guild_core::skills::Skills;
-use guild_core::types::{ProgressReport, RosterEntry, TaskResult};
-use guild_core::validate::{Check, external};
+use guild_http::{GuardedClient, HttpLimits};
+use guild_receipts::{Ledger, Receipt, VerifyReport};
 use guild_runtime::{CompileHelper, EngineOptions, GuildEngine, IoBudget, Runtime};
+use guild_skills::Skills;
+use guild_validate::{Check, external};
 
 use crate::HostError;
 use crate::background::{Background, BackgroundError, TaskCheck, TaskEvent, TaskRecord, TaskStore};
@@ -101,15 +101,14 @@ pub struct Host {
     background: Arc<Background>,
     /// Re-scans skill folders so added, changed and removed skills show without a restart;
     /// stops when the last clone of the host is dropped.
-    _skill_watcher: Arc<guild_core::skills::SkillWatcher>,
+    _skill_watcher: Arc<guild_skills::SkillWatcher>,
 }
 
 impl Host {
     /// Starts a host for `config` with its own engine (compile cache in `DATA_DIR/cache`) and
     /// loads every configured plugin.
     pub async fn new(config: Config) -> Result<Self, HostError> {
-        let engine =
-            GuildEngine::new(engine_options(&config)).map_err(|e| HostError::Engine(e.into()))?;
+        let engine = GuildEngine::new(engine_options(&config)).map_err(HostError::Engine)?;
         Self::with_engine(config, engine).await
     }
 
@@ -370,7 +369,7 @@ impl Host {
     /// Fetches a receipt's verifiable URL through the guarded client — no credentials, public
     /// addresses only unless `[host] verify_origins` names the origin — and says what it found.
     pub async fn verify_receipt(&self, id: &str) -> anyhow::Result<Check> {
-        use guild_core::http::{AllowList, EgressPolicy, HostPattern, OutboundRequest};
+        use guild_http::{AllowList, EgressPolicy, HostPattern, OutboundRequest};
         let ledger = self.shared.ledger.clone();
         let wanted = id.to_owned();
         let receipt = tokio::task::spawn_blocking(move || ledger.get(&wanted))

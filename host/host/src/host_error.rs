@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use thiserror::Error;
 
 use crate::background::StoreError;
-use guild_core::receipts::LedgerError;
+use guild_receipts::LedgerError;
 use guild_runtime::PrepareError;
 
 /// Why [`crate::Host::new`] or [`crate::Host::with_engine`] failed. Each variant names the part
@@ -14,7 +14,7 @@ use guild_runtime::PrepareError;
 pub enum HostError {
     /// The wasm engine (compiler, pooling allocator, compile cache) could not be created.
     #[error("failed to create the wasm engine: {0}")]
-    Engine(#[source] Box<dyn std::error::Error + Send + Sync + 'static>),
+    Engine(#[source] guild_runtime::EngineError),
     /// The host interfaces could not be linked into the engine.
     #[error("failed to link host interfaces: {0}")]
     Link(#[source] PrepareError),

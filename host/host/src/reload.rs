@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use guild_core::capability::{CapabilityRow, RowStatus};
 use guild_core::config::Config;
-use guild_core::receipts::AuditKind;
+use guild_receipts::AuditKind;
 
 use crate::host::Host;
 use crate::registry;
@@ -158,7 +158,7 @@ impl Host {
             for (kind, ident, detail) in audit {
                 ledger.audit(kind, &ident, &detail)?;
             }
-            Ok::<_, guild_core::receipts::LedgerError>(())
+            Ok::<_, guild_receipts::LedgerError>(())
         })
         .await;
         if let Ok(Err(e)) = audited {
@@ -209,7 +209,7 @@ fn grants_digest(rows: &[CapabilityRow]) -> String {
 
 /// The grant digest of the newest audit entry in `recent` (oldest first) about plugin `name`
 /// that records one.
-fn last_grants_digest(recent: &[guild_core::receipts::AuditEntry], name: &str) -> Option<String> {
+fn last_grants_digest(recent: &[guild_receipts::AuditEntry], name: &str) -> Option<String> {
     recent
         .iter()
         .rev()

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use guild_core::manifest::PluginKind;
-use guild_core::skills::{
+use guild_skills::{
     Catalog, Disclosure, LoaderSkill, SkillError, SkillLoaders, SkillSource, Skills, TaskSkills,
 };
 

@@ -85,6 +85,18 @@ pub(crate) struct Compiled {
     pub source: CompileSource,
 }
 
+/// Why [`GuildEngine::new`] could not build an engine.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// wasmtime refused the configuration (e.g. the pooling allocator could not reserve its
+    /// address space under this process's limits).
+    #[error("wasmtime refused the engine configuration: {0}")]
+    Config(String),
+    /// The thread that interrupts long-running guests (the epoch ticker) could not start.
+    #[error("could not start the epoch ticker thread: {0}")]
+    Ticker(#[source] std::io::Error),
+}
+
 /// Why a component could not be compiled.
 #[derive(Debug, thiserror::Error)]
 pub enum CompileError {
@@ -141,9 +153,9 @@ impl Drop for EngineInner {
 impl GuildEngine {
     /// Builds an engine: Cranelift, async, epoch interruption driven by a ticker thread, the
     /// pooling allocator (unless turned off), and only the wasm proposals plugins need.
-    pub fn new(options: EngineOptions) -> anyhow::Result<Self> {
+    pub fn new(options: EngineOptions) -> Result<Self, EngineError> {
         let config = settings::wasmtime_config(options.pooling, options.max_memory_mb);
-        let engine = Engine::new(&config).map_err(wasm_err)?;
+        let engine = Engine::new(&config).map_err(|e| EngineError::Config(format!("{e:#}")))?;
         let mut hasher = DefaultHasher::new();
         engine.precompile_compatibility_hash().hash(&mut hasher);
         let engine_key = format!("{:016x}", hasher.finish());
@@ -164,7 +176,8 @@ impl GuildEngine {
                     std::thread::sleep(EPOCH_TICK);
                     ticking.increment_epoch();
                 }
-            })?;
+            })
+            .map_err(EngineError::Ticker)?;
         Ok(Self {
             inner: Arc::new(EngineInner {
                 engine,

@@ -5,17 +5,17 @@
 //! guest-visible `host-error::denied` naming plugin, capability and target (a WIT error, not a
 //! trap: the plugin can act on it). Every decision is traced with the same fields.
 //!
-//! The plugin's granted secrets are kept out of what crosses here ([`guild_core::redact`] says
+//! The plugin's granted secrets are kept out of what crosses here ([`guild_http::redact`] says
 //! why each path redacts or refuses): redacted from log messages, progress reports, HTTP
 //! answers and errors and tool outcomes handed in; a tool input carrying one is refused.
 
 use guild_core::capability::{denied, trace_decision};
 use std::borrow::Cow;
 
-use guild_core::http::{HttpError, OutboundRequest, OutboundResponse};
-use guild_core::redact::Redactor;
 use guild_core::text::truncate;
 use guild_core::types::{Approval, CallStatus as Status, ToolError, ToolOutcome, ToolSpec};
+use guild_http::redact::Redactor;
+use guild_http::{HttpError, OutboundRequest, OutboundResponse};
 
 use crate::bindings::types::{
     CallStatus, HostError, ProgressError, ToolOutcome as WitOutcome, ToolSpec as WitSpec,

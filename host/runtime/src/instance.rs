@@ -8,7 +8,7 @@
 //!
 //! Everything a call returns — a report, an error, a tool outcome, a description, tool specs,
 //! the cause of a trap — leaves here with the plugin's granted secrets redacted
-//! ([`guild_core::redact`]), before any size check, receipt or client sees it.
+//! ([`guild_http::redact`]), before any size check, receipt or client sees it.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -16,10 +16,10 @@ use std::time::{Duration, Instant};
 use futures::future::BoxFuture;
 use wasmtime::{Store, Trap};
 
-use guild_core::redact::Redactor;
 use guild_core::types::{
     ArtifactRef, Claim, NextAction, NextStep, Outcome, Report, ToolOutcome, ToolSpec,
 };
+use guild_http::redact::Redactor;
 
 use crate::Runtime;
 use crate::bindings::types;

@@ -28,11 +28,11 @@ mod wasi_http;
 
 use std::sync::Arc;
 
-use guild_core::http::GuardedClient;
+use guild_http::GuardedClient;
 
 pub use engine::{
-    COMPILE_COMMAND, CompileError, CompileHelper, CompileSource, EngineOptions, GuildEngine,
-    compile_command,
+    COMPILE_COMMAND, CompileError, CompileHelper, CompileSource, EngineError, EngineOptions,
+    GuildEngine, compile_command,
 };
 pub use instance::{Failure, InstanceStats, RunAnswer};
 pub use loader::Answer as LoaderAnswer;

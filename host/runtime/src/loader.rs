@@ -1,11 +1,11 @@
 //! Calling a skill-loader plugin: `list`, `load` and `read`, each in a fresh instance under the
 //! plugin's limits (like a connector call). The host crate wraps these in the skills library's
 //! `SkillLoaders` trait over its registry. Every answer leaves with the loader's granted secrets
-//! redacted ([`guild_core::redact`]): skills are served to every client.
+//! redacted ([`guild_http::redact`]): skills are served to every client.
 
 use std::time::Instant;
 
-use guild_core::skills::LoaderSkill;
+use guild_skills::LoaderSkill;
 
 use crate::Runtime;
 use crate::bindings::types::HostError;

@@ -13,10 +13,10 @@
 //!
 //! Keeping the plugin's granted secrets out of both directions also lives here: they are
 //! redacted from a document read and from a text written (so a team memory served to every
-//! client never holds one; the rest of the text is kept, see [`guild_core::redact`]).
+//! client never holds one; the rest of the text is kept, see [`guild_http::redact`]).
 
 use guild_core::capability::{denied, trace_decision};
-use guild_core::memory::{Scope, Usage};
+use guild_memory::{Scope, Usage};
 
 use crate::bindings::memory::{self, Document, Refusal, UpdateError, UpdateOutcome, UpdateResult};
 use crate::bindings::types::HostError;

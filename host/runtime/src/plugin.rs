@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use guild_core::capability::Effective;
 use guild_core::manifest::PluginKind;
-use guild_core::redact::Redactor;
+use guild_http::redact::Redactor;
 use wasmtime::component::Linker;
 
 use crate::Runtime;
@@ -56,7 +56,7 @@ pub struct Plugin {
     pub(crate) pre: PluginPre,
     /// Its folders with their disk quotas, shared by all its instances.
     pub(crate) quotas: Arc<[QuotaMount]>,
-    /// Its granted secrets, kept out of what crosses its boundary ([`guild_core::redact`]).
+    /// Its granted secrets, kept out of what crosses its boundary ([`guild_http::redact`]).
     pub(crate) redactor: Arc<Redactor>,
     api_version: &'static str,
     sha256: String,

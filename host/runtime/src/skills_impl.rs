@@ -4,7 +4,7 @@
 //! and opens the tools whose spec says `requires-skill` once their skill is loaded.
 
 use guild_core::capability::{denied, trace_decision};
-use guild_core::skills::{SkillError, SkillErrorKind};
+use guild_skills::{SkillError, SkillErrorKind};
 
 use crate::bindings::skills;
 use crate::bindings::types::{HostError, SkillMeta};

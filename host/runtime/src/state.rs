@@ -15,7 +15,7 @@ use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtxView, WasiHttpView};
 
 use guild_core::capability::Effective;
-use guild_core::redact::Redactor;
+use guild_http::redact::Redactor;
 
 use crate::Runtime;
 use crate::bindings::types::HostError;
@@ -99,20 +99,20 @@ pub(crate) struct MemoryBases {
 }
 
 impl MemoryBases {
-    fn slot(&mut self, scope: guild_core::memory::Scope) -> &mut Option<u64> {
+    fn slot(&mut self, scope: guild_memory::Scope) -> &mut Option<u64> {
         match scope {
-            guild_core::memory::Scope::Team => &mut self.team,
-            guild_core::memory::Scope::Private => &mut self.private,
+            guild_memory::Scope::Team => &mut self.team,
+            guild_memory::Scope::Private => &mut self.private,
         }
     }
 
     /// The base for an update of `scope`.
-    pub(crate) fn get(&mut self, scope: guild_core::memory::Scope) -> Option<u64> {
+    pub(crate) fn get(&mut self, scope: guild_memory::Scope) -> Option<u64> {
         *self.slot(scope)
     }
 
     /// Records that the instance now holds `version` of `scope`.
-    pub(crate) fn set(&mut self, scope: guild_core::memory::Scope, version: u64) {
+    pub(crate) fn set(&mut self, scope: guild_memory::Scope, version: u64) {
         *self.slot(scope) = Some(version);
     }
 }

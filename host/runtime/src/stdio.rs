@@ -7,7 +7,7 @@
 //! neither drive a terminal nor start a log line of its own.
 //!
 //! Each line has the plugin's granted secrets redacted before it is logged or kept
-//! ([`guild_core::redact`]): a log line loses only the secret. A line longer than
+//! ([`guild_http::redact`]): a log line loses only the secret. A line longer than
 //! [`LINE_BYTES`] is cut into pieces, each keeping the redactor's longest match for the next,
 //! so a value written across a cut is still found.
 //!
@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
-use guild_core::redact::Redactor;
+use guild_http::redact::Redactor;
 use tokio::io::AsyncWrite;
 use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
 
@@ -254,7 +254,7 @@ mod tests {
     /// Writes `lines` to a stderr stream redacting `Bearer tail-s3cret-value` (or nothing) and
     /// returns its tail.
     async fn tail_of(secret: bool, lines: &[String]) -> Vec<String> {
-        use guild_core::http::{AllowList, SecretHeader};
+        use guild_http::{AllowList, SecretHeader};
         let redactor = if secret {
             let hosts = AllowList::parse(["https://api.example.com"]).expect("hosts");
             let header = SecretHeader::new("T", "Authorization", "Bearer tail-s3cret-value", hosts);
@@ -289,8 +289,8 @@ mod tests {
         let lines = ["short tail-s3cret-value\n".to_owned(), long];
         let tail = tail_of(true, &lines).await;
         assert!(!tail.concat().contains("s3cret-value"), "{tail:?}");
-        assert_eq!(tail.concat().matches(guild_core::redact::MARKER).count(), 2);
-        assert!(tail[2].starts_with(guild_core::redact::MARKER), "{tail:?}");
+        assert_eq!(tail.concat().matches(guild_http::redact::MARKER).count(), 2);
+        assert!(tail[2].starts_with(guild_http::redact::MARKER), "{tail:?}");
         let tail = tail_of(false, &lines).await;
         assert_eq!(tail[0], "short tail-s3cret-value");
         assert!(tail[2].starts_with("s3cret-value"), "cut inside: {tail:?}");

@@ -6,9 +6,9 @@
 //! ledger, the registry or the session; store state holds only this trait object.
 
 use futures::future::BoxFuture;
-use guild_core::memory::{Scope, Usage};
-use guild_core::skills::SkillError;
 use guild_core::types::{ToolError, ToolOutcome, ToolSpec};
+use guild_memory::{Scope, Usage};
+use guild_skills::SkillError;
 
 /// Why a progress report was not accepted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -8,12 +8,12 @@
 //! allowlist, address checks, DNS pinning, redirect re-validation, size, time and rate caps,
 //! host-attached secrets and secret-reflection refusal as Guild's own `http` interface. The
 //! crate's own client is never compiled in (no `default-send-request` feature). The answer is
-//! handed back with the plugin's granted secrets redacted, as there ([`guild_core::redact`]).
+//! handed back with the plugin's granted secrets redacted, as there ([`guild_http::redact`]).
 //!
 //! The interface is linked for every plugin, so a plugin without an `http` grant loads and
 //! each request is refused one by one, with a message naming plugin, capability and origin.
 //!
-//! [`EgressPolicy`]: guild_core::http::EgressPolicy
+//! [`EgressPolicy`]: guild_http::EgressPolicy
 
 use std::sync::Arc;
 
@@ -26,8 +26,8 @@ use wasmtime_wasi_http::{
 };
 
 use guild_core::capability::Effective;
-use guild_core::http::{GuardedClient, HttpError, OutboundRequest, OutboundResponse};
-use guild_core::redact::Redactor;
+use guild_http::redact::Redactor;
+use guild_http::{GuardedClient, HttpError, OutboundRequest, OutboundResponse};
 
 use crate::Runtime;
 use crate::host_impl::redact_response;

@@ -1,5 +1,5 @@
 //! `guild bundle pack | sign | extract-manifest | extract-signature | verify | inspect | install`:
-//! signed plugin bundles (docs/bundles.md). The checks live in `guild_core::bundle` and
+//! signed plugin bundles (docs/bundles.md). The checks live in `guild_bundle` and
 //! `guild_host::bundle_install`; this module reads arguments and prints.
 
 use std::path::{Path, PathBuf};

@@ -3,6 +3,7 @@
 //! the data dir is opened directly. The workspace and user come from `[memory]` in guild.toml;
 //! `--workspace` / `--user` override them.
 
+use guild_serve::start::name_owners;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -196,25 +197,6 @@ async fn show(
         None => eprintln!("{scope} memory is empty: {usage}"),
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Applies `--workspace` / `--user` over `[memory]` in guild.toml (also used by `guild serve`).
-pub(crate) fn name_owners(
-    config: &mut Config,
-    workspace: Option<String>,
-    user: Option<String>,
-) -> anyhow::Result<()> {
-    for (flag, value, slot) in [
-        ("--workspace", workspace, &mut config.memory.workspace),
-        ("--user", user, &mut config.memory.user),
-    ] {
-        if let Some(name) = value {
-            guild_host::memory::validate_owner_name(&name)
-                .map_err(|e| anyhow::anyhow!("{flag}: {e}"))?;
-            *slot = Some(name);
-        }
-    }
-    Ok(())
 }
 
 /// Prints an update's outcome: warnings and errors on stderr, the result on stdout.

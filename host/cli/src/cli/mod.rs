@@ -33,13 +33,14 @@ mod new;
 mod plugins;
 mod receipts;
 mod reload;
-pub(crate) mod render;
 #[cfg(unix)]
 mod rlimit;
 mod skills;
 mod task;
 mod tasks;
 
+pub(crate) use guild_serve::render;
+pub(crate) use guild_serve::start::{finish_calls, start_host_with};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -105,7 +106,7 @@ enum Command {
     #[command(subcommand)]
     Keys(keys::KeysCommand),
     /// Run a long-lived host that agents reach over MCP (stdio, or streamable HTTP with --http).
-    Serve(crate::serve::ServeArgs),
+    Serve(guild_serve::ServeArgs),
     /// Scaffold a plugin folder: source, plugin.toml, build.sh, a test and the WIT.
     New(new::NewArgs),
     /// Build a plugin folder (its build.sh) and check the component loads as its kind.
@@ -214,7 +215,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::CompileComponent(args) => Ok(compile_component(&args)),
         Command::Bundle(cmd) => bundle::run(&cli.config, cmd, cli.json).await,
         Command::Keys(cmd) => keys::run(&cli.config, cmd, cli.json).await,
-        Command::Serve(args) => crate::serve::run(&cli.config, args).await,
+        Command::Serve(args) => guild_serve::run(&cli.config, args).await,
         Command::New(args) => new::run(args, cli.json),
         Command::Build(args) => build::run(&cli.config, args, cli.json).await,
         Command::Dev(args) => dev::run(args).await,
@@ -249,35 +250,4 @@ pub(crate) async fn start_host(config_path: &std::path::Path) -> anyhow::Result<
         )
     })?;
     start_host_with(config).await
-}
-
-/// Waits, before this command exits, for the mutating calls that outlived their task (a task
-/// that timed out leaves its call running) to record their outcome: the same wait `guild serve`
-/// makes when it drains ([`Host::finish_calls`]).
-pub(crate) async fn finish_calls(host: &Host) {
-    let running = host.calls_running();
-    if running > 0 {
-        eprintln!(
-            "waiting for {running} mutating call(s) still running to record their outcome \
-             (each ends by its [limits] timeout_s)"
-        );
-    }
-    host.finish_calls().await;
-}
-
-/// Starts a host for a parsed config, reporting plugins that failed to load.
-pub(crate) async fn start_host_with(mut config: Config) -> anyhow::Result<Host> {
-    // Components compile in a child process (this binary, under the compile limits). A unit
-    // test's executable is the test harness, which has no compile command.
-    if cfg!(not(test)) {
-        config.host.compile_helper = std::env::current_exe().ok();
-    }
-    let spinner =
-        render::spinner("loading plugins (first load compiles them; later loads use the cache)");
-    let host = Host::new(config).await?;
-    spinner.finish_and_clear();
-    for error in host.load_errors() {
-        eprintln!("warning: {}", guild_host::text::for_terminal(&error));
-    }
-    Ok(host)
 }

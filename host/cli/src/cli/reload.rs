@@ -9,7 +9,7 @@ use anyhow::Context;
 use guild_host::Config;
 
 use super::print_json;
-use crate::serve::control::{self, Request};
+use guild_serve::control::{self, Request};
 
 pub(crate) async fn run(config_path: &Path, json: bool) -> anyhow::Result<ExitCode> {
     let data_dir = data_dir(config_path)?;

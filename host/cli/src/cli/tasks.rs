@@ -2,7 +2,7 @@
 //!
 //! A background task lives as long as the host process that runs it. When a `guild serve` runs
 //! on the data dir it owns the task store: `start`, `update`, `cancel` and `approve` are sent to
-//! it through its control socket (`crate::serve::control`), the task runs there and outlives
+//! it through its control socket (`guild_serve::control`), the task runs there and outlives
 //! this command, and `check` follows it. Without a server, `tasks start` runs the task in this
 //! process and streams its reports; while it runs, a line `update <text>` or `cancel` on stdin
 //! updates or cancels it. A tool that needs approval pauses the task and shows the request;
@@ -29,7 +29,7 @@ use guild_host::text::one_line;
 use serde_json::Value;
 
 use super::{print_json, render, start_host};
-use crate::serve::control::{self, Request, Response};
+use guild_serve::control::{self, Request, Response};
 
 /// Background task subcommands.
 #[derive(Subcommand)]

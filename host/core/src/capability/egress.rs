@@ -10,8 +10,8 @@
 use super::origins;
 use super::report::{CapabilityRow, RowStatus};
 use crate::config::{Config, Grant};
-use crate::http::{AllowList, HostPattern, SecretHeader};
 use crate::manifest::Requested;
+use guild_http::{AllowList, HostPattern, SecretHeader};
 
 /// The requested allow-list and the effective (requested ∩ granted) patterns.
 pub(super) fn http(

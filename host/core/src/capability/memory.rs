@@ -8,7 +8,7 @@
 use std::collections::BTreeSet;
 
 use super::report::CapabilityRow;
-use crate::memory::{MemoryAccess, Scope};
+use crate::memory_access::{MemoryAccess, Scope};
 
 /// The rights a plugin holds after intersecting request and grant.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

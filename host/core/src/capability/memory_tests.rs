@@ -6,7 +6,7 @@ use std::path::Path;
 use super::*;
 use crate::config::Config;
 use crate::manifest::Manifest;
-use crate::memory::{MemoryAccess, Scope};
+use crate::memory_access::{MemoryAccess, Scope};
 
 const MANIFEST: &str = r#"
 [plugin]

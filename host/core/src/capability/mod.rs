@@ -20,16 +20,16 @@ mod tests;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-pub use crate::decision::{denied, trace_decision, trace_refusal};
 pub use fs::{FsMount, FsQuota};
+pub use guild_http::decision::{denied, trace_decision, trace_refusal};
 pub use memory::MemoryGrant;
 pub use report::{CapabilityRow, RowStatus};
 
 use crate::config::{Config, Grant};
 use crate::error::LoadError;
-use crate::http::{AllowList, EgressPolicy};
 use crate::manifest::{Limits, Manifest, Requested};
-use crate::skills::SourceRequest;
+use crate::skill_sources::SourceRequest;
+use guild_http::{AllowList, EgressPolicy};
 
 /// What one plugin may do, after intersecting request and grant.
 #[derive(Debug, Clone)]

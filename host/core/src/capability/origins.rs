@@ -7,7 +7,7 @@
 
 use std::net::IpAddr;
 
-use crate::http::{AllowList, HostMatch, HostPattern, PortMatch};
+use guild_http::{AllowList, HostMatch, HostPattern, PortMatch};
 
 /// The pattern matching exactly the URLs both `a` and `b` match, if any.
 pub(crate) fn intersect(a: &HostPattern, b: &HostPattern) -> Option<HostPattern> {

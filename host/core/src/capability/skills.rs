@@ -6,7 +6,7 @@
 //! and never runs that loader. The plugin's own bundled folder needs a grant like any other.
 
 use super::report::CapabilityRow;
-use crate::skills::SourceRequest;
+use crate::skill_sources::SourceRequest;
 
 /// The effective sources, in the manifest's order, plus one row per requested or granted entry.
 pub(super) fn resolve(

@@ -332,7 +332,7 @@ http = ["http://127.0.0.1:8080", "https://api.example.com", "https://other.org"]
         "{http:#?}"
     );
     // What the rows show granted is exactly what the policy lets through.
-    let shown: Vec<crate::http::HostPattern> = http
+    let shown: Vec<guild_http::HostPattern> = http
         .iter()
         .filter_map(|r| match &r.status {
             RowStatus::Granted(d) => Some(d.split(", ").map(|p| p.parse().expect("pattern"))),

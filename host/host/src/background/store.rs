@@ -12,8 +12,8 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
 use super::owner::{self, Claim, Heartbeat, Owner, interrupt_orphans};
-use crate::receipts::dbfile::{self, Access, DbFileError, DbSpec};
 use crate::types::{ProgressReport, TaskResult};
+use guild_store::{self as dbfile, Access, DbFileError, DbSpec};
 
 /// Status of a background task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

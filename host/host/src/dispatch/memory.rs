@@ -8,8 +8,8 @@
 use std::time::Instant;
 
 use guild_core::capability::{denied, trace_decision};
-use guild_core::receipts::{Completion, Intent};
 use guild_core::types::{CallStatus, ToolCallRecord, ToolError, ToolOutcome};
+use guild_receipts::{Completion, Intent};
 
 use super::open_intent::{self, Started};
 use super::{TaskScope, sha256};

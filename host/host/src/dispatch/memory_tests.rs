@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use guild_core::receipts::ReceiptStatus;
+use guild_receipts::ReceiptStatus;
 use guild_runtime::{EngineOptions, GuildEngine};
 
 use super::{Approval, TaskScope};

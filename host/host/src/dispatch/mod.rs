@@ -21,16 +21,16 @@ use std::time::{Duration, Instant};
 use sha2::{Digest, Sha256};
 use tracing::Instrument;
 
-use guild_core::error::DispatchError;
-use guild_core::manifest::PluginKind;
-use guild_core::receipts::Receipt;
-use guild_core::types::{
+use crate::types::{
     CallStatus, ProgressReport, TaskResult, TaskStatus, ToolCallRecord, ToolOutcome, Usage,
 };
-use guild_core::validate::{
-    self, ArtifactResolver, Check, CheckStatus, DirResolver, NoWorkspace, Validation,
-};
+use guild_core::error::DispatchError;
+use guild_core::manifest::PluginKind;
+use guild_receipts::Receipt;
 use guild_runtime::{Failure, InstanceStats, ReportError};
+use guild_validate::{
+    self as validate, ArtifactResolver, Check, CheckStatus, DirResolver, NoWorkspace, Validation,
+};
 
 use crate::host::Shared;
 use crate::registry::{LoadedPlugin, Snapshot};
@@ -80,9 +80,9 @@ pub(crate) struct TaskScope {
     /// Set when a batch child hit a tool that needs approval.
     batch_refused: Mutex<Option<String>>,
     /// The specialist's skill catalog, built on first use and kept for the task.
-    pub(crate) skill_catalog: tokio::sync::OnceCell<guild_core::skills::Catalog>,
+    pub(crate) skill_catalog: tokio::sync::OnceCell<guild_skills::Catalog>,
     /// Which skills the task loaded, and the bytes disclosed at each level.
-    pub(crate) skills: guild_core::skills::TaskSkills,
+    pub(crate) skills: guild_skills::TaskSkills,
     /// False once whoever started the task stopped listening (cancelled, session closed).
     parent_live: AtomicBool,
     /// Pushes each accepted report to subscribers; closed when the task ends.
@@ -111,7 +111,7 @@ impl TaskScope {
             approval,
             batch_refused: Mutex::new(None),
             skill_catalog: tokio::sync::OnceCell::new(),
-            skills: guild_core::skills::TaskSkills::new(),
+            skills: guild_skills::TaskSkills::new(),
             parent_live: AtomicBool::new(true),
             subscriber: Mutex::new(subscriber),
         }

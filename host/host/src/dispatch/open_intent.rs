@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use guild_core::receipts::{Begin, Completion, Intent, IntentId, Ledger, LedgerError, Receipt};
+use guild_receipts::{Begin, Completion, Intent, IntentId, Ledger, LedgerError, Receipt};
 
 /// Answer of [`begin`].
 pub(crate) enum Started {

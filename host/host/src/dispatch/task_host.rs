@@ -6,11 +6,11 @@
 //! `TaskScope::memory_read` / `memory_update` (grant check, validation, receipt).
 
 use futures::future::BoxFuture;
-use guild_core::skills::{Catalog, SkillError};
 use guild_core::types::{ToolError, ToolOutcome, ToolSpec};
 use guild_runtime::{
     MemoryCallError, MemoryText, MemoryWrite, ReportError, SkillSummary, TaskHost,
 };
+use guild_skills::{Catalog, SkillError};
 
 use super::TaskScope;
 use super::tool_call::call_tool;

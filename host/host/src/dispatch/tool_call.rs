@@ -10,9 +10,9 @@ use tracing::Instrument;
 use guild_core::capability::{denied, trace_decision};
 use guild_core::limits::MAX_IDEMPOTENCY_KEY_BYTES;
 use guild_core::manifest::{PluginKind, parse_tool_name};
-use guild_core::receipts::{Completion, Intent, LedgerError, Receipt, ReceiptStatus};
 use guild_core::text::truncate as truncate_str;
 use guild_core::types::{CallStatus, ToolCallRecord, ToolError, ToolOutcome, ToolSpec};
+use guild_receipts::{Completion, Intent, LedgerError, Receipt, ReceiptStatus};
 use guild_runtime::Failure;
 
 use super::open_intent::{self, Started};

@@ -3,7 +3,7 @@
 //! calls it directly; a task reaches it through `TaskScope::memory_read` / `memory_update`,
 //! which check the plugin's grant and receipt every update.
 //!
-//! The rules live in `guild_core::memory` (re-exported here); storage is a
+//! The rules live in `guild_memory` (re-exported here); storage is a
 //! [`MemoryStore`], SQLite by default ([`SqliteMemoryStore`]). SQLite is only ever touched on
 //! blocking threads (`spawn_blocking`), never on a tokio worker.
 
@@ -16,7 +16,7 @@ use std::sync::Arc;
 use serde::Serialize;
 use thiserror::Error;
 
-pub use guild_core::memory::*;
+pub use guild_memory::*;
 pub use sqlite::{APPLICATION_ID, MEMORY_FILE, SqliteMemoryStore};
 
 use crate::config::{Config, MemorySettings};

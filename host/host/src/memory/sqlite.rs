@@ -15,10 +15,8 @@ use std::sync::Mutex;
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
-use crate::receipts::dbfile::{self, Access, DbSpec};
-use guild_core::memory::{
-    DocId, MemoryStore, MemoryStoreError, NewVersion, StoredVersion, VersionInfo,
-};
+use guild_memory::{DocId, MemoryStore, MemoryStoreError, NewVersion, StoredVersion, VersionInfo};
+use guild_store::{self as dbfile, Access, DbSpec};
 
 /// File name of the memory store in the host's data dir.
 pub const MEMORY_FILE: &str = "memory.db";

@@ -1,0 +1,233 @@
+//! One ledger row ([`Entry`]), its canonical encoding and hash, and the clock.
+//!
+//! The hash of an entry is sha256 over a versioned, length-prefixed encoding of every field
+//! (sequence included, so a moved entry no longer matches) followed by the previous entry's
+//! hash. Length prefixes make the encoding unambiguous: `("ab", "c")` and `("a", "bc")` differ.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use sha2::{Digest, Sha256};
+
+/// `prev_hash` of the first entry.
+pub(crate) const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+
+/// Domain separation: bump when the encoding changes.
+const ENCODING: &[u8] = b"guild-ledger-entry-v1";
+
+/// One row of the `entries` table, as stored. Text fields that do not apply to an entry kind
+/// are empty strings (required columns) or `None` (optional ones).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Entry {
+    pub(crate) seq: u64,
+    /// `intent`, `outcome`, `resolution` or `audit`.
+    pub(crate) kind: String,
+    /// The receipt this entry is about (the intent's id); for audit entries, their own id.
+    pub(crate) receipt_id: String,
+    pub(crate) task_id: String,
+    pub(crate) route: String,
+    pub(crate) plugin: String,
+    pub(crate) tool: String,
+    pub(crate) receipt_type: String,
+    /// The receipt's operation; for audit entries, the audit kind.
+    pub(crate) operation: String,
+    /// `success|pending|failed|unknown`; empty for audit entries.
+    pub(crate) status: String,
+    pub(crate) external_id: Option<String>,
+    pub(crate) verifiable_url: Option<String>,
+    pub(crate) preview: Option<String>,
+    pub(crate) error: Option<String>,
+    pub(crate) time: String,
+    pub(crate) input_sha256: String,
+    pub(crate) idempotency_key: Option<String>,
+    /// Audit detail.
+    pub(crate) detail: Option<String>,
+    pub(crate) prev_hash: String,
+    pub(crate) hash: String,
+}
+
+/// Column list in the order [`Entry::read`] reads it.
+pub(crate) const COLUMNS: &str = "seq, kind, receipt_id, task_id, route, plugin, tool, \
+     receipt_type, operation, status, external_id, verifiable_url, preview, error, time, \
+     input_sha256, idempotency_key, detail, prev_hash, hash";
+
+impl Entry {
+    /// Reads an entry selected with [`COLUMNS`], starting at column `offset`.
+    pub(crate) fn read(row: &rusqlite::Row<'_>, offset: usize) -> rusqlite::Result<Entry> {
+        let seq: i64 = row.get(offset)?;
+        let s = |i: usize| row.get::<_, String>(offset + i);
+        let o = |i: usize| row.get::<_, Option<String>>(offset + i);
+        Ok(Entry {
+            // Sequences start at 1; a negative one can only come from tampering and will not
+            // match its hash.
+            seq: u64::try_from(seq).unwrap_or(0),
+            kind: s(1)?,
+            receipt_id: s(2)?,
+            task_id: s(3)?,
+            route: s(4)?,
+            plugin: s(5)?,
+            tool: s(6)?,
+            receipt_type: s(7)?,
+            operation: s(8)?,
+            status: s(9)?,
+            external_id: o(10)?,
+            verifiable_url: o(11)?,
+            preview: o(12)?,
+            error: o(13)?,
+            time: s(14)?,
+            input_sha256: s(15)?,
+            idempotency_key: o(16)?,
+            detail: o(17)?,
+            prev_hash: s(18)?,
+            hash: s(19)?,
+        })
+    }
+
+    /// The hash this entry must carry, given its fields and `prev_hash`.
+    pub(crate) fn compute_hash(&self) -> String {
+        let mut h = Sha256::new();
+        h.update(ENCODING);
+        h.update(self.seq.to_be_bytes());
+        for field in [
+            &self.kind,
+            &self.receipt_id,
+            &self.task_id,
+            &self.route,
+            &self.plugin,
+            &self.tool,
+            &self.receipt_type,
+            &self.operation,
+            &self.status,
+        ] {
+            put(&mut h, Some(field));
+        }
+        for field in [
+            &self.external_id,
+            &self.verifiable_url,
+            &self.preview,
+            &self.error,
+        ] {
+            put(&mut h, field.as_ref());
+        }
+        put(&mut h, Some(&self.time));
+        put(&mut h, Some(&self.input_sha256));
+        put(&mut h, self.idempotency_key.as_ref());
+        put(&mut h, self.detail.as_ref());
+        put(&mut h, Some(&self.prev_hash));
+        hex::encode(h.finalize())
+    }
+}
+
+/// Absent and empty differ: a tag byte, then the length, then the bytes.
+fn put(h: &mut Sha256, field: Option<&String>) {
+    match field {
+        None => h.update([0u8]),
+        Some(s) => {
+            h.update([1u8]);
+            h.update((s.len() as u64).to_be_bytes());
+            h.update(s.as_bytes());
+        }
+    }
+}
+
+/// Now, as RFC 3339 UTC with milliseconds (`2026-05-01T12:34:56.789Z`).
+pub(crate) fn now_rfc3339() -> String {
+    let since = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    rfc3339(since.as_secs(), since.subsec_millis())
+}
+
+/// Formats seconds since the Unix epoch (UTC) as RFC 3339 with milliseconds.
+pub(crate) fn rfc3339(secs: u64, millis: u32) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    let (y, m, d) = guild_core::calendar::civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{millis:03}Z",
+        rem / 3600,
+        (rem % 3600) / 60,
+        rem % 60
+    )
+}
+
+/// The longest prefix of `s` with at most `max` characters (never splits a character).
+pub(crate) fn truncate_chars(s: &str, max: usize) -> &str {
+    match s.char_indices().nth(max) {
+        Some((i, _)) => &s[..i],
+        None => s,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_known_instants() {
+        assert_eq!(rfc3339(0, 0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(rfc3339(951_782_400, 5), "2000-02-29T00:00:00.005Z");
+        assert_eq!(rfc3339(1_700_000_000, 999), "2023-11-14T22:13:20.999Z");
+        assert_eq!(rfc3339(4_107_542_399, 0), "2100-02-28T23:59:59.000Z");
+    }
+
+    #[test]
+    fn truncation_respects_characters() {
+        assert_eq!(truncate_chars("héllo", 2), "hé");
+        assert_eq!(truncate_chars("ab", 5), "ab");
+        assert_eq!(truncate_chars("😀😀😀", 1), "😀");
+    }
+
+    #[test]
+    fn encoding_is_unambiguous_and_covers_every_field() {
+        let base = Entry {
+            seq: 1,
+            kind: "intent".into(),
+            receipt_id: "r".into(),
+            task_id: "ab".into(),
+            route: "c".into(),
+            plugin: String::new(),
+            tool: String::new(),
+            receipt_type: String::new(),
+            operation: String::new(),
+            status: "unknown".into(),
+            external_id: None,
+            verifiable_url: None,
+            preview: None,
+            error: None,
+            time: "t".into(),
+            input_sha256: String::new(),
+            idempotency_key: None,
+            detail: None,
+            prev_hash: GENESIS.into(),
+            hash: String::new(),
+        };
+        let h = base.compute_hash();
+        let shifted = Entry {
+            task_id: "a".into(),
+            route: "bc".into(),
+            ..base.clone()
+        };
+        assert_ne!(h, shifted.compute_hash());
+        let empty_vs_none = Entry {
+            external_id: Some(String::new()),
+            ..base.clone()
+        };
+        assert_ne!(h, empty_vs_none.compute_hash());
+        let moved = Entry {
+            seq: 2,
+            ..base.clone()
+        };
+        assert_ne!(h, moved.compute_hash());
+        let relinked = Entry {
+            prev_hash: "1".repeat(64),
+            ..base.clone()
+        };
+        assert_ne!(h, relinked.compute_hash());
+        // The stored hash itself is not an input.
+        let stored = Entry {
+            hash: "x".into(),
+            ..base
+        };
+        assert_eq!(h, stored.compute_hash());
+    }
+}

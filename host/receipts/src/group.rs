@@ -1,0 +1,325 @@
+//! Group commit for single writes: the tool-call path begins and completes one receipt at a
+//! time, from many tasks at once, and each write is a transaction with an fsync
+//! (`synchronous=FULL`). Writes that arrive while another is committing wait in a queue; the
+//! next writer to take the connection commits all of them in one transaction, one fsync.
+//!
+//! Each write runs inside its own savepoint, so one write's error (an idempotency conflict, a
+//! receipt already completed) rolls back that write only and is returned to its caller alone;
+//! the others commit. A failure of the shared commit itself fails every write of the group
+//! ([`LedgerError::GroupCommit`]): nothing of it was recorded. Nothing is acknowledged before the
+//! commit returns, so a crash loses no acknowledged receipt.
+//!
+//! No thread is added: the caller that takes the connection lock writes for everyone queued
+//! behind it (the "combining" pattern), so a lone write costs what it did before.
+
+use std::sync::mpsc::{SyncSender, sync_channel};
+use std::sync::{MutexGuard, PoisonError};
+
+use super::LedgerError;
+use super::chain::Entry;
+use super::ledger::{Inner, Ledger, Writer, begin_one, complete_one};
+use super::model::{Begin, Completion, Intent, IntentId, Receipt};
+
+/// One queued write.
+enum Op {
+    Begin(Intent),
+    Complete(IntentId, Completion),
+}
+
+/// What a queued write produced before the commit.
+enum Staged {
+    Begin(Begin),
+    Complete(Box<Entry>, u64),
+}
+
+/// Its answer after the commit.
+enum Answer {
+    Begin(Begin),
+    Complete(Box<Receipt>),
+}
+
+/// A write waiting for the next group commit, with where to send its answer.
+pub(crate) struct Waiting {
+    op: Op,
+    reply: SyncSender<Result<Answer, LedgerError>>,
+}
+
+impl Ledger {
+    fn queue(&self) -> MutexGuard<'_, Vec<Waiting>> {
+        // Only pushes and takes happen under this lock: a panic cannot leave it half-changed.
+        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub(super) fn submit_begin(&self, intent: Intent) -> Result<Begin, LedgerError> {
+        match self.submit(Op::Begin(intent))? {
+            Answer::Begin(b) => Ok(b),
+            Answer::Complete(_) => Err(mismatch()),
+        }
+    }
+
+    pub(super) fn submit_complete(
+        &self,
+        intent: &IntentId,
+        outcome: Completion,
+    ) -> Result<Receipt, LedgerError> {
+        match self.submit(Op::Complete(IntentId(intent.0.clone()), outcome))? {
+            Answer::Complete(r) => Ok(*r),
+            Answer::Begin(_) => Err(mismatch()),
+        }
+    }
+
+    /// Queues `op`; whoever holds the connection next (this caller or another) writes it.
+    fn submit(&self, op: Op) -> Result<Answer, LedgerError> {
+        let (reply, answer) = sync_channel(1);
+        self.queue().push(Waiting { op, reply });
+        {
+            let mut inner = self.lock();
+            // A writer that held the lock while we queued may have written us already.
+            if let Ok(done) = answer.try_recv() {
+                return done;
+            }
+            let group = std::mem::take(&mut *self.queue());
+            self.write_group(&mut inner, group);
+        }
+        answer.recv().unwrap_or_else(|_| {
+            Err(LedgerError::GroupCommit {
+                writes: 0,
+                reason: "the writer of the group stopped before answering".into(),
+            })
+        })
+    }
+
+    /// Writes `group` in one transaction, each write in its own savepoint, and answers each.
+    fn write_group(&self, inner: &mut Inner, group: Vec<Waiting>) {
+        let writes = group.len();
+        let Inner { conn, in_flight } = inner;
+        let mut w = match self.writer(conn) {
+            Ok(w) => w,
+            Err(e) => return fail_all(group, writes, &e),
+        };
+        let mut new_ids = Vec::new();
+        let mut staged = Vec::with_capacity(writes);
+        for Waiting { op, reply } in group {
+            let mark = w.mark();
+            let ids_before = new_ids.len();
+            let result = savepoint(&w, "SAVEPOINT guild_write").and_then(|()| match op {
+                Op::Begin(intent) => {
+                    begin_one(&mut w, in_flight, &mut new_ids, intent).map(Staged::Begin)
+                }
+                Op::Complete(id, outcome) => complete_one(&mut w, &id, outcome)
+                    .map(|(entry, first)| Staged::Complete(Box::new(entry), first)),
+            });
+            let closed = match &result {
+                Ok(_) => savepoint(&w, "RELEASE guild_write"),
+                Err(_) => {
+                    new_ids.truncate(ids_before);
+                    w.reset(mark);
+                    savepoint(&w, "ROLLBACK TO guild_write; RELEASE guild_write")
+                }
+            };
+            if let Err(e) = closed {
+                // The transaction is in an unknown state: give it up whole.
+                drop(w);
+                staged.push((reply, result));
+                let answers = staged.into_iter().map(|(reply, _)| reply).collect();
+                return fail_replies(answers, writes, &e);
+            }
+            staged.push((reply, result));
+        }
+        if let Err(e) = w.commit(self.anchor.as_deref()) {
+            let answers = staged.into_iter().map(|(reply, _)| reply).collect();
+            return fail_replies(answers, writes, &e);
+        }
+        in_flight.extend(new_ids);
+        for (reply, result) in staged {
+            let answer = result.and_then(|s| match s {
+                Staged::Begin(b) => Ok(Answer::Begin(b)),
+                Staged::Complete(entry, first) => {
+                    in_flight.remove(&entry.receipt_id);
+                    Receipt::from_entry(*entry, first).map(|r| Answer::Complete(Box::new(r)))
+                }
+            });
+            // A caller that gave up waiting (its thread died) needs no answer.
+            let _ = reply.send(answer);
+        }
+    }
+}
+
+fn savepoint(w: &Writer<'_>, sql: &str) -> Result<(), LedgerError> {
+    w.tx.execute_batch(sql)
+        .map_err(|source| LedgerError::Sqlite {
+            op: "manage a write's savepoint",
+            source,
+        })
+}
+
+/// Answers every write of a group whose transaction could not start. A ledger refused for
+/// writing ([`LedgerError::HeadMismatch`]) is said as it is to each, not as a failed commit.
+fn fail_all(group: Vec<Waiting>, writes: usize, e: &LedgerError) {
+    if let LedgerError::HeadMismatch { path, problem } = e {
+        for w in group {
+            let _ = w.reply.send(Err(LedgerError::HeadMismatch {
+                path: path.clone(),
+                problem: problem.clone(),
+            }));
+        }
+        return;
+    }
+    fail_replies(group.into_iter().map(|w| w.reply).collect(), writes, e);
+}
+
+fn fail_replies(
+    replies: Vec<SyncSender<Result<Answer, LedgerError>>>,
+    writes: usize,
+    e: &LedgerError,
+) {
+    for reply in replies {
+        let _ = reply.send(Err(LedgerError::GroupCommit {
+            writes,
+            reason: e.to_string(),
+        }));
+    }
+}
+
+fn mismatch() -> LedgerError {
+    LedgerError::Corrupt {
+        seq: 0,
+        reason: "a group commit answered a write with another write's kind".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use super::*;
+    use crate::tests::intent;
+    use crate::{EntryKind, ReceiptStatus};
+    use guild_core::types::CallStatus;
+
+    /// One write run on a writer thread.
+    type Write<T> = Box<dyn FnOnce(&Ledger) -> T + Send>;
+
+    /// Holds the connection while `writes` queue up behind it, then lets them go: they are
+    /// written as one group by whichever of them takes the connection first.
+    fn queued_group<T: Send + 'static>(ledger: &Arc<Ledger>, writes: Vec<Write<T>>) -> Vec<T> {
+        let expected = writes.len();
+        let held = ledger.lock();
+        let threads: Vec<_> = writes
+            .into_iter()
+            .map(|write| {
+                let ledger = ledger.clone();
+                std::thread::spawn(move || write(&ledger))
+            })
+            .collect();
+        while ledger.queue().len() < expected {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        drop(held);
+        threads
+            .into_iter()
+            .map(|t| t.join().expect("writer thread"))
+            .collect()
+    }
+
+    #[test]
+    fn concurrent_begins_share_a_commit_and_a_failing_one_fails_alone() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let ledger = Arc::new(Ledger::open(dir.path().join("l.db")).expect("open"));
+        // A first call under key "k"; a later begin with the same key and another input is an
+        // idempotency conflict, and must not take the other writes of its group down.
+        let first = ledger.begin(intent("t0", Some("k"), 1)).expect("first");
+        let Begin::Proceed(first) = first else {
+            panic!("first call was a replay");
+        };
+        ledger
+            .complete(
+                &first,
+                Completion {
+                    status: CallStatus::Success,
+                    external_id: Some("ISSUE-1".into()),
+                    verifiable_url: None,
+                    preview: None,
+                    error: None,
+                },
+            )
+            .expect("complete");
+        let writes: Vec<Write<Result<Begin, LedgerError>>> = vec![
+            Box::new(|l| l.begin(intent("t1", Some("a"), 2))),
+            Box::new(|l| l.begin(intent("t2", Some("k"), 9))),
+            Box::new(|l| l.begin(intent("t3", Some("b"), 3))),
+        ];
+        let results = queued_group(&ledger, writes);
+        let proceeded = results
+            .iter()
+            .filter(|r| matches!(r, Ok(Begin::Proceed(_))))
+            .count();
+        let conflicts = results
+            .iter()
+            .filter(|r| matches!(r, Err(LedgerError::IdempotencyConflict { .. })))
+            .count();
+        assert_eq!((proceeded, conflicts), (2, 1), "{results:?}");
+        // Written: the first call's intent and outcome, then the two new intents; the chain
+        // has no gap where the refused write was rolled back.
+        let report = ledger.verify().expect("verify");
+        assert!(report.ok, "{report:?}");
+        assert_eq!(report.entries, 4, "{report:?}");
+        for r in results.into_iter().flatten() {
+            let Begin::Proceed(id) = r else { continue };
+            let receipt = ledger.get(id.as_str()).expect("get").expect("stored");
+            assert_eq!(
+                (receipt.status, receipt.entry),
+                (ReceiptStatus::Unknown, EntryKind::Intent)
+            );
+        }
+    }
+
+    #[test]
+    fn concurrent_completes_share_a_commit() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let ledger = Arc::new(Ledger::open(dir.path().join("l.db")).expect("open"));
+        let ids: Vec<IntentId> = (0..4u8)
+            .map(
+                |i| match ledger.begin(intent("t", Some(&format!("k{i}")), i)) {
+                    Ok(Begin::Proceed(id)) => id,
+                    other => panic!("begin {i}: {other:?}"),
+                },
+            )
+            .collect();
+        let done = |ext: String| Completion {
+            status: CallStatus::Success,
+            external_id: Some(ext),
+            verifiable_url: None,
+            preview: None,
+            error: None,
+        };
+        let first = IntentId(ids[0].0.clone());
+        let writes: Vec<Write<Result<Receipt, LedgerError>>> = ids
+            .into_iter()
+            .enumerate()
+            .map(|(i, id)| {
+                let c = done(format!("ISSUE-{i}"));
+                Box::new(move |l: &Ledger| l.complete(&id, c)) as Box<_>
+            })
+            // Completing the first intent twice: the second is refused, alone.
+            .chain(std::iter::once(Box::new(move |l: &Ledger| {
+                l.complete(&first, done("again".into()))
+            }) as Box<_>))
+            .collect();
+        let results = queued_group(&ledger, writes);
+        let ok = results.iter().filter(|r| r.is_ok()).count();
+        let refused = results
+            .iter()
+            .filter(|r| matches!(r, Err(LedgerError::AlreadyCompleted { .. })))
+            .count();
+        assert_eq!((ok, refused), (4, 1), "{results:?}");
+        let report = ledger.verify().expect("verify");
+        assert!(report.ok && report.entries == 8, "{report:?}");
+        for r in results.into_iter().flatten() {
+            assert_eq!(r.status, ReceiptStatus::Success);
+            let stored = ledger.get(&r.id).expect("get").expect("stored");
+            assert_eq!(stored.external_id, r.external_id);
+        }
+    }
+}

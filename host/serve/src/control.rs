@@ -1,0 +1,393 @@
+//! The control socket: how `guild reload` and the CLI commands that change tasks reach the
+//! server that owns the data dir.
+//!
+//! A running server listens on `DATA_DIR/serve.sock` (a unix socket, mode 0600, removed on
+//! shutdown). A socket file left by a server that crashed is stale: the next server, holding
+//! the data dir's lock ([`super::lock`]), knows nobody else can be serving and replaces it; a
+//! client that finds nobody listening treats it as "no server".
+//!
+//! Protocol: JSON lines. The client sends one [`Request`] per line (`{"op": "reload"}`,
+//! `{"op": "start_task", "specialist": …, "description": …}`, …) and reads one [`Response`]
+//! line back (`{"ok": true, "text": …, "result": …}` or `{"ok": false, "error": …}`). Each op
+//! calls the same library function as the MCP tool of the same name.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::Context;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _, BufReader};
+use tokio::net::{UnixListener, UnixStream};
+
+use crate::mcp::Server;
+
+/// The socket's name inside the data dir.
+pub const SOCKET_FILE: &str = "serve.sock";
+/// Longest request line accepted.
+const MAX_LINE: u64 = 256 * 1024;
+
+/// One operation on the running server.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Request {
+    /// Reload the plugins (as the `reload` tool).
+    Reload,
+    /// Start a background task (as `start_task`).
+    StartTask {
+        /// Specialist name or alias.
+        specialist: String,
+        /// The self-contained brief.
+        description: String,
+    },
+    /// Restart a task with an update appended (as `update_task`).
+    UpdateTask {
+        /// Task id.
+        id: String,
+        /// The update.
+        text: String,
+    },
+    /// Cancel a task (as `cancel_task`).
+    CancelTask {
+        /// Task id.
+        id: String,
+    },
+    /// Answer a task's pending approval (as `approve_task`).
+    ApproveTask {
+        /// Task id.
+        id: String,
+        /// Whether the call may go ahead.
+        approved: bool,
+    },
+}
+
+/// The server's answer to one [`Request`].
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Response {
+    /// Whether the operation succeeded.
+    pub ok: bool,
+    /// What the CLI prints (on success).
+    #[serde(default)]
+    pub text: String,
+    /// The JSON form (on success).
+    #[serde(default)]
+    pub result: Value,
+    /// What went wrong (on failure).
+    #[serde(default)]
+    pub error: String,
+}
+
+impl Response {
+    fn success(text: String, result: Value) -> Self {
+        Self {
+            ok: true,
+            text,
+            result,
+            error: String::new(),
+        }
+    }
+
+    fn failure(error: impl std::fmt::Display) -> Self {
+        Self {
+            ok: false,
+            text: String::new(),
+            result: Value::Null,
+            error: error.to_string(),
+        }
+    }
+}
+
+/// The folder (inside the data dir, mode 0700) where the socket is bound and made private
+/// before it is renamed to [`SOCKET_FILE`]. Only the lock holder uses it.
+const STAGING_DIR: &str = ".sock";
+
+/// Binds a socket at `dir/SOCKET_FILE` in a fresh folder `dir` only this user can enter, with
+/// mode 0600.
+fn bind_private(dir: &Path) -> anyhow::Result<UnixListener> {
+    use std::os::unix::fs::{DirBuilderExt as _, PermissionsExt as _};
+    // A crashed server's leftovers (the caller holds the data dir's lock).
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::DirBuilder::new().mode(0o700).create(dir)?;
+    let staged = dir.join(SOCKET_FILE);
+    let listener = UnixListener::bind(&staged)?;
+    std::fs::set_permissions(&staged, std::fs::Permissions::from_mode(0o600))?;
+    Ok(listener)
+}
+
+/// The bound socket; the file is removed when this is dropped (on shutdown).
+pub(super) struct ControlSocket {
+    path: PathBuf,
+    listener: Option<UnixListener>,
+}
+
+impl Drop for ControlSocket {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+impl ControlSocket {
+    /// Binds `DATA_DIR/serve.sock`. Call only while holding the data dir's lock: a socket file
+    /// already there is then a crashed server's, and is replaced.
+    pub(super) fn bind(data_dir: &Path) -> anyhow::Result<Self> {
+        let path = data_dir.join(SOCKET_FILE);
+        match std::fs::remove_file(&path) {
+            Ok(()) => tracing::info!("replaced the stale control socket {}", path.display()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(e).with_context(|| {
+                    format!(
+                        "failed to remove the stale control socket {}",
+                        path.display()
+                    )
+                });
+            }
+        }
+        // Only this user may drive the server (the data dir may be readable by others). The
+        // socket is bound inside a folder only this user can enter, made private there, and
+        // only then renamed into place: nobody can connect while it still has the umask's mode.
+        let staging = data_dir.join(STAGING_DIR);
+        let listener = bind_private(&staging).with_context(|| {
+            format!(
+                "failed to bind the control socket in {} (a private folder)",
+                staging.display()
+            )
+        });
+        let listener = listener.and_then(|listener| {
+            std::fs::rename(staging.join(SOCKET_FILE), &path)
+                .with_context(|| format!("failed to move the control socket to {}", path.display()))
+                .map(|()| listener)
+        });
+        // Empty after the rename; a failed bind leaves nothing worth keeping either.
+        let _ = std::fs::remove_dir_all(&staging);
+        Ok(Self {
+            path,
+            listener: Some(listener?),
+        })
+    }
+
+    /// Answers requests until the server ends. Connections made before this (while the host
+    /// was starting) wait in the socket's backlog.
+    pub(super) fn serve(&mut self, server: Arc<Server>) {
+        let Some(listener) = self.listener.take() else {
+            return;
+        };
+        tokio::spawn(async move {
+            loop {
+                match listener.accept().await {
+                    Ok((stream, _)) => {
+                        tokio::spawn(connection(stream, server.clone()));
+                    }
+                    Err(e) => {
+                        tracing::warn!("control socket: failed to accept: {e}");
+                        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                    }
+                }
+            }
+        });
+    }
+}
+
+/// Answers one client's requests, one line each, until it hangs up.
+async fn connection(stream: UnixStream, server: Arc<Server>) {
+    let (read, mut write) = stream.into_split();
+    let mut reader = BufReader::new(read);
+    loop {
+        let mut line = String::new();
+        match (&mut reader).take(MAX_LINE).read_line(&mut line).await {
+            Ok(0) => return,
+            Ok(_) if !line.ends_with('\n') => {
+                let _ = send(&mut write, &Response::failure("request line too long")).await;
+                return;
+            }
+            Ok(_) => {}
+            Err(e) => {
+                tracing::debug!("control socket: read failed: {e}");
+                return;
+            }
+        }
+        let response = match serde_json::from_str::<Request>(&line) {
+            Ok(request) => handle(&server, request).await,
+            Err(e) => Response::failure(format!(
+                "not a control request ({e}); send one JSON object per line with an `op` of \
+                 reload, start_task, update_task, cancel_task or approve_task"
+            )),
+        };
+        if send(&mut write, &response).await.is_err() {
+            return;
+        }
+    }
+}
+
+async fn send(
+    write: &mut tokio::net::unix::OwnedWriteHalf,
+    response: &Response,
+) -> std::io::Result<()> {
+    let mut line = serde_json::to_vec(response).map_err(std::io::Error::other)?;
+    line.push(b'\n');
+    write.write_all(&line).await
+}
+
+/// Runs one operation with the library function the MCP tool of the same name calls.
+async fn handle(server: &Server, request: Request) -> Response {
+    let host = server.host();
+    let outcome: Result<Response, String> = async {
+        Ok(match request {
+            Request::Reload => {
+                let report = server.reload().await.map_err(|e| format!("{e:#}"))?;
+                let result = serde_json::to_value(&report).map_err(|e| e.to_string())?;
+                Response::success(report.render(), result)
+            }
+            Request::StartTask {
+                specialist,
+                description,
+            } => {
+                server.check_open()?;
+                let id = host
+                    .start_task(&specialist, &description)
+                    .map_err(|e| e.to_string())?;
+                Response::success(
+                    format!("started task {id} on the server\n"),
+                    json!({ "task_id": id }),
+                )
+            }
+            Request::UpdateTask { id, text } => {
+                server.check_open()?;
+                let attempt = host.update_task(&id, &text).map_err(|e| e.to_string())?;
+                Response::success(
+                    format!("task {id}: attempt {attempt} started on the server\n"),
+                    json!({ "task_id": id, "attempt": attempt }),
+                )
+            }
+            Request::CancelTask { id } => {
+                host.cancel_task(&id).map_err(|e| e.to_string())?;
+                Response::success(
+                    format!("task {id} cancelled\n"),
+                    json!({ "task_id": id, "cancelled": true }),
+                )
+            }
+            Request::ApproveTask { id, approved } => {
+                host.approve_task(&id, approved)
+                    .map_err(|e| e.to_string())?;
+                let word = if approved { "approved" } else { "denied" };
+                Response::success(
+                    format!("task {id}: call {word}\n"),
+                    json!({ "task_id": id, "approved": approved }),
+                )
+            }
+        })
+    }
+    .await;
+    outcome.unwrap_or_else(Response::failure)
+}
+
+/// Sends `request` to the server running on `data_dir`. `Ok(None)` when none runs (no socket,
+/// or a stale one nobody listens on); an error when the server refused the operation.
+pub async fn call(data_dir: &Path, request: &Request) -> anyhow::Result<Option<Response>> {
+    let path = data_dir.join(SOCKET_FILE);
+    let stream = match UnixStream::connect(&path).await {
+        Ok(s) => s,
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused
+            ) =>
+        {
+            return Ok(None);
+        }
+        Err(e) => {
+            return Err(e).with_context(|| {
+                format!(
+                    "failed to reach the server's control socket {}",
+                    path.display()
+                )
+            });
+        }
+    };
+    let (read, mut write) = stream.into_split();
+    let mut line = serde_json::to_vec(request)?;
+    line.push(b'\n');
+    write
+        .write_all(&line)
+        .await
+        .with_context(|| format!("failed to send to {}", path.display()))?;
+    let mut answer = String::new();
+    BufReader::new(read)
+        .read_line(&mut answer)
+        .await
+        .with_context(|| format!("failed to read the answer from {}", path.display()))?;
+    if answer.is_empty() {
+        anyhow::bail!(
+            "the server on {} closed the control socket without answering (is it shutting down?)",
+            data_dir.display()
+        );
+    }
+    let response: Response = serde_json::from_str(&answer)
+        .with_context(|| format!("the server's answer on {} is not JSON", path.display()))?;
+    if !response.ok {
+        anyhow::bail!("{}", response.error);
+    }
+    Ok(Some(response))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn no_socket_or_a_stale_one_means_no_server() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        assert!(
+            call(dir.path(), &Request::Reload)
+                .await
+                .expect("no error")
+                .is_none()
+        );
+        // A socket file nobody listens on (a crashed server's).
+        let stale =
+            std::os::unix::net::UnixListener::bind(dir.path().join(SOCKET_FILE)).expect("bind");
+        drop(stale);
+        assert!(
+            call(dir.path(), &Request::Reload)
+                .await
+                .expect("no error")
+                .is_none()
+        );
+        // The next server replaces it, privately, and removes it when it ends.
+        let socket = ControlSocket::bind(dir.path()).expect("rebind over the stale socket");
+        let mode = {
+            use std::os::unix::fs::PermissionsExt as _;
+            std::fs::metadata(dir.path().join(SOCKET_FILE))
+                .expect("socket")
+                .permissions()
+                .mode()
+        };
+        assert_eq!(mode & 0o777, 0o600);
+        drop(socket);
+        assert!(!dir.path().join(SOCKET_FILE).exists());
+    }
+
+    #[test]
+    fn requests_are_json_lines_with_an_op() {
+        let line = serde_json::to_string(&Request::StartTask {
+            specialist: "kb".into(),
+            description: "find x".into(),
+        })
+        .expect("serialise");
+        assert_eq!(
+            line,
+            r#"{"op":"start_task","specialist":"kb","description":"find x"}"#
+        );
+        let parsed: Request =
+            serde_json::from_str(r#"{"op":"approve_task","id":"t1","approved":false}"#)
+                .expect("parse");
+        assert!(matches!(
+            parsed,
+            Request::ApproveTask {
+                approved: false,
+                ..
+            }
+        ));
+        assert!(serde_json::from_str::<Request>(r#"{"op":"format_disk"}"#).is_err());
+    }
+}

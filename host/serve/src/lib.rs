@@ -1,0 +1,287 @@
+//! `guild serve`: one long-lived host that agents reach over MCP, on stdio (the default, what
+//! MCP clients launch) or streamable HTTP (`--http 127.0.0.1:PORT`).
+//!
+//! While it runs it owns the data dir (one server per data dir, see [`lock`]); the CLI commands
+//! that change tasks, and `guild reload`, reach it through its control socket ([`control`]). It
+//! reloads the plugins when their folders, skill folders or `guild.toml` change ([`watch`]), on
+//! SIGHUP, on `guild reload` and on the `reload` tool. On SIGTERM or ctrl-c it stops taking new tasks, lets running ones finish within the
+//! grace period, then exits; background tasks still running then are marked `interrupted` by
+//! the task store, whose owner (this process) is gone.
+//!
+//! The crate also holds what the `guild` binary shares with the server: the MCP adapter
+//! ([`mcp`]), the text renderings of results ([`render`]) and how a host is started and stopped
+//! as the binary does it ([`start`]). `guild-cli` builds on it; it knows nothing of the CLI.
+
+mod auth;
+mod bounds;
+pub mod control;
+mod events;
+mod lock;
+mod watch;
+
+pub mod mcp;
+pub mod render;
+pub mod start;
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Args;
+use guild_host::Config;
+use guild_host::serve::ServeSettings;
+use rmcp::ServiceExt as _;
+use rmcp::transport::StreamableHttpService;
+use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+
+use crate::mcp::{Connection, Server};
+
+/// Arguments of `guild serve`.
+#[derive(Args)]
+pub struct ServeArgs {
+    /// Serve MCP over streamable HTTP on this address (path `/mcp`) instead of stdio. Clients
+    /// send the bearer token generated into DATA_DIR/serve.token (mode 0600).
+    #[arg(long, value_name = "ADDR:PORT")]
+    http: Option<SocketAddr>,
+    /// Require the bearer token (the default; kept for scripts that pass it).
+    #[arg(long, conflicts_with = "no_token")]
+    token: bool,
+    /// Serve HTTP without a bearer token (loopback addresses only; also `[serve] no_token`):
+    /// any local user or process can then drive the host. Warned about on every start.
+    #[arg(long)]
+    no_token: bool,
+    /// Seconds running tasks get to finish after SIGTERM or ctrl-c.
+    #[arg(long, default_value_t = 30, value_name = "SECONDS")]
+    grace_s: u64,
+    /// How changes to plugin folders, skill folders and guild.toml are noticed: file system
+    /// events with polling as the fallback (auto), events only, polling only, or off.
+    #[arg(long, value_enum, default_value = "auto", value_name = "MODE")]
+    watch: watch::WatchMode,
+    /// Quiet time before a change is reloaded (debounce), and the polling interval (0 turns
+    /// watching off).
+    #[arg(long, default_value_t = 500, value_name = "MS")]
+    watch_ms: u64,
+    /// Workspace whose team memory the memory tools serve (overrides `[memory] workspace`).
+    #[arg(long)]
+    workspace: Option<String>,
+    /// User whose private memory the memory tools serve (overrides `[memory] user`).
+    #[arg(long)]
+    user: Option<String>,
+}
+
+/// `guild serve`: starts one host for `config_path` and serves MCP over stdio or HTTP until a
+/// shutdown signal, reloading on change; the exit code is the process's.
+pub async fn run(config_path: &Path, args: ServeArgs) -> anyhow::Result<ExitCode> {
+    let mut config = Config::load(config_path).with_context(|| {
+        format!(
+            "failed to load {} (pass --config or set GUILD_CONFIG)",
+            config_path.display()
+        )
+    })?;
+    crate::start::name_owners(&mut config, args.workspace.clone(), args.user.clone())?;
+    let data_dir = config.data_dir();
+    let address = match args.http {
+        Some(addr) => format!("http://{addr}/mcp"),
+        None => "stdio".to_owned(),
+    };
+    // Before anything opens the stores: a second server must not touch them.
+    let _lock = lock::ServeLock::acquire(&data_dir, &address)?;
+    // Bound before the host starts, so a CLI command made meanwhile waits for this server
+    // instead of opening the stores itself.
+    let mut control = control::ControlSocket::bind(&data_dir)?;
+    let no_token = !args.token && (args.no_token || config.serve.no_token);
+    let token = match args.http {
+        Some(addr) => auth::token_for(&data_dir, addr, no_token)?,
+        None => None,
+    };
+    let limits = config.serve;
+    let host = crate::start::start_host_with(config).await?;
+    let server = Server::new(host, config_path.to_path_buf());
+    control.serve(server.clone());
+    let mode = match args.watch_ms {
+        0 => watch::WatchMode::Off,
+        _ => args.watch,
+    };
+    let _watcher = watch::spawn(
+        server.clone(),
+        config_path.to_path_buf(),
+        mode,
+        Duration::from_millis(args.watch_ms),
+    )?;
+    // Installed here, before the server says it serves: a SIGHUP sent right after that line
+    // must reload, not meet the default action (which ends the process).
+    tokio::spawn(reload_on_sighup(server.clone()));
+    let grace = Duration::from_secs(args.grace_s);
+    match args.http {
+        None => serve_stdio(server, limits, grace).await?,
+        Some(addr) => serve_http(server, addr, token, limits, grace).await?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn serve_stdio(
+    server: Arc<Server>,
+    limits: ServeSettings,
+    grace: Duration,
+) -> anyhow::Result<()> {
+    let shutdown = shutdown_signal();
+    eprintln!("guild serve: MCP on stdio");
+    // One message per line: a line past `[serve] max_body_kb` is dropped, never buffered whole.
+    let (stdin, stdout) = rmcp::transport::stdio();
+    let transport = rmcp::transport::async_rw::AsyncRwTransport::new_server(stdin, stdout)
+        .with_max_line_length(limits.max_body_bytes());
+    let service = Connection::new(server.clone())
+        .serve(transport)
+        .await
+        .context("failed to start the MCP session on stdio")?;
+    let token = service.cancellation_token();
+    tokio::select! {
+        quit = service.waiting() => {
+            tracing::info!("client closed the session: {quit:?}");
+        }
+        () = shutdown => {
+            drain(&server, grace).await;
+            token.cancel();
+        }
+    }
+    Ok(())
+}
+
+async fn serve_http(
+    server: Arc<Server>,
+    addr: SocketAddr,
+    token: Option<String>,
+    limits: ServeSettings,
+    grace: Duration,
+) -> anyhow::Result<()> {
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("failed to bind {addr}"))?;
+    let local = listener.local_addr()?;
+    let port = local.port();
+    let mut hosts = vec![
+        "localhost".to_owned(),
+        "127.0.0.1".to_owned(),
+        "::1".to_owned(),
+    ];
+    let mut origins = vec![
+        format!("http://localhost:{port}"),
+        format!("http://127.0.0.1:{port}"),
+    ];
+    if !local.ip().is_loopback() {
+        hosts.push(local.ip().to_string());
+        origins.push(format!("http://{local}"));
+    }
+    // Browsers send `Origin`: only this server's own origins pass, so a page on another site
+    // (DNS rebinding) cannot drive it. Clients that send no `Origin` are not browsers.
+    let transport = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(hosts)
+        .with_allowed_origins(origins)
+        .enforce_origin_validation();
+    let factory = {
+        let server = server.clone();
+        move || Ok(Connection::new(server.clone()))
+    };
+    let sessions = Arc::new(LocalSessionManager::default());
+    let mcp = StreamableHttpService::new(factory, sessions.clone(), transport);
+    let bounds = bounds::Bounds::new(limits, sessions);
+    bounds.spawn_expiry();
+    // Layers run outside in: the token first, then the bounds, then the transport.
+    let mut router = axum::Router::new()
+        .nest_service("/mcp", mcp)
+        .layer(axum::middleware::from_fn_with_state(bounds, bounds::bound));
+    if let Some(token) = token {
+        router = router.layer(axum::middleware::from_fn_with_state(
+            Arc::new(token),
+            auth::require_token,
+        ));
+    }
+    let shutdown = shutdown_signal();
+    eprintln!("guild serve: MCP on http://{local}/mcp");
+    // Answers are written in pieces (SSE): without TCP_NODELAY, Nagle's algorithm holds the
+    // last piece until the client's delayed ACK, ~40 ms per call.
+    let listener = axum::serve::ListenerExt::tap_io(listener, |stream| {
+        if let Err(e) = stream.set_nodelay(true) {
+            tracing::debug!("failed to set TCP_NODELAY: {e}");
+        }
+    });
+    tokio::select! {
+        served = axum::serve(listener, router) => served.context("the HTTP server failed")?,
+        () = shutdown => drain(&server, grace).await,
+    }
+    Ok(())
+}
+
+/// Stops taking new tasks and waits up to `grace` for the running ones.
+async fn drain(server: &Server, grace: Duration) {
+    server.drain();
+    let deadline = tokio::time::Instant::now() + grace;
+    let mut busy = server.busy();
+    if busy > 0 {
+        eprintln!(
+            "guild serve: stopping; waiting up to {}s for {busy} running task(s)",
+            grace.as_secs()
+        );
+    }
+    while busy > 0 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        busy = server.busy();
+    }
+    if busy > 0 {
+        eprintln!("guild serve: {busy} task(s) still running are left interrupted");
+    }
+    // Mutating calls outlive their task: each records its outcome before the process ends,
+    // as after `guild task` (bounded by the call's own timeout, not by the grace).
+    crate::start::finish_calls(server.host()).await;
+    if busy == 0 {
+        eprintln!("guild serve: stopped");
+    }
+}
+
+/// SIGTERM or ctrl-c (SIGINT). Both handlers are installed when this is called, not when the
+/// future is first polled: a SIGTERM sent right after the server said it serves must not meet
+/// the default action (which would kill the process without draining).
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
+    use tokio::signal::unix::SignalKind;
+    let mut term = watch_signal(SignalKind::terminate(), "SIGTERM");
+    let mut int = watch_signal(SignalKind::interrupt(), "SIGINT");
+    async move {
+        tokio::select! {
+            _ = next(&mut int) => {}
+            _ = next(&mut term) => {}
+        }
+    }
+}
+
+/// A handler for `kind`, installed now; `None` (logged) when it cannot be.
+fn watch_signal(
+    kind: tokio::signal::unix::SignalKind,
+    name: &str,
+) -> Option<tokio::signal::unix::Signal> {
+    tokio::signal::unix::signal(kind)
+        .inspect_err(|e| tracing::warn!("cannot watch {name}: {e}"))
+        .ok()
+}
+
+/// The next delivery of `signal`; never, when there is no handler.
+async fn next(signal: &mut Option<tokio::signal::unix::Signal>) -> Option<()> {
+    match signal {
+        Some(s) => s.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Reloads on every SIGHUP. Like [`shutdown_signal`], the handler is installed when this is
+/// called, not when the returned future is first polled by the task it is spawned on.
+fn reload_on_sighup(server: Arc<Server>) -> impl std::future::Future<Output = ()> {
+    let mut hup = watch_signal(tokio::signal::unix::SignalKind::hangup(), "SIGHUP");
+    async move {
+        while hup.is_some() && next(&mut hup).await.is_some() {
+            watch::reload(&server, "on SIGHUP").await;
+        }
+    }
+}

@@ -1,0 +1,58 @@
+//! Starting and stopping a host as the `guild` binary does, shared by every command and by
+//! `guild serve`: the compile helper is this executable, plugins that fail to load are warned
+//! about, mutating calls that outlived their task finish before the process exits, and
+//! `--workspace`/`--user` name the memory owners.
+
+use guild_host::{Config, Host};
+
+use crate::render;
+
+/// Starts a host for a parsed config, reporting plugins that failed to load.
+pub async fn start_host_with(mut config: Config) -> anyhow::Result<Host> {
+    // Components compile in a child process (this binary, under the compile limits). A unit
+    // test's executable is the test harness, which has no compile command.
+    if cfg!(not(test)) {
+        config.host.compile_helper = std::env::current_exe().ok();
+    }
+    let spinner =
+        render::spinner("loading plugins (first load compiles them; later loads use the cache)");
+    let host = Host::new(config).await?;
+    spinner.finish_and_clear();
+    for error in host.load_errors() {
+        eprintln!("warning: {}", guild_host::text::for_terminal(&error));
+    }
+    Ok(host)
+}
+
+/// Waits, before this command exits, for the mutating calls that outlived their task (a task
+/// that timed out leaves its call running) to record their outcome: the same wait `guild serve`
+/// makes when it drains ([`Host::finish_calls`]).
+pub async fn finish_calls(host: &Host) {
+    let running = host.calls_running();
+    if running > 0 {
+        eprintln!(
+            "waiting for {running} mutating call(s) still running to record their outcome \
+             (each ends by its [limits] timeout_s)"
+        );
+    }
+    host.finish_calls().await;
+}
+
+/// Applies `--workspace` / `--user` over `[memory]` in guild.toml (also used by `guild serve`).
+pub fn name_owners(
+    config: &mut Config,
+    workspace: Option<String>,
+    user: Option<String>,
+) -> anyhow::Result<()> {
+    for (flag, value, slot) in [
+        ("--workspace", workspace, &mut config.memory.workspace),
+        ("--user", user, &mut config.memory.user),
+    ] {
+        if let Some(name) = value {
+            guild_host::memory::validate_owner_name(&name)
+                .map_err(|e| anyhow::anyhow!("{flag}: {e}"))?;
+            *slot = Some(name);
+        }
+    }
+    Ok(())
+}
