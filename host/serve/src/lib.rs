@@ -73,9 +73,14 @@ pub struct ServeArgs {
     user: Option<String>,
 }
 
-/// `guild serve`: starts one host for `config_path` and serves MCP over stdio or HTTP until a
+/// `guild serve`: starts one host for `config_path` (compiling in `compile_helper`, see
+/// [`start::start_host_with`]) and serves MCP over stdio or HTTP until a
 /// shutdown signal, reloading on change; the exit code is the process's.
-pub async fn run(config_path: &Path, args: ServeArgs) -> anyhow::Result<ExitCode> {
+pub async fn run(
+    config_path: &Path,
+    args: ServeArgs,
+    compile_helper: Option<std::path::PathBuf>,
+) -> anyhow::Result<ExitCode> {
     let mut config = Config::load(config_path).with_context(|| {
         format!(
             "failed to load {} (pass --config or set GUILD_CONFIG)",
@@ -99,7 +104,7 @@ pub async fn run(config_path: &Path, args: ServeArgs) -> anyhow::Result<ExitCode
         None => None,
     };
     let limits = config.serve;
-    let host = crate::start::start_host_with(config).await?;
+    let host = crate::start::start_host_with(config, compile_helper).await?;
     let server = Server::new(host, config_path.to_path_buf());
     control.serve(server.clone());
     let mode = match args.watch_ms {

@@ -7,12 +7,16 @@ use guild_host::{Config, Host};
 
 use crate::render;
 
-/// Starts a host for a parsed config, reporting plugins that failed to load.
-pub async fn start_host_with(mut config: Config) -> anyhow::Result<Host> {
-    // Components compile in a child process (this binary, under the compile limits). A unit
-    // test's executable is the test harness, which has no compile command.
-    if cfg!(not(test)) {
-        config.host.compile_helper = std::env::current_exe().ok();
+/// Starts a host for a parsed config, reporting plugins that failed to load. Components compile
+/// in a child process of `compile_helper` (the `guild` binary, under the compile limits); `None`
+/// keeps what the config says (a unit test's executable, the test harness, has no compile
+/// command).
+pub async fn start_host_with(
+    mut config: Config,
+    compile_helper: Option<std::path::PathBuf>,
+) -> anyhow::Result<Host> {
+    if compile_helper.is_some() {
+        config.host.compile_helper = compile_helper;
     }
     let spinner =
         render::spinner("loading plugins (first load compiles them; later loads use the cache)");

@@ -40,7 +40,7 @@ mod task;
 mod tasks;
 
 pub(crate) use guild_serve::render;
-pub(crate) use guild_serve::start::{finish_calls, start_host_with};
+pub(crate) use guild_serve::start::finish_calls;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -215,7 +215,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::CompileComponent(args) => Ok(compile_component(&args)),
         Command::Bundle(cmd) => bundle::run(&cli.config, cmd, cli.json).await,
         Command::Keys(cmd) => keys::run(&cli.config, cmd, cli.json).await,
-        Command::Serve(args) => guild_serve::run(&cli.config, args).await,
+        Command::Serve(args) => guild_serve::run(&cli.config, args, compile_helper()).await,
         Command::New(args) => new::run(args, cli.json),
         Command::Build(args) => build::run(&cli.config, args, cli.json).await,
         Command::Dev(args) => dev::run(args).await,
@@ -250,4 +250,20 @@ pub(crate) async fn start_host(config_path: &std::path::Path) -> anyhow::Result<
         )
     })?;
     start_host_with(config).await
+}
+
+/// Starts a host for a parsed config as every command does: components compile in a child
+/// process of this binary ([`compile_helper`]).
+pub(crate) async fn start_host_with(config: Config) -> anyhow::Result<Host> {
+    guild_serve::start::start_host_with(config, compile_helper()).await
+}
+
+/// This executable, which answers the compile command; none in a unit test, whose executable is
+/// the test harness.
+fn compile_helper() -> Option<std::path::PathBuf> {
+    if cfg!(test) {
+        None
+    } else {
+        std::env::current_exe().ok()
+    }
 }
