@@ -9,7 +9,7 @@
 //! (a log line, a table cell); [`json_safe`] does the same for JSON text.
 //!
 //! Escapes are visible and unambiguous to a reader: `\n`, `\r`, `\t`, `\x1b` for C0 controls
-//! and DEL, `\u{9b}` for C1 controls and bidi controls. Text without anything to escape is
+//! and DEL, `\u{9b}` for C1 controls, bidi controls and invisible characters. Text without anything to escape is
 //! returned as it was, without copying. [`truncate`] cuts text to a byte budget on a character
 //! boundary, for every plugin-supplied value the host stores or prints.
 
@@ -69,17 +69,27 @@ fn escape(s: &str, keep_lines: bool) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// C0 controls (newline and tab included; callers decide whether to keep them), DEL, C1
-/// controls, and the Unicode bidirectional controls that reorder how a line reads.
-fn is_unsafe(c: char) -> bool {
+/// Whether `c` is escaped by this module: C0 controls (newline and tab included; callers
+/// decide whether to keep them), DEL, C1 controls, the Unicode bidirectional controls that reorder how a line reads, the line and
+/// paragraph separators (a line break to many viewers), and the invisible characters that hide
+/// text from a reader while a model still reads it: zero-width space, word joiner and the
+/// invisible operators, the byte-order mark, interlinear annotations, and the tag characters
+/// (U+E0000–E007F, used to smuggle instructions past a reader). Zero-width (non-)joiners stay:
+/// scripts such as Persian and Devanagari, and emoji sequences, need them.
+pub fn is_unsafe(c: char) -> bool {
     matches!(c,
         '\u{0}'..='\u{1f}'
         | '\u{7f}'..='\u{9f}'
         | '\u{61c}'
+        | '\u{200b}'
         | '\u{200e}'
         | '\u{200f}'
-        | '\u{202a}'..='\u{202e}'
-        | '\u{2066}'..='\u{2069}')
+        | '\u{2028}'..='\u{202e}'
+        | '\u{2060}'..='\u{2064}'
+        | '\u{2066}'..='\u{2069}'
+        | '\u{feff}'
+        | '\u{fff9}'..='\u{fffb}'
+        | '\u{e0000}'..='\u{e007f}')
 }
 
 /// The longest prefix of `s` that is at most `max` bytes and ends on a character boundary.
@@ -125,6 +135,24 @@ mod tests {
                 "ok\\n2026-01-01 ERROR forged",
             ),
             ("héllo — 技能", "héllo — 技能", "héllo — 技能"),
+            // Hidden from a reader, read by a model: escaped so both see the same thing.
+            (
+                "a\u{200b}b\u{feff}",
+                "a\\u{200b}b\\u{feff}",
+                "a\\u{200b}b\\u{feff}",
+            ),
+            ("ok\u{2028}forged", "ok\\u{2028}forged", "ok\\u{2028}forged"),
+            (
+                "hi\u{e0069}\u{e0067}\u{e006e}",
+                "hi\\u{e0069}\\u{e0067}\\u{e006e}",
+                "hi\\u{e0069}\\u{e0067}\\u{e006e}",
+            ),
+            // Joiners that scripts and emoji need are text, not tricks.
+            (
+                "می\u{200c}خواهم 👩\u{200d}💻",
+                "می\u{200c}خواهم 👩\u{200d}💻",
+                "می\u{200c}خواهم 👩\u{200d}💻",
+            ),
         ];
         for (input, terminal, line) in cases {
             assert_eq!(for_terminal(input), *terminal, "for_terminal({input:?})");

@@ -4,10 +4,10 @@
 //!
 //! The characters neutralized ([`disguising`]) are those [`guild_core::text`] escapes for
 //! terminals (C0 controls, DEL, C1 controls, the bidirectional marks, embeddings, overrides
-//! and isolates) plus the invisible format characters that disguise text: zero-width space,
-//! word joiner and the invisible operators, the byte-order mark, the Mongolian vowel
-//! separator, and a zero-width (non-)joiner where it joins nothing (after an ASCII character or
-//! at the start; after an emoji or a letter of a script that shapes, it is legitimate). They
+//! and isolates, line separators, zero-width space, word joiner and the invisible operators,
+//! the byte-order mark, tag characters) plus the Mongolian vowel separator and a zero-width
+//! (non-)joiner where it joins nothing (after an ASCII character or at the start; after an
+//! emoji or a letter of a script that shapes, it is legitimate). They
 //! are escaped visibly (`\x1b`, `\u{202e}`) rather than dropped, so a reader sees that something
 //! was there. Strict `guild skills check` refuses them ([`first_disguising`]).
 //!
@@ -21,17 +21,8 @@ use std::borrow::Cow;
 /// are included: callers that keep lines decide about them.
 pub(crate) fn disguising(c: char, prev: Option<char>) -> bool {
     match c {
-        '\u{0}'..='\u{1f}'
-        | '\u{7f}'..='\u{9f}'
-        | '\u{61c}'
-        | '\u{180e}'
-        | '\u{200b}'
-        | '\u{200e}'
-        | '\u{200f}'
-        | '\u{202a}'..='\u{202e}'
-        | '\u{2060}'..='\u{2064}'
-        | '\u{2066}'..='\u{2069}'
-        | '\u{feff}' => true,
+        _ if guild_core::text::is_unsafe(c) => true,
+        '\u{180e}' => true,
         // Zero-width non-joiner and joiner: shaping in Persian or Indic text and joining emoji
         // sequences come after a non-ASCII character; anywhere else they only hide.
         '\u{200c}' | '\u{200d}' => prev.is_none_or(|p| p.is_ascii()),
