@@ -265,6 +265,28 @@ async fn with_token_only_the_bearer_token_gets_in() {
         post(&server.url, &[("authorization", "Bearer wrong")]).await,
         reqwest::StatusCode::UNAUTHORIZED
     );
+    // The refusal is one an MCP SDK can show: a JSON-RPC error and an RFC 6750 challenge.
+    let refused = reqwest::Client::new()
+        .post(&server.url)
+        .header("content-type", "application/json")
+        .header("authorization", "Bearer wrong")
+        .body(initialize_body())
+        .send()
+        .await
+        .expect("answered");
+    let challenge = refused.headers()["www-authenticate"]
+        .to_str()
+        .expect("ascii")
+        .to_owned();
+    assert!(challenge.contains("error=\"invalid_token\""), "{challenge}");
+    let body = refused.bytes().await.expect("a body");
+    let body: serde_json::Value = serde_json::from_slice(&body).expect("a JSON body");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("serve.token")),
+        "{body}"
+    );
     assert!(
         post(&server.url, &[("authorization", bearer.as_str())])
             .await

@@ -88,6 +88,9 @@ pub(crate) fn load_or_create_token(data_dir: &Path) -> anyhow::Result<String> {
     Ok(token)
 }
 
+/// The JSON-RPC error code of a refused token (in the implementation-defined server range).
+const UNAUTHORIZED_CODE: i64 = -32001;
+
 /// Whether `header_value` is `Bearer <token>`, compared in constant time.
 pub(crate) fn bearer_matches(header_value: Option<&str>, token: &str) -> bool {
     let Some(given) = header_value.and_then(|v| v.strip_prefix("Bearer ")) else {
@@ -109,10 +112,38 @@ pub(crate) async fn require_token(
     if bearer_matches(given, &token) {
         return next.run(request).await;
     }
+    unauthorized(given.is_some())
+}
+
+/// The 401 an MCP client can read: a JSON-RPC error body (SDKs surface its message, where a
+/// plain-text body is hidden behind "connection closed") and an RFC 6750 challenge that says
+/// whether the token was missing or wrong.
+fn unauthorized(token_given: bool) -> Response {
+    let (challenge, message) = if token_given {
+        (
+            r#"Bearer realm="guild", error="invalid_token", error_description="the bearer token is not this server's""#,
+            "wrong bearer token: send `Authorization: Bearer <token>` with the token from \
+             serve.token in the server's data dir",
+        )
+    } else {
+        (
+            r#"Bearer realm="guild""#,
+            "missing bearer token: send `Authorization: Bearer <token>` with the token from \
+             serve.token in the server's data dir",
+        )
+    };
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": { "code": UNAUTHORIZED_CODE, "message": message },
+    });
     (
         StatusCode::UNAUTHORIZED,
-        [(header::WWW_AUTHENTICATE, "Bearer")],
-        "missing or wrong bearer token: send `Authorization: Bearer <token>` with the token from serve.token in the data dir\n",
+        [
+            (header::WWW_AUTHENTICATE, challenge),
+            (header::CONTENT_TYPE, "application/json"),
+        ],
+        body.to_string(),
     )
         .into_response()
 }
@@ -141,6 +172,39 @@ mod tests {
             Some(&format!("bearer {token}")[..]),
         ] {
             assert!(!bearer_matches(wrong, &token), "{wrong:?}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_refusal_is_json_rpc_with_a_challenge_saying_missing_or_wrong() {
+        for (given, error) in [(false, None), (true, Some("invalid_token"))] {
+            let response = unauthorized(given);
+            assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+            let challenge = response.headers()[header::WWW_AUTHENTICATE]
+                .to_str()
+                .expect("ascii")
+                .to_owned();
+            assert!(
+                challenge.starts_with("Bearer realm=\"guild\""),
+                "{challenge}"
+            );
+            assert_eq!(
+                error.is_some_and(|e| challenge.contains(&format!("error=\"{e}\""))),
+                given,
+                "{challenge}"
+            );
+            assert_eq!(response.headers()[header::CONTENT_TYPE], "application/json");
+            let body = axum::body::to_bytes(response.into_body(), 4096)
+                .await
+                .expect("body");
+            let body: serde_json::Value = serde_json::from_slice(&body).expect("JSON");
+            assert_eq!(body["error"]["code"], UNAUTHORIZED_CODE);
+            let message = body["error"]["message"].as_str().expect("message");
+            assert!(
+                message.contains(if given { "wrong" } else { "missing" }),
+                "{message}"
+            );
+            assert!(message.contains("serve.token"), "{message}");
         }
     }
 
