@@ -662,3 +662,42 @@ fn stdio_bounds_message_size_and_argument_depth() {
     );
     peer.stop();
 }
+
+/// Every specialist is a prompt taking a `brief`; a missing brief or an unknown prompt is
+/// invalid params (-32602), never method-not-found.
+#[test]
+fn each_specialist_is_a_prompt_and_bad_prompt_requests_are_invalid_params() {
+    let dir = setup();
+    let (mut peer, init) = StdioPeer::start(dir.path(), serde_json::json!({}));
+    assert!(
+        init["result"]["capabilities"]["prompts"]["listChanged"] == true,
+        "{init}"
+    );
+    let listed = peer.request("prompts/list", serde_json::json!({}));
+    let names: Vec<&str> = listed["result"]["prompts"]
+        .as_array()
+        .expect("prompts")
+        .iter()
+        .filter_map(|p| p["name"].as_str())
+        .collect();
+    assert_eq!(names, ["probe"], "{listed}");
+    let got = peer.request(
+        "prompts/get",
+        serde_json::json!({"name": "probe", "arguments": {"brief": "count the open issues"}}),
+    );
+    let text = got["result"]["messages"][0]["content"]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        text.contains("count the open issues") && text.contains("`task` tool"),
+        "{got}"
+    );
+    for params in [
+        serde_json::json!({"name": "probe"}),
+        serde_json::json!({"name": "nobody", "arguments": {"brief": "x"}}),
+    ] {
+        let refused = peer.request("prompts/get", params);
+        assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    }
+    peer.stop();
+}

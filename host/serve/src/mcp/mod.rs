@@ -6,11 +6,12 @@
 //! are also resources ([`resources`]); with `wakeup` delivery, background reports are also log
 //! notifications ([`wakeup`]); clients that declare the Tasks extension get a `task` call as a
 //! background task, with `tasks/get`, `tasks/cancel`, `tasks/list` and `tasks/result`
-//! ([`tasks_ext`]).
+//! ([`tasks_ext`]). Each specialist is also a prompt ([`prompts`]).
 
 mod approvals;
 mod calls;
 mod memory;
+mod prompts;
 mod resources;
 mod tasks_ext;
 mod tools;
@@ -25,9 +26,10 @@ use guild_host::skills::TaskSkills;
 use guild_host::{Config, Host, ReloadReport, TaskInput};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ContentBlock,
-    CustomRequest, CustomResult, GetTaskParams, GetTaskResult, Implementation, ListResourcesResult,
-    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, ServerCapabilities, ServerConfig,
+    CustomRequest, CustomResult, GetPromptRequestParams, GetPromptResponse, GetTaskParams,
+    GetTaskResult, Implementation, ListPromptsResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
@@ -100,6 +102,7 @@ impl Server {
         }
         if report.roster_changed {
             self.notify_all(Changed::Tools).await;
+            self.notify_all(Changed::Prompts).await;
         }
         if self.skill_set_changed().await {
             self.notify_all(Changed::Resources).await;
@@ -140,6 +143,7 @@ impl Server {
             let sent = match what {
                 Changed::Tools => peer.notify_tool_list_changed().await,
                 Changed::Resources => peer.notify_resource_list_changed().await,
+                Changed::Prompts => peer.notify_prompt_list_changed().await,
             };
             gone |= sent.is_err();
         }
@@ -163,6 +167,8 @@ impl Server {
 enum Changed {
     Tools,
     Resources,
+    /// The roster changed: prompts are one per specialist.
+    Prompts,
 }
 
 /// Counts one running `task` call for the graceful shutdown.
@@ -228,6 +234,8 @@ impl ServerHandler for Connection {
             .enable_resources()
             .enable_resources_list_changed()
             .enable_logging()
+            .enable_prompts()
+            .enable_prompts_list_changed()
             .enable_tasks()
             .build();
         ServerConfig::new(capabilities)
@@ -264,6 +272,29 @@ impl ServerHandler for Connection {
     ) -> Result<(), ErrorData> {
         self.log_level.set(request.level);
         Ok(())
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Ok(ListPromptsResult::with_all_items(prompts::list(
+            &self.server.host.roster(),
+        )))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        prompts::get(
+            &self.server.host.roster(),
+            &request.name,
+            request.arguments.as_ref(),
+        )
+        .map(Into::into)
     }
 
     async fn list_resources(
