@@ -701,3 +701,31 @@ fn each_specialist_is_a_prompt_and_bad_prompt_requests_are_invalid_params() {
     }
     peer.stop();
 }
+
+/// A standard method with params of the wrong shape is invalid params (-32602) naming the
+/// method; a method the server does not have is method-not-found (-32601).
+#[test]
+fn malformed_params_are_invalid_params_and_unknown_methods_not_found() {
+    let dir = setup();
+    let (mut peer, _) = StdioPeer::start(dir.path(), serde_json::json!({}));
+    for (method, params) in [
+        (
+            "tools/call",
+            serde_json::json!({"name": "task", "arguments": "not an object"}),
+        ),
+        ("tools/call", serde_json::json!({"arguments": {}})),
+        ("prompts/get", serde_json::json!({"name": 7})),
+        ("resources/read", serde_json::json!({"uri": ["skill://x"]})),
+    ] {
+        let refused = peer.request(method, params.clone());
+        assert_eq!(
+            refused["error"]["code"], -32602,
+            "{method} {params}: {refused}"
+        );
+        let message = refused["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains(method), "{method}: {refused}");
+    }
+    let unknown = peer.request("no/such/method", serde_json::json!({}));
+    assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
+    peer.stop();
+}

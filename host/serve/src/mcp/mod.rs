@@ -10,6 +10,7 @@
 
 mod approvals;
 mod calls;
+mod malformed;
 mod memory;
 mod prompts;
 mod resources;

@@ -295,6 +295,12 @@ impl Connection {
         context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
         let known = [LIST_METHOD, RESULT_METHOD].contains(&request.method.as_str());
+        if !known
+            && let Some(e) =
+                super::malformed::invalid_params(&request.method, request.params.as_ref())
+        {
+            return Err(e);
+        }
         if !known || !client_declared(&context) {
             return Err(ErrorData::new(
                 ErrorCode::METHOD_NOT_FOUND,
