@@ -729,3 +729,26 @@ fn malformed_params_are_invalid_params_and_unknown_methods_not_found() {
     assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
     peer.stop();
 }
+
+/// A line that is not JSON-RPC gets JSON-RPC's answer on stdio (-32700 for text that is not
+/// JSON, -32600 for JSON that is not a message) and the session goes on.
+#[test]
+fn a_malformed_line_on_stdio_is_answered_and_the_session_goes_on() {
+    use std::io::{BufRead as _, Write as _};
+    let dir = setup();
+    let (mut peer, _) = StdioPeer::start(dir.path(), serde_json::json!({}));
+    for (line, code) in [
+        ("{not json", -32700),
+        ("{\"id\": 9, \"method\": \"ping\"}", -32600),
+    ] {
+        writeln!(peer.stdin, "{line}").expect("write");
+        peer.stdin.flush().expect("flush");
+        let mut answer = String::new();
+        peer.stdout.read_line(&mut answer).expect("an answer");
+        let answer: serde_json::Value = serde_json::from_str(&answer).expect("JSON");
+        assert_eq!(answer["error"]["code"], code, "{line}: {answer}");
+    }
+    let pong = peer.request("ping", serde_json::json!({}));
+    assert!(pong["result"].is_object(), "{pong}");
+    peer.stop();
+}

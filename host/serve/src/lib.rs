@@ -17,6 +17,7 @@ mod bounds;
 pub mod control;
 mod events;
 mod lock;
+mod stdio_guard;
 mod watch;
 
 pub mod mcp;
@@ -135,8 +136,9 @@ async fn serve_stdio(
 ) -> anyhow::Result<()> {
     let shutdown = shutdown_signal();
     eprintln!("guild serve: MCP on stdio");
-    // One message per line: a line past `[serve] max_body_kb` is dropped, never buffered whole.
-    let (stdin, stdout) = rmcp::transport::stdio();
+    // One message per line: a line that is not JSON-RPC, or is past `[serve] max_body_kb`, is
+    // answered with its error by the guard and never buffered whole.
+    let (stdin, stdout) = stdio_guard::stdio(limits.max_body_bytes());
     let transport = rmcp::transport::async_rw::AsyncRwTransport::new_server(stdin, stdout)
         .with_max_line_length(limits.max_body_bytes());
     let service = Connection::new(server.clone())

@@ -1,0 +1,255 @@
+//! The stdio transport's front door: every line a client sends is looked at before the MCP
+//! session sees it, so that a line the session cannot use still gets the answer JSON-RPC
+//! prescribes instead of silence.
+//!
+//! - a line that is not JSON: `-32700` (parse error), id `null`;
+//! - JSON that is not a JSON-RPC 2.0 message (no `"jsonrpc": "2.0"`, or not an object or a
+//!   batch): `-32600` (invalid request), with the line's id when it has one;
+//! - a line over `[serve] max_body_kb`: `-32600` naming the limit; the line is skipped as it
+//!   streams in and never buffered whole.
+//!
+//! Good lines go to the session through an in-memory pipe; the session's output and these
+//! answers reach stdout through one writer task, a whole line at a time, so they never
+//! interleave.
+
+use serde_json::{Value, json};
+use tokio::io::{
+    AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt, BufReader, DuplexStream,
+};
+use tokio::sync::mpsc;
+
+/// Bytes buffered in each in-memory pipe between the guard and the session.
+const PIPE_BYTES: usize = 64 * 1024;
+
+/// One line read from the client.
+#[derive(Debug, PartialEq, Eq)]
+enum Line {
+    /// A whole line, without its newline.
+    Whole(Vec<u8>),
+    /// A line longer than the limit, skipped.
+    TooLong,
+}
+
+/// Starts the guard between this process's stdin/stdout and an MCP session; returns the
+/// session's side: what it reads and where it writes. Lines longer than `max_line` bytes are
+/// refused.
+pub(crate) fn stdio(max_line: usize) -> (DuplexStream, DuplexStream) {
+    guard(tokio::io::stdin(), tokio::io::stdout(), max_line)
+}
+
+/// [`stdio`] over any reader and writer (tests use in-memory ones).
+fn guard<R, W>(input: R, output: W, max_line: usize) -> (DuplexStream, DuplexStream)
+where
+    R: tokio::io::AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (session_in, feed) = tokio::io::duplex(PIPE_BYTES);
+    let (session_out, drain) = tokio::io::duplex(PIPE_BYTES);
+    let (lines, mut outgoing) = mpsc::channel::<Vec<u8>>(64);
+    // The one writer of stdout.
+    tokio::spawn(async move {
+        let mut output = output;
+        while let Some(mut line) = outgoing.recv().await {
+            line.push(b'\n');
+            if output.write_all(&line).await.is_err() || output.flush().await.is_err() {
+                break;
+            }
+        }
+    });
+    // The session's answers, line by line.
+    let from_session = lines.clone();
+    tokio::spawn(async move {
+        let mut drain = BufReader::new(drain);
+        loop {
+            let mut line = Vec::new();
+            match drain.read_until(b'\n', &mut line).await {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {
+                    if line.last() == Some(&b'\n') {
+                        line.pop();
+                    }
+                    if from_session.send(line).await.is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+    });
+    // The client's lines: good ones to the session, the others answered here.
+    tokio::spawn(async move {
+        let mut input = BufReader::new(input);
+        let mut feed = feed;
+        loop {
+            let line = match read_line(&mut input, max_line).await {
+                Ok(Some(line)) => line,
+                Ok(None) | Err(_) => break,
+            };
+            match judge(&line, max_line) {
+                None => {
+                    let Line::Whole(mut bytes) = line else { break };
+                    bytes.push(b'\n');
+                    if feed.write_all(&bytes).await.is_err() {
+                        break;
+                    }
+                }
+                Some(answer) => {
+                    if lines.send(answer.to_string().into_bytes()).await.is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+        // End of input: the session sees it and ends.
+        let _ = feed.shutdown().await;
+    });
+    (session_in, session_out)
+}
+
+/// Reads one `\n`-terminated line, never holding more than `max` bytes of it; `None` at the
+/// end of input. A blank line is skipped.
+async fn read_line<R: AsyncBufRead + Unpin>(
+    reader: &mut R,
+    max: usize,
+) -> std::io::Result<Option<Line>> {
+    let mut line = Vec::new();
+    let mut too_long = false;
+    loop {
+        let (consumed, done) = {
+            let available = reader.fill_buf().await?;
+            if available.is_empty() {
+                // End of input: a last line without a newline still counts.
+                return Ok(match (too_long, line.is_empty()) {
+                    (true, _) => Some(Line::TooLong),
+                    (false, true) => None,
+                    (false, false) => Some(Line::Whole(line)),
+                });
+            }
+            let end = available.iter().position(|b| *b == b'\n');
+            let take = end.unwrap_or(available.len());
+            if !too_long && line.len() + take <= max {
+                line.extend_from_slice(&available[..take]);
+            } else {
+                too_long = true;
+                line.clear();
+            }
+            (end.map_or(take, |e| e + 1), end.is_some())
+        };
+        reader.consume(consumed);
+        if done {
+            if too_long {
+                return Ok(Some(Line::TooLong));
+            }
+            if line.iter().all(u8::is_ascii_whitespace) {
+                line.clear();
+                continue;
+            }
+            return Ok(Some(Line::Whole(line)));
+        }
+    }
+}
+
+/// `None` when `line` is a JSON-RPC message for the session, else the error to answer.
+fn judge(line: &Line, max_line: usize) -> Option<Value> {
+    let bytes = match line {
+        Line::TooLong => {
+            return Some(error(
+                Value::Null,
+                -32600,
+                &format!(
+                    "message over {} KiB ([serve] max_body_kb); it was not read",
+                    max_line / 1024
+                ),
+            ));
+        }
+        Line::Whole(bytes) => bytes,
+    };
+    let value: Value = match serde_json::from_slice(bytes) {
+        Ok(value) => value,
+        Err(e) => return Some(error(Value::Null, -32700, &format!("parse error: {e}"))),
+    };
+    let is_message = |v: &Value| v.get("jsonrpc").and_then(Value::as_str) == Some("2.0");
+    let ok = match &value {
+        Value::Object(_) => is_message(&value),
+        Value::Array(items) => !items.is_empty() && items.iter().all(is_message),
+        _ => false,
+    };
+    if ok {
+        return None;
+    }
+    let id = value.get("id").cloned().unwrap_or(Value::Null);
+    Some(error(
+        id,
+        -32600,
+        "invalid request: expected a JSON-RPC 2.0 message (an object with \"jsonrpc\": \"2.0\")",
+    ))
+}
+
+fn error(id: Value, code: i64, message: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::AsyncReadExt;
+
+    #[tokio::test]
+    async fn lines_are_capped_and_blank_lines_skipped() {
+        let input = b"abc\n\n   \nxxxxxxxxxx\nlast".to_vec();
+        let mut reader = BufReader::with_capacity(3, &input[..]);
+        let mut got = Vec::new();
+        while let Some(line) = read_line(&mut reader, 5).await.expect("read") {
+            got.push(line);
+        }
+        assert_eq!(
+            got,
+            [
+                Line::Whole(b"abc".to_vec()),
+                Line::TooLong,
+                Line::Whole(b"last".to_vec())
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn bad_lines_are_answered_and_good_ones_reach_the_session() {
+        let client = concat!(
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n",
+            "not json\n",
+            "{\"id\":7,\"method\":\"ping\"}\n",
+            "42\n",
+            "[]\n",
+        );
+        let (output, mut seen) = tokio::io::duplex(4096);
+        let (mut session_in, session_out) = guard(client.as_bytes(), output, 1024);
+        let mut forwarded = String::new();
+        session_in
+            .read_to_string(&mut forwarded)
+            .await
+            .expect("session input");
+        assert_eq!(
+            forwarded,
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n"
+        );
+        drop(session_out);
+        let mut answers = String::new();
+        seen.read_to_string(&mut answers).await.expect("stdout");
+        let answers: Vec<Value> = answers
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("each answer is one JSON line"))
+            .collect();
+        let codes: Vec<(Value, i64)> = answers
+            .iter()
+            .map(|a| (a["id"].clone(), a["error"]["code"].as_i64().unwrap_or(0)))
+            .collect();
+        assert_eq!(
+            codes,
+            [
+                (Value::Null, -32700),
+                (Value::from(7), -32600),
+                (Value::Null, -32600),
+                (Value::Null, -32600),
+            ]
+        );
+    }
+}
