@@ -87,7 +87,15 @@ fn python_client(args: &[&str]) {
 
 /// The client, sending `token` as its bearer token over HTTP.
 fn python_client_with(args: &[&str], token: Option<&str>) {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_client.py");
+    python_script("mcp_client.py", args, token);
+}
+
+/// Runs `host/cli/tests/SCRIPT` with the test environment's Python; it must print
+/// "all checks passed".
+fn python_script(script: &str, args: &[&str], token: Option<&str>) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join(script);
     let python = venv_python();
     let mut command = Command::new(&python);
     if let Some(token) = token {
@@ -751,4 +759,20 @@ fn a_malformed_line_on_stdio_is_answered_and_the_session_goes_on() {
     let pong = peer.request("ping", serde_json::json!({}));
     assert!(pong["result"].is_object(), "{pong}");
     peer.stop();
+}
+
+/// The SDK's 2026-07-28 client, probing with `server/discover` (its default) and with the
+/// version pinned: tools, prompts, a task, and list changes on `subscriptions/listen`.
+#[test]
+fn a_2026_07_28_client_discovers_and_listens() {
+    for mode in ["auto", "2026-07-28"] {
+        let dir = setup();
+        let config = dir.path().join("guild.toml").display().to_string();
+        let reloaded = dir.path().join("reloaded.toml").display().to_string();
+        python_script(
+            "mcp_modern.py",
+            &[mode, env!("CARGO_BIN_EXE_guild"), &config, &reloaded],
+            None,
+        );
+    }
 }

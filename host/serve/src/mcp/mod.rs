@@ -25,6 +25,7 @@ use std::sync::{Arc, Mutex};
 use anyhow::Context;
 use guild_host::skills::TaskSkills;
 use guild_host::{Config, Host, ReloadReport, TaskInput};
+use rmcp::model::SubscriptionFilter;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ContentBlock,
     CustomRequest, CustomResult, GetPromptRequestParams, GetPromptResponse, GetTaskParams,
@@ -32,7 +33,7 @@ use rmcp::model::{
     PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
     ServerCapabilities, ServerConfig,
 };
-use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext, SubscriptionSink};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use serde_json::Value;
 
@@ -46,6 +47,12 @@ pub(crate) struct Server {
     running: AtomicUsize,
     /// Clients to notify when the tool list or the resources change.
     peers: Mutex<Vec<Peer<RoleServer>>>,
+    /// Open `subscriptions/listen` streams (protocol 2026-07-28): the same changes, sent on the
+    /// stream each client opened.
+    /// Each under a number of its own (request ids repeat across sessions).
+    listeners: Mutex<Vec<(u64, SubscriptionSink)>>,
+    /// The next listener's number.
+    next_listener: std::sync::atomic::AtomicU64,
     /// The supervisor's skill set as last seen ([`resources::signature`]): a reload that
     /// changes it sends `notifications/resources/list_changed`.
     skill_set: tokio::sync::Mutex<Option<String>>,
@@ -59,6 +66,8 @@ impl Server {
             draining: AtomicBool::new(false),
             running: AtomicUsize::new(0),
             peers: Mutex::new(Vec::new()),
+            listeners: Mutex::new(Vec::new()),
+            next_listener: std::sync::atomic::AtomicU64::new(0),
             skill_set: tokio::sync::Mutex::new(None),
         })
     }
@@ -151,6 +160,19 @@ impl Server {
         if gone {
             let mut list = self.peers.lock().unwrap_or_else(|p| p.into_inner());
             list.retain(|p| !p.is_transport_closed());
+        }
+        let listeners: Vec<(u64, SubscriptionSink)> = self
+            .listeners
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        for (_, sink) in &listeners {
+            // A stream that did not ask for this kind refuses it; that is its choice.
+            let _ = match what {
+                Changed::Tools => sink.notify_tool_list_changed().await,
+                Changed::Resources => sink.notify_resource_list_changed().await,
+                Changed::Prompts => sink.notify_prompt_list_changed().await,
+            };
         }
     }
 
@@ -272,6 +294,36 @@ impl ServerHandler for Connection {
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         self.log_level.set(request.level);
+        Ok(())
+    }
+
+    /// `subscriptions/listen` (2026-07-28): the list changes this server announces.
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        let offered = SubscriptionFilter::builder()
+            .tools_list_changed()
+            .prompts_list_changed()
+            .resources_list_changed()
+            .build();
+        Some(requested.intersection(&offered))
+    }
+
+    /// Keeps the stream's sink among the listeners until the client cancels it or leaves.
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let number = self.server.next_listener.fetch_add(1, Ordering::Relaxed);
+        self.server
+            .listeners
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((number, context.sink().clone()));
+        context.cancelled().await;
+        self.server
+            .listeners
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|(n, _)| *n != number);
         Ok(())
     }
 
