@@ -1,8 +1,10 @@
 //! Support for the workspace integration tests: where the built plugins are, one shared engine
 //! (so each component compiles once per test run), hosts built from inline `guild.toml` text,
-//! and the probe specialist's JSON protocol.
+//! and the probe specialist's JSON protocol; [`wasm_bytes`] writes components by hand.
 //!
 //! The plugins are real components built by `plugins/build.sh`; nothing here fakes a plugin.
+
+pub mod wasm_bytes;
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use guild_host::CompileSource;
 use guild_host::{Config, EngineOptions, GuildEngine, Host};
+use guild_tests::wasm_bytes::pool_heavy_component;
 use guild_tests::{plugin_dir, probe};
 use serde_json::json;
 use sha2::{Digest, Sha256};
@@ -157,54 +158,6 @@ fn entry_written_under_another_key_refused() {
         source(&engine(dir.path()), &component),
         CompileSource::Compiled
     );
-}
-
-/// Appends section `id` with `contents` (its size as unsigned LEB128 first).
-fn section(out: &mut Vec<u8>, id: u8, contents: &[u8]) {
-    out.push(id);
-    out.extend(leb128(contents.len()));
-    out.extend_from_slice(contents);
-}
-
-fn leb128(mut n: usize) -> Vec<u8> {
-    let mut out = Vec::new();
-    loop {
-        let byte = (n & 0x7f) as u8;
-        n >>= 7;
-        if n == 0 {
-            out.push(byte);
-            return out;
-        }
-        out.push(byte | 0x80);
-    }
-}
-
-/// A component that instantiates one core module `instances` times; the module defines
-/// `memories` memories and `tables` tables (so the component has `instances` times as many).
-fn pool_heavy_component(instances: usize, memories: usize, tables: usize) -> Vec<u8> {
-    let mut module = b"\0asm\x01\0\0\0".to_vec();
-    if tables > 0 {
-        let mut t = leb128(tables);
-        for _ in 0..tables {
-            t.extend([0x70, 0x00, 0x00]); // funcref, no maximum, 0 elements
-        }
-        section(&mut module, 4, &t);
-    }
-    if memories > 0 {
-        let mut m = leb128(memories);
-        for _ in 0..memories {
-            m.extend([0x00, 0x00]); // no maximum, 0 pages
-        }
-        section(&mut module, 5, &m);
-    }
-    let mut component = b"\0asm\x0d\0\x01\0".to_vec();
-    section(&mut component, 1, &module);
-    let mut inst = leb128(instances);
-    for _ in 0..instances {
-        inst.extend([0x00, 0x00, 0x00]); // instantiate module 0 with no arguments
-    }
-    section(&mut component, 2, &inst);
-    component
 }
 
 /// A pooled engine (the per-component limits apply) over the disk cache in `dir/cache`.

@@ -7,6 +7,12 @@ use std::path::{Path, PathBuf};
 
 use guild_host::{Config, Host};
 
+// The wasm binary writer the workspace tests use too.
+#[path = "../../../tests/wasm_bytes.rs"]
+#[allow(unreachable_pub)]
+mod wasm_bytes;
+use wasm_bytes::{COMPONENT, CORE_MODULE, leb128, pool_heavy_component, section};
+
 fn plugin(rel: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../plugins")
@@ -82,26 +88,6 @@ async fn compile_over_the_memory_ceiling_is_refused_naming_plugin_limit_and_sett
     assert_eq!(cache_entries(dir.path()), 0, "nothing was cached");
 }
 
-/// Appends section `id` with `contents` (its size as unsigned LEB128 first).
-fn section(out: &mut Vec<u8>, id: u8, contents: &[u8]) {
-    out.push(id);
-    out.extend(leb128(contents.len()));
-    out.extend_from_slice(contents);
-}
-
-fn leb128(mut n: usize) -> Vec<u8> {
-    let mut out = Vec::new();
-    loop {
-        let byte = (n & 0x7f) as u8;
-        n >>= 7;
-        if n == 0 {
-            out.push(byte);
-            return out;
-        }
-        out.push(byte | 0x80);
-    }
-}
-
 /// A component holding one core function of `depth` nested empty blocks: a few MB to ship,
 /// far more to compile (the shape of the compile bomb in the hardening issue).
 fn nested_blocks_component(depth: usize) -> Vec<u8> {
@@ -113,11 +99,11 @@ fn nested_blocks_component(depth: usize) -> Vec<u8> {
     let mut code = leb128(1);
     code.extend(leb128(body.len()));
     code.extend(body);
-    let mut module = b"\0asm\x01\0\0\0".to_vec();
+    let mut module = CORE_MODULE.to_vec();
     section(&mut module, 1, &[1, 0x60, 0, 0]); // one type: () -> ()
     section(&mut module, 3, &[1, 0]); // one function of that type
     section(&mut module, 10, &code);
-    let mut component = b"\0asm\x0d\0\x01\0".to_vec();
+    let mut component = COMPONENT.to_vec();
     section(&mut component, 1, &module); // a core module inside the component
     component
 }
@@ -186,18 +172,6 @@ async fn a_compile_bomb_is_refused_at_load_naming_the_ceiling_and_the_host_keeps
     assert!(again.plugin("echo").is_some(), "{remembered}");
 }
 
-/// A component that instantiates an empty core module `instances` times.
-fn many_instances_component(instances: usize) -> Vec<u8> {
-    let mut component = b"\0asm\x0d\0\x01\0".to_vec();
-    section(&mut component, 1, b"\0asm\x01\0\0\0");
-    let mut inst = leb128(instances);
-    for _ in 0..instances {
-        inst.extend([0x00, 0x00, 0x00]); // instantiate module 0 with no arguments
-    }
-    section(&mut component, 2, &inst);
-    component
-}
-
 /// A folder with a connector `wide` whose component has 65 core instances, and the config
 /// loading it with `helper` as compile helper and `extra` in `[host]`.
 fn wide_config(dir: &Path, helper: &Path, extra: &str) -> Config {
@@ -209,7 +183,7 @@ fn wide_config(dir: &Path, helper: &Path, extra: &str) -> Config {
          component = \"wide.wasm\"\ndescription = \"65 core instances\"\n",
     )
     .expect("write manifest");
-    std::fs::write(wide.join("wide.wasm"), many_instances_component(65)).expect("component");
+    std::fs::write(wide.join("wide.wasm"), pool_heavy_component(65, 0, 0)).expect("component");
     let text = format!(
         "[host]\nplugins = [{:?}]\ndata_dir = \"data\"\n{extra}\n",
         wide.display().to_string()

@@ -24,76 +24,94 @@ pub fn spinner(message: &str) -> ProgressBar {
     bar
 }
 
-/// A task result as a person reads it.
+/// A task result as a person reads it: the headline, then the error, the specialist's report,
+/// the validation, the receipts, the warning and the tool calls, each when there is one.
 pub fn task_result(r: &TaskResult) -> String {
-    let mut out = String::new();
     let status = match r.status {
         TaskStatus::Succeeded => "succeeded",
         TaskStatus::Failed => "FAILED",
         TaskStatus::TimedOut => "TIMED OUT",
     };
-    out.push_str(&format!(
+    let mut out = format!(
         "task {} on {}: {status} in {} ms ({} tool call{})\n",
         r.task_id,
         r.specialist,
         r.usage.wall_ms,
         r.usage.tool_calls,
         if r.usage.tool_calls == 1 { "" } else { "s" }
-    ));
+    );
     if let Some(e) = &r.error {
         out.push_str(&format!("  error: {}\n", block(e, "    ")));
     }
-    if let Some(rep) = &r.report {
-        out.push_str(&format!(
-            "  outcome: {:?}{}\n  summary: {}\n",
-            rep.outcome,
-            if rep.hard_passed {
-                " (hard checks passed)"
-            } else {
-                ""
-            },
-            one_line(&rep.summary)
-        ));
-        if !rep.details.trim().is_empty() {
-            out.push_str("  details:\n");
-            for line in rep.details.lines() {
-                out.push_str(&format!("    {}\n", for_terminal(line)));
-            }
-        }
-        for a in &rep.artifacts {
-            out.push_str(&format!(
-                "  artifact: {} ({}, sha256 {})\n",
-                one_line(&a.id),
-                one_line(&a.mime_type),
-                one_line(a.sha256.get(..12).unwrap_or(&a.sha256))
-            ));
-        }
-        for c in &rep.claims {
-            out.push_str(&format!(
-                "  claim: {} {} — {}\n",
-                one_line(&c.tool),
-                one_line(c.external_id.as_deref().unwrap_or("-")),
-                one_line(&c.text)
-            ));
-        }
-        for i in &rep.open_issues {
-            out.push_str(&format!("  open issue: {}\n", one_line(i)));
+    report_lines(r, &mut out);
+    validation_lines(r, &mut out);
+    receipt_lines(r, &mut out);
+    if let Some(w) = &r.warning {
+        out.push_str(&format!("  warning: {}\n", one_line(w)));
+    }
+    tool_call_lines(r, &mut out);
+    out
+}
+
+/// The specialist's report: outcome, summary, details, artifacts, claims and open issues.
+fn report_lines(r: &TaskResult, out: &mut String) {
+    let Some(rep) = &r.report else { return };
+    out.push_str(&format!(
+        "  outcome: {:?}{}\n  summary: {}\n",
+        rep.outcome,
+        if rep.hard_passed {
+            " (hard checks passed)"
+        } else {
+            ""
+        },
+        one_line(&rep.summary)
+    ));
+    if !rep.details.trim().is_empty() {
+        out.push_str("  details:\n");
+        for line in rep.details.lines() {
+            out.push_str(&format!("    {}\n", for_terminal(line)));
         }
     }
-    if let Some(v) = &r.validation {
+    for a in &rep.artifacts {
         out.push_str(&format!(
-            "  validation: {}\n",
-            v.verdict.as_str().to_uppercase()
+            "  artifact: {} ({}, sha256 {})\n",
+            one_line(&a.id),
+            one_line(&a.mime_type),
+            one_line(a.sha256.get(..12).unwrap_or(&a.sha256))
         ));
-        for c in v.checks.iter().filter(|c| c.status != CheckStatus::Passed) {
-            out.push_str(&format!(
-                "    {} {}: {}\n",
-                c.status,
-                c.name,
-                one_line(&c.message)
-            ));
-        }
     }
+    for c in &rep.claims {
+        out.push_str(&format!(
+            "  claim: {} {} — {}\n",
+            one_line(&c.tool),
+            one_line(c.external_id.as_deref().unwrap_or("-")),
+            one_line(&c.text)
+        ));
+    }
+    for i in &rep.open_issues {
+        out.push_str(&format!("  open issue: {}\n", one_line(i)));
+    }
+}
+
+/// The validation verdict and the checks that did not pass.
+fn validation_lines(r: &TaskResult, out: &mut String) {
+    let Some(v) = &r.validation else { return };
+    out.push_str(&format!(
+        "  validation: {}\n",
+        v.verdict.as_str().to_uppercase()
+    ));
+    for c in v.checks.iter().filter(|c| c.status != CheckStatus::Passed) {
+        out.push_str(&format!(
+            "    {} {}: {}\n",
+            c.status,
+            c.name,
+            one_line(&c.message)
+        ));
+    }
+}
+
+/// One line per receipt the task's calls left.
+fn receipt_lines(r: &TaskResult, out: &mut String) {
     for rec in &r.receipts {
         out.push_str(&format!(
             "  receipt #{} {} {} {}{}\n",
@@ -107,9 +125,11 @@ pub fn task_result(r: &TaskResult) -> String {
                 .unwrap_or_default()
         ));
     }
-    if let Some(w) = &r.warning {
-        out.push_str(&format!("  warning: {}\n", one_line(w)));
-    }
+}
+
+/// One line per tool call: tool, plugin (or `refused`), status, and the outcome's id, URL and
+/// error.
+fn tool_call_lines(r: &TaskResult, out: &mut String) {
     for (i, c) in r.tool_calls.iter().enumerate() {
         let status = match c.outcome.status {
             CallStatus::Success => "success",
@@ -138,7 +158,6 @@ pub fn task_result(r: &TaskResult) -> String {
         }
         out.push('\n');
     }
-    out
 }
 
 /// The plugin table of `guild plugins list`.

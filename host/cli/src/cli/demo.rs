@@ -5,7 +5,8 @@
 //! folder (so it can be reused with `guild --config …`), loads the example plugins and runs the
 //! kb, triage, digest and textstats (C) specialists against it. The host's data folder is `state/` inside the
 //! demo folder, and kb's workspace sits next to it, never inside: no grant may reach host state.
-//! Its last step ships kb as a signed bundle to a teammate's host (`bundle/` in the demo folder).
+//! Its last steps ship kb as a signed bundle to a teammate's host (`bundle/` in the demo folder,
+//! [`bundle_step`]) and drive `guild serve` with an MCP client ([`mcp_step`]).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -21,6 +22,8 @@ use crate::demo::tracker::TrackerServer;
 
 #[path = "demo_bundle.rs"]
 mod bundle_step;
+#[path = "demo_mcp.rs"]
+mod mcp_step;
 
 /// Arguments of `guild demo`.
 #[derive(Args)]
@@ -106,7 +109,7 @@ pub(crate) async fn run(args: DemoArgs, json: bool) -> anyhow::Result<ExitCode> 
         json,
         "\n== 14. an MCP client drives `guild serve` over stdio (what Claude Code or Cursor do)",
     );
-    failed |= !mcp_session(json, &config_file).await?;
+    failed |= !mcp_step::run(&config_file, |text| say(json, text)).await?;
 
     if json {
         super::print_json(&Transcript { tasks: &transcript })?;
@@ -327,138 +330,6 @@ fn denial_step(host: &guild_host::Host, tracker: &TrackerServer, json: bool) {
             ),
         );
     }
-}
-
-/// Starts `guild serve` on the demo's config as a child and drives it with rmcp's client
-/// (the official Rust MCP SDK) over the child's stdio, the way Claude Code or Cursor launch
-/// it: initialize, tools/list, one `task` call, one resource read. Prints what it answered;
-/// returns whether the task succeeded.
-async fn mcp_session(json: bool, config_file: &Path) -> anyhow::Result<bool> {
-    use rmcp::ServiceExt as _;
-    use rmcp::model::{
-        CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation,
-        ReadResourceRequestParams, ResourceContents,
-    };
-    use rmcp::transport::TokioChildProcess;
-
-    let exe = std::env::current_exe().context("failed to find the guild binary")?;
-    let mut command = tokio::process::Command::new(exe);
-    command
-        .arg("--config")
-        .arg(config_file)
-        .args(["serve", "--watch", "off"]);
-    let (transport, _) = TokioChildProcess::builder(command)
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .context("failed to start guild serve")?;
-    let client_info = ClientConfig::new(
-        ClientCapabilities::default(),
-        Implementation::new("guild-demo", env!("CARGO_PKG_VERSION")),
-    );
-    let client = client_info
-        .serve(transport)
-        .await
-        .context("failed to initialize an MCP session with guild serve")?;
-
-    let (server, protocol) = client.peer_info().map_or_else(
-        || ("?".to_owned(), "?".to_owned()),
-        |info| {
-            let server = info
-                .server_info
-                .as_ref()
-                .map_or_else(|| "?".to_owned(), |s| format!("{} {}", s.name, s.version));
-            (server, info.protocol_version.to_string())
-        },
-    );
-    say(
-        json,
-        &format!(
-            "  initialize: the client (rmcp) starts `guild serve`; server {server}, MCP {protocol}"
-        ),
-    );
-
-    let tools = client.list_all_tools().await.context("tools/list failed")?;
-    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-    say(
-        json,
-        &format!("  tools/list: {} tools: {}", names.len(), names.join(", ")),
-    );
-    let roster: Vec<String> = tools
-        .iter()
-        .find(|t| t.name == "task")
-        .and_then(|t| t.input_schema.get("properties"))
-        .and_then(|p| p["subagent_type"]["enum"].as_array())
-        .map(|e| {
-            e.iter()
-                .filter_map(|v| v.as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default();
-    say(
-        json,
-        &format!(
-            "  the task tool lists the specialists an agent may ask: {}",
-            roster.join(", ")
-        ),
-    );
-
-    let arguments = serde_json::json!({"subagent_type": "kb", "description": "search checkout"});
-    let mut call = CallToolRequestParams::new("task");
-    if let serde_json::Value::Object(arguments) = arguments {
-        call = call.with_arguments(arguments);
-    }
-    let result = client
-        .call_tool(call)
-        .await
-        .context("tools/call task failed")?;
-    say(
-        json,
-        "  tools/call task {subagent_type: kb, description: \"search checkout\"}:",
-    );
-    for block in &result.content {
-        if let Some(text) = block.as_text() {
-            for line in guild_host::text::for_terminal(&text.text)
-                .trim_end()
-                .lines()
-            {
-                say(json, &format!("    {line}"));
-            }
-        }
-    }
-    let succeeded = result.is_error != Some(true);
-
-    // The team memory kb wrote in step 9, as the agent reads it without a tool call.
-    let uri = "memory://team";
-    let read = client
-        .read_resource(ReadResourceRequestParams::new(uri))
-        .await
-        .with_context(|| format!("resources/read {uri} failed"))?;
-    say(
-        json,
-        &format!("  resources/read {uri} (the team memory kb wrote in step 9):"),
-    );
-    for contents in &read.contents {
-        if let ResourceContents::TextResourceContents { text, .. } = contents {
-            for line in guild_host::text::for_terminal(text)
-                .trim_end()
-                .lines()
-                .take(8)
-            {
-                say(json, &format!("    {line}"));
-            }
-        }
-    }
-
-    // Closing the session closes the server's stdin; the server exits.
-    client
-        .cancel()
-        .await
-        .context("failed to close the MCP session")?;
-    say(
-        json,
-        "  session closed: guild serve exits with its client, as under Claude Code",
-    );
-    Ok(succeeded)
 }
 
 #[derive(serde::Serialize)]

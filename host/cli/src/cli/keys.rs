@@ -143,114 +143,139 @@ pub(crate) async fn run(config: &Path, cmd: KeysCommand, json: bool) -> anyhow::
             key,
             valid_after,
             valid_before,
-        } => {
-            let key = read_key(&key)?;
-            let line = format_entry(
-                &principal,
-                &key,
-                valid_after.as_deref(),
-                valid_before.as_deref(),
-            )
-            .map_err(anyhow::Error::msg)?;
-            if signers_file.exists() {
-                AllowedSigners::load(&signers_file)?;
-            }
-            append(&signers_file, &line)?;
-            outln!(
-                "trusted {} as {principal} in {}",
-                fingerprint(&key),
-                signers_file.display()
-            )?;
-        }
-        KeysCommand::List => {
-            let signers = AllowedSigners::load(&signers_file)?;
-            for w in signers.warnings() {
-                eprintln!("warning: {}", guild_host::text::for_terminal(&w));
-            }
-            let revoked = Revoked::load(&revoked_file)?;
-            let now = guild_host::bundle::time::now_unix();
-            let rows: Vec<_> = signers
-                .entries
-                .iter()
-                .map(|e| {
-                    let fp = fingerprint(&e.key);
-                    let status = if revoked.fingerprints.contains(&fp) {
-                        "REVOKED".to_owned()
-                    } else if !e.allows_bundles() {
-                        "other namespaces only".to_owned()
-                    } else {
-                        e.outside_window(now)
-                            .unwrap_or_else(|| match e.cert_authority {
-                                true => "trusted CA".into(),
-                                false => "trusted".into(),
-                            })
-                    };
-                    serde_json::json!({
-                        "principals": e.principals, "fingerprint": fp, "status": status,
-                        "cert_authority": e.cert_authority,
-                        "valid_after": e.valid_after.map(rfc3339),
-                        "valid_before": e.valid_before.map(rfc3339),
-                    })
-                })
-                .collect();
-            if json {
-                print_json(&rows)?;
-            } else {
-                for r in &rows {
-                    outln!(
-                        "{}  {}  {}",
-                        r["fingerprint"].as_str().unwrap_or_default(),
-                        r["status"].as_str().unwrap_or_default(),
-                        guild_host::text::for_terminal(
-                            &r["principals"]
-                                .as_array()
-                                .map(|p| p
-                                    .iter()
-                                    .filter_map(|x| x.as_str())
-                                    .collect::<Vec<_>>()
-                                    .join(","))
-                                .unwrap_or_default()
-                        )
-                    )?;
-                }
-            }
-        }
-        KeysCommand::Remove { who } => {
-            let text = std::fs::read_to_string(&signers_file)
-                .with_context(|| format!("failed to read {}", signers_file.display()))?;
-            let parsed = AllowedSigners::parse(&text, &signers_file)?;
-            let drop: std::collections::BTreeSet<usize> = parsed
-                .entries
-                .iter()
-                .filter(|e| fingerprint(&e.key) == who || e.principals.contains(&who))
-                .map(|e| e.line)
-                .collect();
-            if drop.is_empty() {
-                anyhow::bail!("no line of {} names {who}", signers_file.display());
-            }
-            let kept: String = text
-                .lines()
-                .enumerate()
-                .filter(|(i, _)| !drop.contains(&(i + 1)))
-                .map(|(_, l)| format!("{l}\n"))
-                .collect();
-            replace(&signers_file, &kept)?;
-            outln!(
-                "removed {} line(s) from {}",
-                drop.len(),
-                signers_file.display()
-            )?;
-        }
-        KeysCommand::Revoke { key } => {
-            let fp = if key.starts_with("SHA256:") {
-                key
-            } else {
-                fingerprint(&read_key(&key)?)
-            };
-            Revoked::load(&revoked_file)?;
-            append(&revoked_file, &fp)?;
-            outln!("revoked {fp} in {}", revoked_file.display())?;
-        }
+        } => add(
+            &signers_file,
+            &principal,
+            &key,
+            valid_after.as_deref(),
+            valid_before.as_deref(),
+        )?,
+        KeysCommand::List => list(&signers_file, &revoked_file, json)?,
+        KeysCommand::Remove { who } => remove(&signers_file, &who)?,
+        KeysCommand::Revoke { key } => revoke(&revoked_file, key)?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `keys add`: appends the key's `allowed_signers` line (the file, when it exists, must parse
+/// first).
+fn add(
+    signers_file: &Path,
+    principal: &str,
+    key: &str,
+    valid_after: Option<&str>,
+    valid_before: Option<&str>,
+) -> anyhow::Result<()> {
+    let key = read_key(key)?;
+    let line =
+        format_entry(principal, &key, valid_after, valid_before).map_err(anyhow::Error::msg)?;
+    if signers_file.exists() {
+        AllowedSigners::load(signers_file)?;
+    }
+    append(signers_file, &line)?;
+    outln!(
+        "trusted {} as {principal} in {}",
+        fingerprint(&key),
+        signers_file.display()
+    )?;
+    Ok(())
+}
+
+/// `keys list`: every key with its principals and status (revoked, outside its window,
+/// trusted).
+fn list(signers_file: &Path, revoked_file: &Path, json: bool) -> anyhow::Result<()> {
+    let signers = AllowedSigners::load(signers_file)?;
+    for w in signers.warnings() {
+        eprintln!("warning: {}", guild_host::text::for_terminal(&w));
+    }
+    let revoked = Revoked::load(revoked_file)?;
+    let now = guild_host::bundle::time::now_unix();
+    let rows: Vec<_> = signers
+        .entries
+        .iter()
+        .map(|e| {
+            let fp = fingerprint(&e.key);
+            let status = if revoked.fingerprints.contains(&fp) {
+                "REVOKED".to_owned()
+            } else if !e.allows_bundles() {
+                "other namespaces only".to_owned()
+            } else {
+                e.outside_window(now)
+                    .unwrap_or_else(|| match e.cert_authority {
+                        true => "trusted CA".into(),
+                        false => "trusted".into(),
+                    })
+            };
+            serde_json::json!({
+                "principals": e.principals, "fingerprint": fp, "status": status,
+                "cert_authority": e.cert_authority,
+                "valid_after": e.valid_after.map(rfc3339),
+                "valid_before": e.valid_before.map(rfc3339),
+            })
+        })
+        .collect();
+    if json {
+        print_json(&rows)?;
+    } else {
+        for r in &rows {
+            outln!(
+                "{}  {}  {}",
+                r["fingerprint"].as_str().unwrap_or_default(),
+                r["status"].as_str().unwrap_or_default(),
+                guild_host::text::for_terminal(
+                    &r["principals"]
+                        .as_array()
+                        .map(|p| p
+                            .iter()
+                            .filter_map(|x| x.as_str())
+                            .collect::<Vec<_>>()
+                            .join(","))
+                        .unwrap_or_default()
+                )
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// `keys remove`: drops every line naming the fingerprint or principal `who`.
+fn remove(signers_file: &Path, who: &str) -> anyhow::Result<()> {
+    let text = std::fs::read_to_string(signers_file)
+        .with_context(|| format!("failed to read {}", signers_file.display()))?;
+    let parsed = AllowedSigners::parse(&text, signers_file)?;
+    let drop: std::collections::BTreeSet<usize> = parsed
+        .entries
+        .iter()
+        .filter(|e| fingerprint(&e.key) == who || e.principals.iter().any(|p| p == who))
+        .map(|e| e.line)
+        .collect();
+    if drop.is_empty() {
+        anyhow::bail!("no line of {} names {who}", signers_file.display());
+    }
+    let kept: String = text
+        .lines()
+        .enumerate()
+        .filter(|(i, _)| !drop.contains(&(i + 1)))
+        .map(|(_, l)| format!("{l}\n"))
+        .collect();
+    replace(signers_file, &kept)?;
+    outln!(
+        "removed {} line(s) from {}",
+        drop.len(),
+        signers_file.display()
+    )?;
+    Ok(())
+}
+
+/// `keys revoke`: appends the fingerprint (given, or of the key file) to the revocation list.
+fn revoke(revoked_file: &Path, key: String) -> anyhow::Result<()> {
+    let fp = if key.starts_with("SHA256:") {
+        key
+    } else {
+        fingerprint(&read_key(&key)?)
+    };
+    Revoked::load(revoked_file)?;
+    append(revoked_file, &fp)?;
+    outln!("revoked {fp} in {}", revoked_file.display())?;
+    Ok(())
 }

@@ -136,53 +136,11 @@ const COMMON: &str = "common";
 fn scaffold(args: &NewArgs) -> anyhow::Result<Created> {
     manifest::validate_name(&args.name)
         .map_err(|e| anyhow::anyhow!("{e}; pick a name like `my-notes`"))?;
-    let prefix = format!("{}/{}/", args.lang.dir(), args.kind.as_str());
-    let mut files: Vec<(&str, &[u8])> = TEMPLATES
-        .iter()
-        .filter_map(|(path, bytes)| path.strip_prefix(prefix.as_str()).map(|p| (p, *bytes)))
-        .collect();
-    if !files.is_empty() {
-        // `<lang>/common/` holds what every kind of that language ships the same (its build
-        // script); a kind's own file of the same name wins.
-        let common = format!("{}/{COMMON}/", args.lang.dir());
-        let shared: Vec<(&str, &[u8])> = TEMPLATES
-            .iter()
-            .filter_map(|(path, bytes)| path.strip_prefix(common.as_str()).map(|p| (p, *bytes)))
-            .filter(|(p, _)| !files.iter().any(|(own, _)| own == p))
-            .collect();
-        files.extend(shared);
-    }
-    if files.is_empty() {
-        let kinds: Vec<&str> = TEMPLATES
-            .iter()
-            .filter_map(|(path, _)| path.strip_prefix(&format!("{}/", args.lang.dir())))
-            .filter_map(|rest| rest.split('/').next())
-            .filter(|kind| *kind != COMMON)
-            .collect::<std::collections::BTreeSet<_>>()
-            .into_iter()
-            .collect();
-        bail!(
-            "there is no {} template for {}; {} templates: {}",
-            args.kind.as_str(),
-            args.lang.dir(),
-            args.lang.dir(),
-            kinds.join(", ")
-        );
-    }
+    let files = template_files(args)?;
     let (connector, tool) = manifest::parse_tool_name(&args.tool)
         .map_err(|e| anyhow::anyhow!("--tool {e}, e.g. `--tool notes.echo`"))?;
     let target = args.dir.join(&args.name);
-    if target.exists() {
-        let empty = std::fs::read_dir(&target)
-            .map(|mut entries| entries.next().is_none())
-            .unwrap_or(false);
-        if !empty {
-            bail!(
-                "{} already exists and is not empty: pick another NAME or --dir, or remove it",
-                target.display()
-            );
-        }
-    }
+    check_target_free(&target)?;
     let sdk_dir = sdk_dir(args.lang, args.sdk.as_deref())?;
     let sdk_text = sdk_dir
         .as_deref()
@@ -233,6 +191,61 @@ fn scaffold(args: &NewArgs) -> anyhow::Result<Created> {
         dir,
         files: written,
     })
+}
+
+/// The template files of the language and kind (`<lang>/<kind>/`, then `<lang>/common/`
+/// for what the kind does not have itself), paths relative to that folder.
+fn template_files(args: &NewArgs) -> anyhow::Result<Vec<(&'static str, &'static [u8])>> {
+    let prefix = format!("{}/{}/", args.lang.dir(), args.kind.as_str());
+    let mut files: Vec<(&'static str, &'static [u8])> = TEMPLATES
+        .iter()
+        .filter_map(|(path, bytes)| path.strip_prefix(prefix.as_str()).map(|p| (p, *bytes)))
+        .collect();
+    if !files.is_empty() {
+        // `<lang>/common/` holds what every kind of that language ships the same (its build
+        // script); a kind's own file of the same name wins.
+        let common = format!("{}/{COMMON}/", args.lang.dir());
+        let shared: Vec<(&'static str, &'static [u8])> = TEMPLATES
+            .iter()
+            .filter_map(|(path, bytes)| path.strip_prefix(common.as_str()).map(|p| (p, *bytes)))
+            .filter(|(p, _)| !files.iter().any(|(own, _)| own == p))
+            .collect();
+        files.extend(shared);
+    }
+    if files.is_empty() {
+        let kinds: Vec<&str> = TEMPLATES
+            .iter()
+            .filter_map(|(path, _)| path.strip_prefix(&format!("{}/", args.lang.dir())))
+            .filter_map(|rest| rest.split('/').next())
+            .filter(|kind| *kind != COMMON)
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        bail!(
+            "there is no {} template for {}; {} templates: {}",
+            args.kind.as_str(),
+            args.lang.dir(),
+            args.lang.dir(),
+            kinds.join(", ")
+        );
+    }
+    Ok(files)
+}
+
+/// Refuses a target folder that exists and holds anything.
+fn check_target_free(target: &Path) -> anyhow::Result<()> {
+    if target.exists() {
+        let empty = std::fs::read_dir(target)
+            .map(|mut entries| entries.next().is_none())
+            .unwrap_or(false);
+        if !empty {
+            bail!(
+                "{} already exists and is not empty: pick another NAME or --dir, or remove it",
+                target.display()
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Writes `root/rel`, creating folders; scripts (`*.sh`) are made executable.

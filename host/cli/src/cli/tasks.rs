@@ -82,125 +82,151 @@ pub(crate) enum TasksCommand {
 
 pub(crate) async fn run(config: &Path, cmd: TasksCommand, json: bool) -> anyhow::Result<ExitCode> {
     match cmd {
-        // Reading needs no host: the store is opened read-only, no plugin is loaded, nothing
-        // is written.
-        TasksCommand::Check { id } => {
-            let config = config.to_path_buf();
-            let check = tokio::task::spawn_blocking(move || match reader(&config)? {
-                Some(reader) => anyhow::Ok(reader.check(&id)?),
-                None => Err(BackgroundError::NotFound(id).into()),
-            })
-            .await??;
-            if json {
-                print_json(&check)?;
-            } else {
-                print_record(&check.task)?;
-                for r in &check.new_reports {
-                    outln!("  report {}: {}", r.sequence, one_line(&r.output))?;
-                }
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        TasksCommand::Show { id } => {
-            let config = config.to_path_buf();
-            let (task, reports) = tokio::task::spawn_blocking(move || match reader(&config)? {
-                Some(reader) => anyhow::Ok(reader.show(&id)?),
-                None => Err(BackgroundError::NotFound(id).into()),
-            })
-            .await??;
-            if json {
-                print_json(&serde_json::json!({ "task": task, "reports": reports }))?;
-            } else {
-                print_record(&task)?;
-                for r in &reports {
-                    outln!("  report {}: {}", r.sequence, one_line(&r.output))?;
-                }
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        TasksCommand::List { limit } => {
-            let config = config.to_path_buf();
-            let tasks = tokio::task::spawn_blocking(move || match reader(&config)? {
-                Some(reader) => anyhow::Ok(reader.list(limit)?),
-                // No store yet: no task was ever started with this data dir.
-                None => Ok(Vec::new()),
-            })
-            .await??;
-            if json {
-                print_json(&tasks)?;
-            } else {
-                for t in &tasks {
-                    outln!(
-                        "{}  {:<11} {:<10} attempt {}",
-                        t.id,
-                        status_name(t.status),
-                        t.specialist,
-                        t.attempt
-                    )?;
-                }
-            }
-            Ok(ExitCode::SUCCESS)
-        }
+        TasksCommand::Check { id } => check(config, id, json).await,
+        TasksCommand::Show { id } => show(config, id, json).await,
+        TasksCommand::List { limit } => list(config, limit, json).await,
         TasksCommand::Start {
             specialist,
             description,
-        } => {
-            let request = Request::StartTask {
-                specialist: specialist.clone(),
-                description: description.clone(),
-            };
-            if let Some(response) = on_server(config, &request).await? {
-                return answered(&response, json, "follow it with `guild tasks check ID`");
-            }
-            let host = start_host(config).await?;
-            let id = host.start_task(&specialist, &description)?;
-            eprintln!(
-                "started task {id} (type `update <text>` or `cancel` and Enter to act on it)"
-            );
-            let code = follow(&host, &id, json).await;
-            super::finish_calls(&host).await;
-            code
+        } => start(config, specialist, description, json).await,
+        TasksCommand::Update { id, text } => update(config, id, text, json).await,
+        TasksCommand::Cancel { id } => cancel(config, id, json).await,
+        TasksCommand::Approve { id, deny } => approve(config, id, !deny, json).await,
+    }
+}
+
+// `check`, `show` and `list` need no host: the store is opened read-only, no plugin is
+// loaded, nothing is written.
+
+/// `tasks check`: status and the reports since the last check.
+async fn check(config: &Path, id: String, json: bool) -> anyhow::Result<ExitCode> {
+    let config = config.to_path_buf();
+    let check = tokio::task::spawn_blocking(move || match reader(&config)? {
+        Some(reader) => anyhow::Ok(reader.check(&id)?),
+        None => Err(BackgroundError::NotFound(id).into()),
+    })
+    .await??;
+    if json {
+        print_json(&check)?;
+    } else {
+        print_record(&check.task)?;
+        for r in &check.new_reports {
+            outln!("  report {}: {}", r.sequence, one_line(&r.output))?;
         }
-        TasksCommand::Update { id, text } => {
-            let request = Request::UpdateTask {
-                id: id.clone(),
-                text: text.clone(),
-            };
-            if let Some(response) = on_server(config, &request).await? {
-                return answered(&response, json, "follow it with `guild tasks check ID`");
-            }
-            let host = start_host(config).await?;
-            let attempt = host.update_task(&id, &text)?;
-            eprintln!("task {id}: attempt {attempt} started");
-            let code = follow(&host, &id, json).await;
-            super::finish_calls(&host).await;
-            code
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `tasks show`: the task and every report it sent.
+async fn show(config: &Path, id: String, json: bool) -> anyhow::Result<ExitCode> {
+    let config = config.to_path_buf();
+    let (task, reports) = tokio::task::spawn_blocking(move || match reader(&config)? {
+        Some(reader) => anyhow::Ok(reader.show(&id)?),
+        None => Err(BackgroundError::NotFound(id).into()),
+    })
+    .await??;
+    if json {
+        print_json(&serde_json::json!({ "task": task, "reports": reports }))?;
+    } else {
+        print_record(&task)?;
+        for r in &reports {
+            outln!("  report {}: {}", r.sequence, one_line(&r.output))?;
         }
-        TasksCommand::Cancel { id } => {
-            if let Some(response) =
-                on_server(config, &Request::CancelTask { id: id.clone() }).await?
-            {
-                return answered(&response, json, "");
-            }
-            let host = start_host(config).await?;
-            host.cancel_task(&id)?;
-            outln!("task {id} cancelled")?;
-            Ok(ExitCode::SUCCESS)
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `tasks list`: the newest `limit` tasks.
+async fn list(config: &Path, limit: usize, json: bool) -> anyhow::Result<ExitCode> {
+    let config = config.to_path_buf();
+    let tasks = tokio::task::spawn_blocking(move || match reader(&config)? {
+        Some(reader) => anyhow::Ok(reader.list(limit)?),
+        // No store yet: no task was ever started with this data dir.
+        None => Ok(Vec::new()),
+    })
+    .await??;
+    if json {
+        print_json(&tasks)?;
+    } else {
+        for t in &tasks {
+            outln!(
+                "{}  {:<11} {:<10} attempt {}",
+                t.id,
+                status_name(t.status),
+                t.specialist,
+                t.attempt
+            )?;
         }
-        TasksCommand::Approve { id, deny } => {
-            let request = Request::ApproveTask {
-                id,
-                approved: !deny,
-            };
-            match on_server(config, &request).await? {
-                Some(response) => answered(&response, json, ""),
-                None => anyhow::bail!(
-                    "no server running for {}: a task waiting for approval runs in the `guild \
-                     tasks start` that started it; type `approve` or `deny` there",
-                    super::reload::data_dir(config)?.display()
-                ),
-            }
-        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `tasks start`: on the running server, or in this process, followed until it ends.
+async fn start(
+    config: &Path,
+    specialist: String,
+    description: String,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    let request = Request::StartTask {
+        specialist: specialist.clone(),
+        description: description.clone(),
+    };
+    if let Some(response) = on_server(config, &request).await? {
+        return answered(&response, json, "follow it with `guild tasks check ID`");
+    }
+    let host = start_host(config).await?;
+    let id = host.start_task(&specialist, &description)?;
+    eprintln!("started task {id} (type `update <text>` or `cancel` and Enter to act on it)");
+    let code = follow(&host, &id, json).await;
+    super::finish_calls(&host).await;
+    code
+}
+
+/// `tasks update`: on the running server, or in this process, followed until it ends.
+async fn update(config: &Path, id: String, text: String, json: bool) -> anyhow::Result<ExitCode> {
+    let request = Request::UpdateTask {
+        id: id.clone(),
+        text: text.clone(),
+    };
+    if let Some(response) = on_server(config, &request).await? {
+        return answered(&response, json, "follow it with `guild tasks check ID`");
+    }
+    let host = start_host(config).await?;
+    let attempt = host.update_task(&id, &text)?;
+    eprintln!("task {id}: attempt {attempt} started");
+    let code = follow(&host, &id, json).await;
+    super::finish_calls(&host).await;
+    code
+}
+
+/// `tasks cancel`: on the running server, or through a host started here.
+async fn cancel(config: &Path, id: String, json: bool) -> anyhow::Result<ExitCode> {
+    if let Some(response) = on_server(config, &Request::CancelTask { id: id.clone() }).await? {
+        return answered(&response, json, "");
+    }
+    let host = start_host(config).await?;
+    host.cancel_task(&id)?;
+    outln!("task {id} cancelled")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `tasks approve`: answered on the running server only (without one, the task waits in the
+/// `guild tasks start` that runs it).
+async fn approve(
+    config: &Path,
+    id: String,
+    approved: bool,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    let request = Request::ApproveTask { id, approved };
+    match on_server(config, &request).await? {
+        Some(response) => answered(&response, json, ""),
+        None => anyhow::bail!(
+            "no server running for {}: a task waiting for approval runs in the `guild \
+             tasks start` that started it; type `approve` or `deny` there",
+            super::reload::data_dir(config)?.display()
+        ),
     }
 }
 

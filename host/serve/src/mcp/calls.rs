@@ -1,11 +1,12 @@
-//! The tool calls: each parses its arguments, calls one `Host` operation and renders the
-//! result with the CLI's renderer. `Err(message)` becomes an `isError` result.
+//! The tool calls, one function per tool: each parses its arguments, calls one `Host`
+//! operation and renders the result with the CLI's renderer. `Err(message)` becomes an
+//! `isError` result.
 
 use guild_host::background::{BackgroundStatus, TaskCheck, TaskRecord};
 use guild_host::session::render_batch;
 use guild_host::text::one_line;
 use guild_host::types::{ProgressReport, TaskStatus};
-use guild_host::{ApprovalRequest, TaskInput};
+use guild_host::{ApprovalRequest, Host, TaskInput};
 use rmcp::RoleServer;
 use rmcp::model::{CallToolResult, ProgressNotificationParam, ProgressToken};
 use rmcp::service::RequestContext;
@@ -85,6 +86,7 @@ fn approval_text(req: &ApprovalRequest) -> String {
 }
 
 impl Connection {
+    /// Runs tool `name` with `args`: each tool is one function below.
     pub(super) async fn call(
         &self,
         name: &str,
@@ -94,156 +96,119 @@ impl Connection {
         let host = self.server.host();
         match name {
             "task" => self.task(args, context).await,
-            "start_task" => {
-                self.server.check_open()?;
-                let id = host
-                    .start_task(
-                        str_arg(args, "subagent_type")?,
-                        str_arg(args, "description")?,
-                    )
-                    .map_err(|e| e.to_string())?;
-                Ok(success(
-                    format!("started task {id}; follow it with check_task\n"),
-                    json!({ "task_id": id }),
-                ))
-            }
-            "check_task" => {
-                let id = str_arg(args, "task_id")?;
-                if let Some(req) = self.approvals.pending(id) {
-                    return Ok(success(
-                        approval_text(&req),
-                        json!({ "pending_approval": req }),
-                    ));
-                }
-                let check = host.check_task(id).map_err(|e| e.to_string())?;
-                let (mut text, mut structured) = (check_text(&check), to_json(&check));
-                // Every report again, those earlier checks returned included (an interrupted
-                // task's reports stay readable).
-                if args.get("all_reports").and_then(Value::as_bool) == Some(true) {
-                    let all = host.task_reports(id).map_err(|e| e.to_string())?;
-                    text.push_str(&format!("every report ({}):\n", all.len()));
-                    for r in &all {
-                        text.push_str(&format!(
-                            "  report {}: {}\n",
-                            r.sequence,
-                            one_line(&r.output)
-                        ));
-                    }
-                    structured["reports"] = to_json(&all);
-                }
-                Ok(success(text, structured))
-            }
-            "update_task" => {
-                self.server.check_open()?;
-                let id = str_arg(args, "task_id")?;
-                let attempt = host
-                    .update_task(id, str_arg(args, "update")?)
-                    .map_err(|e| e.to_string())?;
-                Ok(success(
-                    format!("task {id}: attempt {attempt} started\n"),
-                    json!({ "task_id": id, "attempt": attempt }),
-                ))
-            }
-            "cancel_task" => {
-                let id = str_arg(args, "task_id")?;
-                host.cancel_task(id).map_err(|e| e.to_string())?;
-                Ok(success(
-                    format!("task {id} cancelled\n"),
-                    json!({ "task_id": id, "cancelled": true }),
-                ))
-            }
-            "list_tasks" => {
-                let tasks = host
-                    .list_tasks(limit_arg(args)?)
-                    .map_err(|e| e.to_string())?;
-                let text: String = tasks
-                    .iter()
-                    .map(|t| {
-                        format!(
-                            "{}  {:<11} {:<10} attempt {}\n",
-                            t.id,
-                            status_name(t.status),
-                            one_line(&t.specialist),
-                            t.attempt
-                        )
-                    })
-                    .collect();
-                Ok(success(text, json!({ "tasks": tasks })))
-            }
-            "approve_task" => {
-                let id = str_arg(args, "task_id")?;
-                let approved = args
-                    .get("approved")
-                    .and_then(Value::as_bool)
-                    .ok_or("missing boolean argument `approved`")?;
-                if !self.approvals.answer(id, approved) {
-                    host.approve_task(id, approved).map_err(|e| e.to_string())?;
-                }
-                let word = if approved { "approved" } else { "denied" };
-                Ok(success(
-                    format!("task {id}: call {word}\n"),
-                    json!({ "task_id": id, "approved": approved }),
-                ))
-            }
+            "start_task" => self.start_task(args),
+            "check_task" => self.check_task(args),
+            "update_task" => self.update_task(args),
+            "cancel_task" => cancel_task(host, args),
+            "list_tasks" => list_tasks(host, args),
+            "approve_task" => self.approve_task(args),
             "list_skills" | "load_skill" | "read_skill_resource" => self.skill(name, args).await,
             "read_memory" => super::memory::read(host.memory(), args).await,
             "update_memory" => super::memory::update(host.memory(), args).await,
-            "receipts" => {
-                let task = args.get("task_id").and_then(Value::as_str);
-                let receipts = host
-                    .receipts(task, limit_arg(args)?)
-                    .await
-                    .map_err(|e| format!("{e:#}"))?;
-                let mut text: String = receipts
-                    .iter()
-                    .map(|r| format!("{} {}\n", render::receipt_line(r), r.time))
-                    .collect();
-                if receipts.is_empty() {
-                    text.push_str("no receipts\n");
-                }
-                Ok(success(text, json!({ "receipts": receipts })))
-            }
+            "receipts" => receipts(host, args).await,
             "verify_receipt" => match args.get("receipt_id").and_then(Value::as_str) {
-                Some(id) => {
-                    let check = host
-                        .verify_receipt(id)
-                        .await
-                        .map_err(|e| format!("{e:#}"))?;
-                    Ok(success(
-                        format!("{}: {}\n", check.status, one_line(&check.message)),
-                        to_json(&check),
-                    ))
-                }
-                None => {
-                    let report = host.verify_receipts().await.map_err(|e| format!("{e:#}"))?;
-                    let text = match report.ok {
-                        true => format!(
-                            "ok: {} entries, chain intact (head {})\n",
-                            report.entries, report.head_hash
-                        ),
-                        false => format!(
-                            "TAMPERED: first bad entry at sequence {}: {}\n",
-                            report
-                                .first_bad_sequence
-                                .map_or("?".to_owned(), |s| s.to_string()),
-                            report.reason.as_deref().unwrap_or("")
-                        ),
-                    };
-                    Ok(success(text, to_json(&report)))
-                }
+                Some(id) => verify_receipt(host, id).await,
+                None => verify_chain(host).await,
             },
-            "reload" => {
-                let report = self.server.reload().await.map_err(|e| format!("{e:#}"))?;
-                let mut result = success(report.render(), to_json(&report));
-                if !report.errors.is_empty() {
-                    result.is_error = Some(true);
-                }
-                Ok(result)
-            }
+            "reload" => self.reload().await,
             other => Err(format!(
                 "unknown tool `{other}`; call tools/list for the tools this server offers"
             )),
         }
+    }
+
+    /// `start_task`: a background task; its id at once.
+    fn start_task(&self, args: &Value) -> Result<CallToolResult, String> {
+        self.server.check_open()?;
+        let id = self
+            .server
+            .host()
+            .start_task(
+                str_arg(args, "subagent_type")?,
+                str_arg(args, "description")?,
+            )
+            .map_err(|e| e.to_string())?;
+        Ok(success(
+            format!("started task {id}; follow it with check_task\n"),
+            json!({ "task_id": id }),
+        ))
+    }
+
+    /// `check_task`: the approval the task waits on, or its status and new reports (every
+    /// report with `all_reports`).
+    fn check_task(&self, args: &Value) -> Result<CallToolResult, String> {
+        let host = self.server.host();
+        let id = str_arg(args, "task_id")?;
+        if let Some(req) = self.approvals.pending(id) {
+            return Ok(success(
+                approval_text(&req),
+                json!({ "pending_approval": req }),
+            ));
+        }
+        let check = host.check_task(id).map_err(|e| e.to_string())?;
+        let (mut text, mut structured) = (check_text(&check), to_json(&check));
+        // Every report again, those earlier checks returned included (an interrupted
+        // task's reports stay readable).
+        if args.get("all_reports").and_then(Value::as_bool) == Some(true) {
+            let all = host.task_reports(id).map_err(|e| e.to_string())?;
+            text.push_str(&format!("every report ({}):\n", all.len()));
+            for r in &all {
+                text.push_str(&format!(
+                    "  report {}: {}\n",
+                    r.sequence,
+                    one_line(&r.output)
+                ));
+            }
+            structured["reports"] = to_json(&all);
+        }
+        Ok(success(text, structured))
+    }
+
+    /// `update_task`: restarts a background task with the update appended to its brief.
+    fn update_task(&self, args: &Value) -> Result<CallToolResult, String> {
+        self.server.check_open()?;
+        let id = str_arg(args, "task_id")?;
+        let attempt = self
+            .server
+            .host()
+            .update_task(id, str_arg(args, "update")?)
+            .map_err(|e| e.to_string())?;
+        Ok(success(
+            format!("task {id}: attempt {attempt} started\n"),
+            json!({ "task_id": id, "attempt": attempt }),
+        ))
+    }
+
+    /// `approve_task`: answers a pending approval, this connection's own (asked while its
+    /// `task` call runs) or the host's (a background task's).
+    fn approve_task(&self, args: &Value) -> Result<CallToolResult, String> {
+        let id = str_arg(args, "task_id")?;
+        let approved = args
+            .get("approved")
+            .and_then(Value::as_bool)
+            .ok_or("missing boolean argument `approved`")?;
+        if !self.approvals.answer(id, approved) {
+            self.server
+                .host()
+                .approve_task(id, approved)
+                .map_err(|e| e.to_string())?;
+        }
+        let word = if approved { "approved" } else { "denied" };
+        Ok(success(
+            format!("task {id}: call {word}\n"),
+            json!({ "task_id": id, "approved": approved }),
+        ))
+    }
+
+    /// `reload`: loads plugins and config again; an `isError` result when something was
+    /// rejected.
+    async fn reload(&self) -> Result<CallToolResult, String> {
+        let report = self.server.reload().await.map_err(|e| format!("{e:#}"))?;
+        let mut result = success(report.render(), to_json(&report));
+        if !report.errors.is_empty() {
+            result.is_error = Some(true);
+        }
+        Ok(result)
     }
 
     /// `task`: one task (with progress notifications and cancellation) or a batch.
@@ -396,4 +361,82 @@ async fn notify(
     if let Err(e) = context.peer.notify_progress(param).await {
         tracing::debug!("failed to send a progress notification: {e}");
     }
+}
+
+/// `cancel_task`: cancels a live background task.
+fn cancel_task(host: &Host, args: &Value) -> Result<CallToolResult, String> {
+    let id = str_arg(args, "task_id")?;
+    host.cancel_task(id).map_err(|e| e.to_string())?;
+    Ok(success(
+        format!("task {id} cancelled\n"),
+        json!({ "task_id": id, "cancelled": true }),
+    ))
+}
+
+/// `list_tasks`: background tasks, newest first.
+fn list_tasks(host: &Host, args: &Value) -> Result<CallToolResult, String> {
+    let tasks = host
+        .list_tasks(limit_arg(args)?)
+        .map_err(|e| e.to_string())?;
+    let text: String = tasks
+        .iter()
+        .map(|t| {
+            format!(
+                "{}  {:<11} {:<10} attempt {}\n",
+                t.id,
+                status_name(t.status),
+                one_line(&t.specialist),
+                t.attempt
+            )
+        })
+        .collect();
+    Ok(success(text, json!({ "tasks": tasks })))
+}
+
+/// `receipts`: the newest receipts, or one task's.
+async fn receipts(host: &Host, args: &Value) -> Result<CallToolResult, String> {
+    let task = args.get("task_id").and_then(Value::as_str);
+    let receipts = host
+        .receipts(task, limit_arg(args)?)
+        .await
+        .map_err(|e| format!("{e:#}"))?;
+    let mut text: String = receipts
+        .iter()
+        .map(|r| format!("{} {}\n", render::receipt_line(r), r.time))
+        .collect();
+    if receipts.is_empty() {
+        text.push_str("no receipts\n");
+    }
+    Ok(success(text, json!({ "receipts": receipts })))
+}
+
+/// `verify_receipt` with `receipt_id`: what the receipt's verifiable URL shows.
+async fn verify_receipt(host: &Host, id: &str) -> Result<CallToolResult, String> {
+    let check = host
+        .verify_receipt(id)
+        .await
+        .map_err(|e| format!("{e:#}"))?;
+    Ok(success(
+        format!("{}: {}\n", check.status, one_line(&check.message)),
+        to_json(&check),
+    ))
+}
+
+/// `verify_receipt` without `receipt_id`: the whole receipts chain checked.
+async fn verify_chain(host: &Host) -> Result<CallToolResult, String> {
+    let report = host.verify_receipts().await.map_err(|e| format!("{e:#}"))?;
+    let text = match report.ok {
+        true => format!(
+            "ok: {} entries, chain intact (head {})\n",
+            report.entries, report.head_hash
+        ),
+        false => format!(
+            "TAMPERED: first bad entry at sequence {}: {}\n",
+            report
+                .first_bad_sequence
+                .map_or("?".to_owned(), |s| s.to_string()),
+            report.reason.as_deref().unwrap_or("")
+        ),
+    };
+    Ok(success(text, to_json(&report)))
 }

@@ -8,56 +8,90 @@ use guild_host::types::RosterEntry;
 use rmcp::model::{JsonObject, Tool};
 use serde_json::{Value, json};
 
-/// Every tool the server offers, for the current roster and batch limit.
+/// Every tool the server offers, for the current roster and batch limit, in a fixed order:
+/// `task`, the background-task tools, the skill tools, the receipt tools and `reload`.
 pub(crate) fn all(roster: &[RosterEntry], batch_max: usize) -> Vec<Tool> {
-    let names: Vec<String> = roster
-        .iter()
-        .flat_map(|r| std::iter::once(r.name.clone()).chain(r.aliases.iter().cloned()))
-        .collect();
-    let specialist = json!({
-        "type": "string",
-        "enum": names,
-        "description": "The specialist to run (name or alias from the roster).",
-    });
-    let description = json!({
-        "type": "string",
-        "description": "The self-contained brief: the specialist sees nothing else of your thread, so it must carry all the context.",
-    });
+    let brief = Brief::new(roster);
+    let mut tools = vec![task_tool(roster, batch_max, &brief)];
+    tools.extend(background_tools(&brief));
+    tools.extend(skill_tools());
+    tools.extend(receipt_tools());
+    tools.push(tool(
+        "reload",
+        "Load the plugins and guild.toml again and swap the new set in; running tasks finish on their versions. Says what changed and what was rejected.",
+        object(&[], &[]),
+    ));
+    tools
+}
+
+/// The schemas of a task's two fields, shared by `task` (alone and in a batch) and
+/// `start_task`: the specialist (an enum of the roster's names and aliases) and the brief.
+struct Brief {
+    specialist: Value,
+    description: Value,
+}
+
+impl Brief {
+    fn new(roster: &[RosterEntry]) -> Self {
+        let names: Vec<String> = roster
+            .iter()
+            .flat_map(|r| std::iter::once(r.name.clone()).chain(r.aliases.iter().cloned()))
+            .collect();
+        Self {
+            specialist: json!({
+                "type": "string",
+                "enum": names,
+                "description": "The specialist to run (name or alias from the roster).",
+            }),
+            description: json!({
+                "type": "string",
+                "description": "The self-contained brief: the specialist sees nothing else of your thread, so it must carry all the context.",
+            }),
+        }
+    }
+
+    /// An object with exactly the two fields, both required.
+    fn schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {"subagent_type": self.specialist, "description": self.description},
+            "required": ["subagent_type", "description"],
+            "additionalProperties": false,
+        })
+    }
+}
+
+/// `task`: one task, or a batch of up to `batch_max`; the roster is in its description.
+fn task_tool(roster: &[RosterEntry], batch_max: usize, brief: &Brief) -> Tool {
+    tool(
+        "task",
+        &task_description(roster, batch_max),
+        json!({
+            "type": "object",
+            "properties": {
+                "subagent_type": brief.specialist,
+                "description": brief.description,
+                "tasks": {
+                    "type": "array",
+                    "minItems": 1,
+                    "maxItems": batch_max,
+                    "description": "A batch, mutually exclusive with subagent_type/description; results in input order, labelled [task 0], [task 1], ...",
+                    "items": brief.schema(),
+                },
+            },
+            "additionalProperties": false,
+        }),
+    )
+}
+
+/// `start_task`, `check_task`, `update_task`, `cancel_task`, `list_tasks`, `approve_task`.
+fn background_tools(brief: &Brief) -> Vec<Tool> {
     let task_id = json!({"type": "string", "description": "The task id start_task returned."});
     vec![
         tool(
-            "task",
-            &task_description(roster, batch_max),
-            json!({
-                "type": "object",
-                "properties": {
-                    "subagent_type": specialist,
-                    "description": description,
-                    "tasks": {
-                        "type": "array",
-                        "minItems": 1,
-                        "maxItems": batch_max,
-                        "description": "A batch, mutually exclusive with subagent_type/description; results in input order, labelled [task 0], [task 1], ...",
-                        "items": {
-                            "type": "object",
-                            "properties": {"subagent_type": specialist, "description": description},
-                            "required": ["subagent_type", "description"],
-                            "additionalProperties": false,
-                        },
-                    },
-                },
-                "additionalProperties": false,
-            }),
-        ),
-        tool(
             "start_task",
             "Start a background task on a specialist; returns its id at once. Follow it with check_task.",
-            json!({
-                "type": "object",
-                "properties": {"subagent_type": specialist, "description": description},
-                "required": ["subagent_type", "description"],
-                "additionalProperties": false,
-            }),
+            brief.schema(),
         ),
         tool(
             "check_task",
@@ -95,13 +129,7 @@ pub(crate) fn all(roster: &[RosterEntry], batch_max: usize) -> Vec<Tool> {
         tool(
             "list_tasks",
             "Background tasks, newest first.",
-            object(
-                &[(
-                    "limit",
-                    json!({"type": "integer", "minimum": 1, "maximum": 1000, "default": 20}),
-                )],
-                &[],
-            ),
+            object(&[("limit", limit())], &[]),
         ),
         tool(
             "approve_task",
@@ -114,6 +142,12 @@ pub(crate) fn all(roster: &[RosterEntry], batch_max: usize) -> Vec<Tool> {
                 &["task_id", "approved"],
             ),
         ),
+    ]
+}
+
+/// `list_skills`, `load_skill`, `read_skill_resource`: the three levels of disclosure.
+fn skill_tools() -> Vec<Tool> {
+    vec![
         tool(
             "list_skills",
             "The skill catalog (name and description of every skill you may load).",
@@ -135,17 +169,17 @@ pub(crate) fn all(roster: &[RosterEntry], batch_max: usize) -> Vec<Tool> {
                 &["name", "path"],
             ),
         ),
+    ]
+}
+
+/// `receipts` and `verify_receipt`.
+fn receipt_tools() -> Vec<Tool> {
+    vec![
         tool(
             "receipts",
             "Receipts of mutating tool calls, newest first, or those of one task.",
             object(
-                &[
-                    ("task_id", json!({"type": "string"})),
-                    (
-                        "limit",
-                        json!({"type": "integer", "minimum": 1, "maximum": 1000, "default": 20}),
-                    ),
-                ],
+                &[("task_id", json!({"type": "string"})), ("limit", limit())],
                 &[],
             ),
         ),
@@ -154,12 +188,12 @@ pub(crate) fn all(roster: &[RosterEntry], batch_max: usize) -> Vec<Tool> {
             "With receipt_id: fetch the receipt's verifiable URL and say what it shows. Without: check the whole receipts chain.",
             object(&[("receipt_id", json!({"type": "string"}))], &[]),
         ),
-        tool(
-            "reload",
-            "Load the plugins and guild.toml again and swap the new set in; running tasks finish on their versions. Says what changed and what was rejected.",
-            object(&[], &[]),
-        ),
     ]
+}
+
+/// The `limit` argument of the listing tools.
+fn limit() -> Value {
+    json!({"type": "integer", "minimum": 1, "maximum": 1000, "default": 20})
 }
 
 fn task_description(roster: &[RosterEntry], batch_max: usize) -> String {
