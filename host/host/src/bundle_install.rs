@@ -230,7 +230,7 @@ fn compile_verified(config: &Config, v: &Verified) -> Result<(), InstallError> {
     let options = EngineOptions {
         // One compile needs no instance pool (the compatibility key does not depend on it).
         pooling: false,
-        ..crate::host::engine_options(config)
+        ..crate::engine::engine_options(config)
     };
     let engine = GuildEngine::new(options).map_err(|e| compile_err(format!("{e:#}")))?;
     engine

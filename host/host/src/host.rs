@@ -1,102 +1,38 @@
 //! [`Host`]: the library entry point. Every operation exists once here and is called by every
 //! adapter (CLI today; MCP and HTTP later).
+//!
+//! The host is the top of the crate: it builds the pieces and hands each the part it uses —
+//! dispatch's [`Services`] to sessions, background tasks and reloads, the registry and the
+//! runtime to the skills service. Nothing below imports this module.
 
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
 use crate::types::{ProgressReport, RosterEntry, TaskResult};
 use guild_core::config::Config;
 use guild_core::error::DispatchError;
 use guild_http::{GuardedClient, HttpLimits};
 use guild_receipts::{Ledger, Receipt, VerifyReport};
-use guild_runtime::{CompileHelper, EngineOptions, GuildEngine, IoBudget, Runtime};
+use guild_runtime::{GuildEngine, IoBudget, Runtime};
 use guild_skills::Skills;
 use guild_validate::{Check, external};
 
 use crate::HostError;
 use crate::background::{Background, BackgroundError, TaskCheck, TaskEvent, TaskRecord, TaskStore};
+use crate::dispatch::{InFlight, Services, TaskGate};
+use crate::engine::engine_options;
 use crate::memory::Memory;
-use crate::registry::{PluginInfo, Snapshot};
+use crate::registry::{PluginInfo, Registry};
+use crate::reload::{ReloadReport, Reloader};
 use crate::session::Session;
-
-/// State shared by the host, its sessions and the tasks it runs. Instances never see it: their
-/// store state holds the [`Runtime`] and, for a specialist, the task's narrow `TaskHost` view.
-pub(crate) struct Shared {
-    pub(crate) runtime: Runtime,
-    pub(crate) config: Config,
-    pub(crate) ledger: Arc<Ledger>,
-    pub(crate) skills: Arc<Skills>,
-    /// Team and private memory of the workspace and user `[memory]` names.
-    pub(crate) memory: Memory,
-    registry: RwLock<Arc<Snapshot>>,
-    /// The configuration the current plugin set was loaded with (plugin folders and grants);
-    /// a reload may bring a newer one. Every other setting keeps its value from the start.
-    plugin_config: RwLock<Arc<Config>>,
-    /// Serialises reloads: one loads and swaps at a time.
-    pub(crate) reloading: tokio::sync::Mutex<()>,
-    /// Bounds the specialists running at once, host-wide, and the queue in front of them.
-    pub(crate) tasks: crate::dispatch::TaskGate,
-    /// Mutating calls between their intent and their recorded outcome.
-    pub(crate) calls: crate::dispatch::InFlight,
-}
-
-impl Shared {
-    /// The current plugin set; a task keeps the one it started with.
-    pub(crate) fn snapshot(&self) -> Arc<Snapshot> {
-        // A poisoned lock means a panic while swapping an `Arc`: the old value is still whole.
-        self.registry
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-    }
-
-    pub(crate) fn swap(&self, snapshot: Snapshot) {
-        *self.registry.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(snapshot);
-    }
-
-    /// The plugin folders and grants in force.
-    pub(crate) fn plugin_config(&self) -> Arc<Config> {
-        self.plugin_config
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-    }
-
-    pub(crate) fn set_plugin_config(&self, config: Arc<Config>) {
-        *self
-            .plugin_config
-            .write()
-            .unwrap_or_else(|p| p.into_inner()) = config;
-    }
-}
-
-/// The engine options `config` asks for: the compile cache in `DATA_DIR/cache` and, with it,
-/// the compile helper. A bundle install compiles with the same options, so the cache entry it
-/// leaves is the one the host then loads.
-pub(crate) fn engine_options(config: &Config) -> EngineOptions {
-    let cache_dir = config
-        .host
-        .compile_cache
-        .then(|| config.data_dir().join("cache"));
-    // Compiling in a child needs the disk cache, where the child leaves its result.
-    let compile_helper = match (&config.host.compile_helper, &cache_dir) {
-        (Some(program), Some(_)) => Some(CompileHelper {
-            program: program.clone(),
-            timeout: std::time::Duration::from_secs(config.host.compile_timeout_s.into()),
-            memory_mb: config.host.compile_memory_mb,
-        }),
-        _ => None,
-    };
-    EngineOptions {
-        cache_dir,
-        compile_helper,
-        ..EngineOptions::default()
-    }
-}
+use crate::skills_host::HostSkills;
 
 /// A running Guild host.
 #[derive(Clone)]
 pub struct Host {
-    shared: Arc<Shared>,
+    /// What every task uses; shared with sessions, background tasks and reloads.
+    services: Arc<Services>,
+    /// The plugin configuration in force and the lock that serialises reloads.
+    reloader: Arc<Reloader>,
     default_session: Session,
     background: Arc<Background>,
     /// Re-scans skill folders so added, changed and removed skills show without a restart;
@@ -134,31 +70,27 @@ impl Host {
         let ledger = Arc::new(Ledger::open(data_dir.join(crate::receipts::LEDGER_FILE))?);
         let memory = Memory::open(&config).map_err(HostError::Memory)?;
         let (config_skills, base_dir) = (config.skills.clone(), config.base_dir.clone());
-        let shared = Arc::new(Shared {
+        let reloader = Arc::new(Reloader::new(Arc::new(config.clone())));
+        let services = Arc::new(Services {
             runtime,
-            plugin_config: RwLock::new(Arc::new(config.clone())),
-            reloading: tokio::sync::Mutex::new(()),
-            tasks: crate::dispatch::TaskGate::new(
+            tasks: TaskGate::new(
                 config.dispatch.max_running_tasks,
                 config.dispatch.max_queued_tasks,
             ),
-            calls: crate::dispatch::InFlight::default(),
+            calls: InFlight::default(),
             config,
             ledger,
             skills: Arc::new(Skills::new(config_skills, base_dir)),
             memory,
-            registry: RwLock::new(Arc::new(Snapshot::default())),
+            registry: Arc::new(Registry::default()),
         });
         let tasks_db = data_dir.join(crate::background::TASKS_FILE);
         let store = TaskStore::open(&tasks_db).map_err(|source| HostError::TaskStore {
             path: tasks_db.clone(),
             source,
         })?;
-        let background = Arc::new(Background::new(
-            store,
-            shared.config.dispatch.batch_concurrency,
-        ));
-        let watcher = shared
+        let background = Arc::new(Background::new(services.clone(), store));
+        let watcher = services
             .skills
             .watch(|change| {
                 tracing::info!(folder = %change.dir.display(), diff = %change.diff, "skill catalog changed");
@@ -166,9 +98,10 @@ impl Host {
             .map_err(HostError::Watcher)?;
         let host = Self {
             _skill_watcher: Arc::new(watcher),
-            default_session: Session::new(shared.clone()),
+            default_session: Session::new(services.clone()),
             background,
-            shared,
+            reloader,
+            services,
         };
         host.reload().await;
         host.prime_skill_folders();
@@ -179,8 +112,12 @@ impl Host {
     /// without delaying start: the first task that asks for its catalog then finds it cached
     /// instead of waiting for a cold scan.
     fn prime_skill_folders(&self) {
-        let snapshot = self.shared.snapshot();
-        let supervisor = self.shared.skills.supervisor_sources().unwrap_or_default();
+        let snapshot = self.services.snapshot();
+        let supervisor = self
+            .services
+            .skills
+            .supervisor_sources()
+            .unwrap_or_default();
         let folders: Vec<(std::path::PathBuf, String)> = snapshot
             .plugins
             .values()
@@ -196,7 +133,7 @@ impl Host {
         if folders.is_empty() {
             return;
         }
-        let skills = self.shared.skills.clone();
+        let skills = self.services.skills.clone();
         tokio::task::spawn_blocking(move || {
             for (path, label) in folders {
                 skills.folder(&path, &label);
@@ -211,26 +148,32 @@ impl Host {
         self.reload_with(None).await.errors
     }
 
+    /// Reloads the plugin set: with `config`'s plugin folders and grants when given (a changed
+    /// `guild.toml`), else with those in force. Other settings keep their values from the start.
+    pub async fn reload_with(&self, config: Option<Config>) -> ReloadReport {
+        self.reloader.reload(&self.services, config).await
+    }
+
     /// Errors of the last load, one line per plugin that failed.
     pub fn load_errors(&self) -> Vec<String> {
-        self.shared.snapshot().errors.clone()
+        self.services.snapshot().errors.clone()
     }
 
     /// Every loaded plugin, sorted by name.
     pub fn plugins(&self) -> Vec<PluginInfo> {
-        let snap = self.shared.snapshot();
+        let snap = self.services.snapshot();
         snap.plugins.values().map(|p| snap.info(p)).collect()
     }
 
     /// One plugin by name or alias.
     pub fn plugin(&self, name: &str) -> Option<PluginInfo> {
-        let snap = self.shared.snapshot();
+        let snap = self.services.snapshot();
         snap.resolve(name).map(|p| snap.info(p))
     }
 
     /// The specialists that can be called now, sorted.
     pub fn roster(&self) -> Vec<RosterEntry> {
-        self.shared.snapshot().roster()
+        self.services.snapshot().roster()
     }
 
     /// Runs one task: one specialist, one self-contained brief, in a fresh instance.
@@ -249,7 +192,7 @@ impl Host {
     /// Specialist tasks running now and waiting for a slot now, host-wide (bounded by
     /// `[dispatch] max_running_tasks` and `max_queued_tasks`).
     pub fn task_load(&self) -> (usize, usize) {
-        (self.shared.tasks.running(), self.shared.tasks.queued())
+        (self.services.tasks.running(), self.services.tasks.queued())
     }
 
     /// Waits until every mutating call this host started has recorded its outcome, and
@@ -264,19 +207,19 @@ impl Host {
                 running,
                 "waiting for mutating calls to record their outcome"
             );
-            self.shared.calls.settled().await;
+            self.services.calls.settled().await;
         }
         running
     }
 
     /// Mutating calls between their intent and their recorded outcome now.
     pub fn calls_running(&self) -> usize {
-        self.shared.calls.running()
+        self.services.calls.running()
     }
 
     /// A new session (its own invocation count and approver).
     pub fn session(&self) -> Session {
-        Session::new(self.shared.clone())
+        Session::new(self.services.clone())
     }
 
     /// Starts a background task; returns its id at once.
@@ -285,7 +228,7 @@ impl Host {
         specialist: &str,
         description: &str,
     ) -> Result<String, BackgroundError> {
-        self.background.start(&self.shared, specialist, description)
+        self.background.start(specialist, description)
     }
 
     /// Status, reports since the last check, and the result when done.
@@ -302,7 +245,7 @@ impl Host {
     /// Cancels the running attempt and restarts it with the original brief plus every update
     /// appended (same id). Returns the new attempt number.
     pub fn update_task(&self, id: &str, update: &str) -> Result<u32, BackgroundError> {
-        self.background.update(&self.shared, id, update)
+        self.background.update(id, update)
     }
 
     /// Answers the approval request a background task is waiting on (see
@@ -351,7 +294,7 @@ impl Host {
         task_id: Option<&str>,
         limit: usize,
     ) -> anyhow::Result<Vec<Receipt>> {
-        let ledger = self.shared.ledger.clone();
+        let ledger = self.services.ledger.clone();
         let task_id = task_id.map(str::to_owned);
         Ok(tokio::task::spawn_blocking(move || match task_id {
             Some(t) => ledger.for_task(&t),
@@ -362,7 +305,7 @@ impl Host {
 
     /// Checks the whole receipts chain; reports the first bad entry.
     pub async fn verify_receipts(&self) -> anyhow::Result<VerifyReport> {
-        let ledger = self.shared.ledger.clone();
+        let ledger = self.services.ledger.clone();
         Ok(tokio::task::spawn_blocking(move || ledger.verify()).await??)
     }
 
@@ -370,7 +313,7 @@ impl Host {
     /// addresses only unless `[host] verify_origins` names the origin — and says what it found.
     pub async fn verify_receipt(&self, id: &str) -> anyhow::Result<Check> {
         use guild_http::{AllowList, EgressPolicy, HostPattern, OutboundRequest};
-        let ledger = self.shared.ledger.clone();
+        let ledger = self.services.ledger.clone();
         let wanted = id.to_owned();
         let receipt = tokio::task::spawn_blocking(move || ledger.get(&wanted))
             .await??
@@ -392,7 +335,7 @@ impl Host {
             None => format!("{}://{}", url.scheme(), url.host_str().unwrap_or_default()),
         };
         let listed = self
-            .shared
+            .services
             .config
             .host
             .verify_origins
@@ -419,7 +362,7 @@ impl Host {
         };
         Ok(
             match self
-                .shared
+                .services
                 .runtime
                 .http()
                 .send(&policy, OutboundRequest::get(url.as_str()))
@@ -433,22 +376,35 @@ impl Host {
 
     /// The engine (to share it with another host).
     pub fn engine(&self) -> &GuildEngine {
-        self.shared.runtime.engine()
+        self.services.runtime.engine()
     }
 
     /// Team and private memory of the workspace and user `[memory]` names (supervisor access:
     /// no grant check, updates recorded as `supervisor`).
     pub fn memory(&self) -> &Memory {
-        &self.shared.memory
+        &self.services.memory
     }
 
     /// The configuration this host runs with.
     pub fn config(&self) -> &Config {
-        &self.shared.config
+        &self.services.config
     }
 
-    /// The state shared with every instance (for crate modules that extend `Host`, e.g. skills).
-    pub(crate) fn shared(&self) -> &Arc<Shared> {
-        &self.shared
+    /// The skills of this host: catalogs per caller, disclosure, loaders.
+    ///
+    /// The service is the host's own, shared with the specialists' `skills` import, so its
+    /// folder cache and watcher serve both.
+    pub fn skills(&self) -> HostSkills {
+        HostSkills::new(
+            self.services.runtime.clone(),
+            self.services.registry.clone(),
+            self.services.skills.clone(),
+        )
+    }
+
+    /// What every task uses (for the crate's tests that drive a task scope directly).
+    #[cfg(test)]
+    pub(crate) fn services(&self) -> &Arc<Services> {
+        &self.services
     }
 }

@@ -12,9 +12,11 @@
 //!
 //! Start with [`Config`] (the operator's `guild.toml`) and [`Host`].
 
+mod approval;
 pub mod background;
 pub mod bundle_install;
 mod dispatch;
+mod engine;
 mod host;
 mod host_error;
 pub mod memory;

@@ -6,11 +6,14 @@
 //! its self-description (a specialist's `describe`, a connector's `tools`). A plugin that fails
 //! any step is reported with a clear error and left out; every other plugin still loads.
 //! Running tasks hold the [`Snapshot`] they started with, so a swap never changes a plugin under
-//! a task.
+//! a task; [`Registry`] holds the current one.
+//!
+//! Loading is given what it uses — the runtime that compiles and describes a component and
+//! the skills service that resolves skill sources — and imports nothing of the modules above.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 use serde::Serialize;
 
@@ -19,9 +22,8 @@ use guild_core::config::Config;
 use guild_core::error::LoadError;
 use guild_core::manifest::{Manifest, PluginKind, parse_tool_name};
 use guild_core::types::{RosterEntry, ToolSpec};
-use guild_runtime::{Failure, Plugin, PrepareError};
-
-use crate::host::Shared;
+use guild_runtime::{Failure, Plugin, PrepareError, Runtime};
+use guild_skills::Skills;
 
 /// One loaded plugin version.
 pub(crate) struct LoadedPlugin {
@@ -136,11 +138,34 @@ impl Snapshot {
     }
 }
 
+/// The current plugin set, swapped whole by a reload; a task keeps the one it started with.
+#[derive(Default)]
+pub(crate) struct Registry {
+    current: RwLock<Arc<Snapshot>>,
+}
+
+impl Registry {
+    /// The current plugin set.
+    pub(crate) fn snapshot(&self) -> Arc<Snapshot> {
+        // A poisoned lock means a panic while swapping an `Arc`: the old value is still whole.
+        self.current
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Makes `snapshot` the current plugin set.
+    pub(crate) fn swap(&self, snapshot: Snapshot) {
+        *self.current.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(snapshot);
+    }
+}
+
 /// Loads every plugin folder `config` names into a new snapshot. Failures are collected, not
 /// fatal: a plugin whose new version fails any step keeps its `previous` version serving (the
 /// error says so); a plugin that never loaded is left out.
 pub(crate) async fn load_all(
-    shared: &Arc<Shared>,
+    runtime: &Runtime,
+    skills: &Skills,
     config: &Config,
     previous: &Snapshot,
 ) -> Snapshot {
@@ -157,7 +182,7 @@ pub(crate) async fn load_all(
     // Errors are returned to the caller (`Host::load_errors`), which shows each one once; the
     // log repeats them only at debug level.
     for dir in folders {
-        let loaded = match load_one(shared, config, &dir).await {
+        let loaded = match load_one(runtime, skills, config, &dir).await {
             Ok(plugin) => Arc::new(plugin),
             Err(e) => {
                 tracing::debug!("{e}");
@@ -264,7 +289,8 @@ fn insert(snapshot: &mut Snapshot, plugin: Arc<LoadedPlugin>) -> Result<(), Load
 
 /// Loads one plugin folder with the grants of `config`.
 pub(crate) async fn load_one(
-    shared: &Arc<Shared>,
+    runtime: &Runtime,
+    skills: &Skills,
     config: &Config,
     dir: &Path,
 ) -> Result<LoadedPlugin, LoadError> {
@@ -276,8 +302,7 @@ pub(crate) async fn load_one(
         })?;
     let manifest = Manifest::load(dir)?;
     let (effective, rows) = capability::resolve(&manifest, config)?;
-    let skill_sources = shared
-        .skills
+    let skill_sources = skills
         .sources_for(manifest.name(), &manifest.dir, &effective.skills)
         .map_err(|e| LoadError::Grant {
             plugin: manifest.name().to_owned(),
@@ -296,8 +321,7 @@ pub(crate) async fn load_one(
         .map_err(component_err)?;
     let kind = manifest.plugin.kind;
     let ident = format!("{}@{}", name, manifest.plugin.version);
-    let runtime = shared
-        .runtime
+    let prepared = runtime
         .prepare(&name, &ident, kind, &path, Arc::new(effective))
         .await
         .map_err(|e| match e {
@@ -320,7 +344,7 @@ pub(crate) async fn load_one(
         description: manifest.plugin.description.clone().unwrap_or_default(),
         manifest,
         rows,
-        runtime,
+        runtime: prepared,
         tools: Vec::new(),
         skill_sources,
     };
@@ -331,8 +355,7 @@ pub(crate) async fn load_one(
     };
     match kind {
         PluginKind::Specialist => {
-            let description = shared
-                .runtime
+            let description = runtime
                 .describe(&plugin.runtime)
                 .await
                 .map_err(|e| describe_err("describe()", e))?;
@@ -341,8 +364,7 @@ pub(crate) async fn load_one(
             }
         }
         PluginKind::Connector => {
-            let tools = shared
-                .runtime
+            let tools = runtime
                 .connector_tools(&plugin.runtime)
                 .await
                 .map_err(|e| describe_err("tools()", e))?;

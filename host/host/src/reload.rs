@@ -4,9 +4,12 @@
 //! version serving (the registry does that); a removed plugin stops taking new tasks. Every
 //! swap is audited in the receipts chain: `plugin_loaded`, `plugin_unloaded` and
 //! `grant_changed`, each naming versions and component digests.
+//!
+//! [`Reloader`] keeps what lives between reloads (the plugin configuration in force, the lock
+//! that serialises them); it works on the dispatch [`Services`] the host passes in.
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 use serde::Serialize;
 
@@ -14,7 +17,7 @@ use guild_core::capability::{CapabilityRow, RowStatus};
 use guild_core::config::Config;
 use guild_receipts::AuditKind;
 
-use crate::host::Host;
+use crate::dispatch::Services;
 use crate::registry;
 
 /// What one reload did.
@@ -60,18 +63,49 @@ impl ReloadReport {
     }
 }
 
-impl Host {
-    /// Reloads the plugin set: with `config`'s plugin folders and grants when given (a changed
-    /// `guild.toml`), else with those in force. Other settings keep their values from the start.
-    pub async fn reload_with(&self, config: Option<Config>) -> ReloadReport {
-        let shared = self.shared();
-        let _one_at_a_time = shared.reloading.lock().await;
+/// What lives between reloads.
+pub(crate) struct Reloader {
+    /// The configuration the current plugin set was loaded with (plugin folders and grants);
+    /// a reload may bring a newer one. Every other setting keeps its value from the start.
+    plugin_config: RwLock<Arc<Config>>,
+    /// Serialises reloads: one loads and swaps at a time.
+    reloading: tokio::sync::Mutex<()>,
+}
+
+impl Reloader {
+    /// Reloads start from `config`'s plugin folders and grants.
+    pub(crate) fn new(config: Arc<Config>) -> Self {
+        Self {
+            plugin_config: RwLock::new(config),
+            reloading: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    /// The plugin folders and grants in force.
+    fn plugin_config(&self) -> Arc<Config> {
+        // A poisoned lock means a panic while swapping an `Arc`: the old value is still whole.
+        self.plugin_config
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    fn set_plugin_config(&self, config: Arc<Config>) {
+        *self
+            .plugin_config
+            .write()
+            .unwrap_or_else(|p| p.into_inner()) = config;
+    }
+
+    /// Reloads the plugin set of `services`; see `Host::reload_with`.
+    pub(crate) async fn reload(&self, services: &Services, config: Option<Config>) -> ReloadReport {
+        let _one_at_a_time = self.reloading.lock().await;
         let config = match config {
             Some(c) => Arc::new(c),
-            None => shared.plugin_config(),
+            None => self.plugin_config(),
         };
-        let old = shared.snapshot();
-        let snapshot = registry::load_all(shared, &config, &old).await;
+        let old = services.snapshot();
+        let snapshot = registry::load_all(&services.runtime, &services.skills, &config, &old).await;
         let mut report = ReloadReport {
             errors: snapshot.errors.clone(),
             roster_changed: old.roster() != snapshot.roster(),
@@ -138,7 +172,7 @@ impl Host {
                 )
             })
             .collect();
-        let ledger = shared.ledger.clone();
+        let ledger = services.ledger.clone();
         let audited = tokio::task::spawn_blocking(move || {
             let recent = match first_seen.is_empty() {
                 true => Vec::new(),
@@ -164,8 +198,8 @@ impl Host {
         if let Ok(Err(e)) = audited {
             tracing::error!("failed to audit plugin changes: {e}");
         }
-        shared.swap(snapshot);
-        shared.set_plugin_config(config);
+        services.registry.swap(snapshot);
+        self.set_plugin_config(config);
         report
     }
 }

@@ -5,34 +5,13 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
-use futures::future::{BoxFuture, join_all};
+use futures::future::join_all;
 use serde::{Deserialize, Serialize};
 
-use crate::dispatch::{self, TaskOptions};
+pub use crate::approval::{ApprovalRequest, Approver};
+use crate::dispatch::{self, Services, TaskOptions};
 use crate::error::DispatchError;
-use crate::host::Shared;
 use crate::types::TaskResult;
-
-/// What the caller is asked when a tool's spec says `approval = always`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct ApprovalRequest {
-    /// The task waiting for the answer.
-    pub task_id: String,
-    /// `specialist@version` asking.
-    pub specialist: String,
-    /// `connector.tool`.
-    pub tool: String,
-    /// The tool's description.
-    pub description: String,
-    /// The input, as JSON (truncated to 2 KiB).
-    pub input: String,
-}
-
-/// Answers approval requests for a session (a prompt, a UI, a policy).
-pub trait Approver: Send + Sync {
-    /// True to let the call run.
-    fn approve(&self, request: ApprovalRequest) -> BoxFuture<'static, bool>;
-}
 
 /// One child of a batch.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -107,15 +86,15 @@ struct Counters {
 /// A supervisor's session.
 #[derive(Clone)]
 pub struct Session {
-    shared: Arc<Shared>,
+    services: Arc<Services>,
     counters: Arc<Counters>,
     approver: Option<Arc<dyn Approver>>,
 }
 
 impl Session {
-    pub(crate) fn new(shared: Arc<Shared>) -> Self {
+    pub(crate) fn new(services: Arc<Services>) -> Self {
         Self {
-            shared,
+            services,
             counters: Arc::default(),
             approver: None,
         }
@@ -143,7 +122,7 @@ impl Session {
             approver: self.approver.clone(),
             ..TaskOptions::default()
         };
-        let mut result = dispatch::task(&self.shared, specialist, description, options).await?;
+        let mut result = dispatch::task(&self.services, specialist, description, options).await?;
         result.warning = self.count();
         Ok(result)
     }
@@ -161,7 +140,7 @@ impl Session {
             subscriber: Some(reports),
             ..TaskOptions::default()
         };
-        let mut result = dispatch::task(&self.shared, specialist, description, options).await?;
+        let mut result = dispatch::task(&self.services, specialist, description, options).await?;
         result.warning = self.count();
         Ok(result)
     }
@@ -170,7 +149,7 @@ impl Session {
     /// rest queue), results in input order. A child that fails, traps or times out never
     /// cancels its siblings; a child that cannot start carries its error in its slot.
     pub async fn batch(&self, tasks: &[TaskRequest]) -> Result<Vec<BatchItem>, DispatchError> {
-        let max = self.shared.config.dispatch.batch_max_size;
+        let max = self.services.config.dispatch.batch_max_size;
         if tasks.is_empty() || tasks.len() > max {
             return Err(DispatchError::InvalidBatch(format!(
                 "a batch holds 1 to {max} tasks, this one has {}",
@@ -178,15 +157,15 @@ impl Session {
             )));
         }
         let limit = Arc::new(tokio::sync::Semaphore::new(
-            self.shared.config.dispatch.batch_concurrency,
+            self.services.config.dispatch.batch_concurrency,
         ));
         // One plugin set for every child: a reload during the batch never mixes versions.
-        let snapshot = self.shared.snapshot();
+        let snapshot = self.services.snapshot();
         // Each child is its own runtime task, so children run in parallel and one that spins
         // or blocks cannot delay its siblings.
         let children = tasks.iter().enumerate().map(|(i, t)| {
             let limit = limit.clone();
-            let shared = self.shared.clone();
+            let services = self.services.clone();
             let snapshot = snapshot.clone();
             let t = t.clone();
             tokio::spawn(async move {
@@ -197,7 +176,7 @@ impl Session {
                     snapshot: Some(snapshot),
                     ..TaskOptions::default()
                 };
-                let result = dispatch::task(&shared, &t.subagent_type, &t.description, options)
+                let result = dispatch::task(&services, &t.subagent_type, &t.description, options)
                     .await
                     .map_err(|e| e.to_string());
                 BatchItem {
@@ -246,7 +225,7 @@ impl Session {
     /// Counts one invocation; returns the one-time billable warning when the threshold is passed.
     fn count(&self) -> Option<String> {
         let n = self.counters.invocations.fetch_add(1, Ordering::SeqCst) + 1;
-        let threshold = self.shared.config.dispatch.billable_threshold;
+        let threshold = self.services.config.dispatch.billable_threshold;
         if threshold == 0 || n <= threshold {
             return None;
         }

@@ -1,39 +1,39 @@
-//! [`HostSkills`]: the skills service bound to a running [`Host`] — its configuration, its
+//! [`HostSkills`]: the skills service bound to a running host — its configuration, its
 //! plugins' manifests (for visibility) and its skill-loader plugins (through the registry).
-//! The CLI and the integration tests use it; the `skills` WIT import uses the same calls.
-//! [`HostLoaders`] is the skills library's [`SkillLoaders`] over a registry snapshot.
+//! The CLI and the integration tests use it (`Host::skills`); the `skills` WIT import uses the
+//! same calls. [`HostLoaders`] is the skills library's [`SkillLoaders`] over a registry
+//! snapshot. Both are given the runtime and the registry, not the host.
 
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use guild_core::manifest::PluginKind;
+use guild_runtime::Runtime;
 use guild_skills::{
     Catalog, Disclosure, LoaderSkill, SkillError, SkillLoaders, SkillSource, Skills, TaskSkills,
 };
 
-use crate::host::{Host, Shared};
-use crate::registry::{LoadedPlugin, Snapshot};
+use crate::registry::{LoadedPlugin, Registry, Snapshot};
 
 /// The skills of one host. Cheap to clone.
 #[derive(Clone)]
 pub struct HostSkills {
-    shared: Arc<Shared>,
+    runtime: Runtime,
+    registry: Arc<Registry>,
     skills: Arc<Skills>,
 }
 
-impl Host {
-    /// The skills of this host: catalogs per caller, disclosure, loaders.
-    ///
-    /// The service is the host's own, shared with the specialists' `skills` import, so its
-    /// folder cache and watcher serve both.
-    pub fn skills(&self) -> HostSkills {
-        let shared = self.shared().clone();
-        let skills = shared.skills.clone();
-        HostSkills { shared, skills }
-    }
-}
-
 impl HostSkills {
+    /// The skills service `skills`, with the skill-loader plugins of `registry`'s current set
+    /// run on `runtime`.
+    pub(crate) fn new(runtime: Runtime, registry: Arc<Registry>, skills: Arc<Skills>) -> Self {
+        Self {
+            runtime,
+            registry,
+            skills,
+        }
+    }
+
     /// The underlying service (settings, folder cache, watcher).
     pub fn service(&self) -> &Arc<Skills> {
         &self.skills
@@ -42,8 +42,8 @@ impl HostSkills {
     /// The host's skill-loader plugins, as of the current plugin set.
     pub fn loaders(&self) -> Arc<dyn SkillLoaders> {
         Arc::new(HostLoaders {
-            shared: self.shared.clone(),
-            snapshot: self.shared.snapshot(),
+            runtime: self.runtime.clone(),
+            snapshot: self.registry.snapshot(),
         })
     }
 
@@ -54,7 +54,7 @@ impl HostSkills {
         let Some(name) = specialist else {
             return self.skills.supervisor_sources();
         };
-        let snapshot = self.shared.snapshot();
+        let snapshot = self.registry.snapshot();
         let plugin = snapshot
             .resolve(name)
             .filter(|p| p.manifest.plugin.kind == PluginKind::Specialist)
@@ -104,7 +104,7 @@ impl HostSkills {
 
 /// Reaches the skill-loader plugins of one registry snapshot, each call in a fresh instance.
 pub(crate) struct HostLoaders {
-    pub(crate) shared: Arc<Shared>,
+    pub(crate) runtime: Runtime,
     pub(crate) snapshot: Arc<Snapshot>,
 }
 
@@ -129,8 +129,7 @@ impl SkillLoaders for HostLoaders {
     fn list<'a>(&'a self, plugin: &'a str) -> BoxFuture<'a, Result<Vec<LoaderSkill>, String>> {
         Box::pin(async move {
             let p = self.loader(plugin)?;
-            self.shared
-                .runtime
+            self.runtime
                 .loader_list(&p.runtime)
                 .await
                 .map_err(|f| f.to_string())
@@ -140,8 +139,7 @@ impl SkillLoaders for HostLoaders {
     fn load<'a>(&'a self, plugin: &'a str, name: &'a str) -> BoxFuture<'a, Result<String, String>> {
         Box::pin(async move {
             let p = self.loader(plugin)?;
-            self.shared
-                .runtime
+            self.runtime
                 .loader_load(&p.runtime, name)
                 .await
                 .map_err(|f| f.to_string())?
@@ -156,8 +154,7 @@ impl SkillLoaders for HostLoaders {
     ) -> BoxFuture<'a, Result<Vec<u8>, String>> {
         Box::pin(async move {
             let p = self.loader(plugin)?;
-            self.shared
-                .runtime
+            self.runtime
                 .loader_read(&p.runtime, name, path)
                 .await
                 .map_err(|f| f.to_string())?

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use futures::future::BoxFuture;
 use tokio::sync::oneshot;
 
-use crate::session::{ApprovalRequest, Approver};
+use crate::approval::{ApprovalRequest, Approver};
 
 type Waiting = HashMap<String, (ApprovalRequest, oneshot::Sender<bool>)>;
 

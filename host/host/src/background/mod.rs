@@ -10,6 +10,9 @@
 //! the contract (the SQLite store runs it in its tests).
 //!
 //! Background tasks share the batch concurrency limit: beyond it they wait as `queued`.
+//!
+//! The manager runs its tasks through dispatch with the [`Services`] the host gives it at
+//! construction; it knows nothing of the host above.
 
 mod approvals;
 mod backend;
@@ -30,9 +33,9 @@ pub use reader::TaskReader;
 pub(crate) use store::TaskStore;
 pub use store::{APPLICATION_ID, BackgroundStatus, StoreError, TASKS_FILE, TaskRecord};
 
-use crate::dispatch::{self, TaskOptions, TaskScope};
+use crate::approval::{ApprovalRequest, Approver};
+use crate::dispatch::{self, Services, TaskOptions, TaskScope};
 use crate::error::DispatchError;
-use crate::host::Shared;
 use crate::settings::Delivery;
 use crate::types::{ProgressReport, TaskResult, TaskStatus};
 
@@ -44,7 +47,7 @@ pub struct TaskCheck {
     /// Reports that arrived since the last check.
     pub new_reports: Vec<ProgressReport>,
     /// A tool call waiting for the caller's approval (answer with `approve_task`).
-    pub pending_approval: Option<crate::session::ApprovalRequest>,
+    pub pending_approval: Option<ApprovalRequest>,
 }
 
 /// A report pushed to subscribers in `wakeup` delivery.
@@ -107,6 +110,8 @@ struct Live {
 
 /// The background task manager of one host.
 pub(crate) struct Background {
+    /// What dispatch needs to run a task.
+    services: Arc<Services>,
     store: Arc<dyn TaskBackend>,
     slots: Arc<Semaphore>,
     live: Arc<Mutex<HashMap<String, Live>>>,
@@ -118,9 +123,12 @@ pub(crate) struct Background {
 }
 
 impl Background {
-    /// A manager on any task store (the host passes its SQLite [`TaskStore`]).
-    pub(crate) fn new(store: impl TaskBackend + 'static, concurrency: usize) -> Self {
+    /// A manager on any task store (the host passes its SQLite [`TaskStore`]) that runs its
+    /// tasks with `services`, at most `[dispatch] batch_concurrency` at once.
+    pub(crate) fn new(services: Arc<Services>, store: impl TaskBackend + 'static) -> Self {
+        let concurrency = services.config.dispatch.batch_concurrency;
         Self {
+            services,
             store: Arc::new(store),
             slots: Arc::new(Semaphore::new(concurrency)),
             live: Arc::default(),
@@ -137,32 +145,31 @@ impl Background {
     /// Starts a task; returns its id at once.
     pub(crate) fn start(
         &self,
-        shared: &Arc<Shared>,
         specialist: &str,
         description: &str,
     ) -> Result<String, BackgroundError> {
-        dispatch::precheck(shared, specialist, description)?;
+        dispatch::precheck(&self.services, specialist, description)?;
         let id = uuid::Uuid::now_v7().to_string();
         blocking(|| self.store.insert(&id, specialist, description)).map_err(store_err)?;
-        self.spawn(shared, &id, 1, specialist, description.to_owned());
+        self.spawn(&id, 1, specialist, description.to_owned());
         Ok(id)
     }
 
     /// Runs attempt `attempt` of task `id`. Its status and result are written only while the
     /// stored task is still on that attempt and not cancelled, so an attempt that an update or
     /// a cancel ended never overwrites what came after it.
-    fn spawn(&self, shared: &Arc<Shared>, id: &str, attempt: u32, specialist: &str, brief: String) {
+    fn spawn(&self, id: &str, attempt: u32, specialist: &str, brief: String) {
         let (tx, mut rx) = mpsc::unbounded_channel::<ProgressReport>();
         let (scope_tx, scope_rx) = oneshot::channel();
         let scope_slot: Arc<Mutex<Option<Arc<TaskScope>>>> = Arc::default();
         let store = self.store.clone();
         let slots = self.slots.clone();
         let events = self.events.clone();
-        let wakeup = shared.config.dispatch.delivery == Delivery::Wakeup;
-        let shared = shared.clone();
+        let wakeup = self.services.config.dispatch.delivery == Delivery::Wakeup;
+        let services = self.services.clone();
         let (id_owned, specialist) = (id.to_owned(), specialist.to_owned());
         let slot_for_task = scope_slot.clone();
-        let approver: Arc<dyn crate::session::Approver> = Arc::new(self.approvals.clone());
+        let approver: Arc<dyn Approver> = Arc::new(self.approvals.clone());
         let live = self.live.clone();
         let ended = self.ended.clone();
         let handle = tokio::spawn(async move {
@@ -208,7 +215,7 @@ impl Background {
                     *slot_for_task.lock().unwrap_or_else(|p| p.into_inner()) = Some(scope);
                 }
             });
-            let result = dispatch::task(&shared, &specialist, &brief, options).await;
+            let result = dispatch::task(&services, &specialist, &brief, options).await;
             let _ = persist.await;
             let _ = scope_watch.await;
             let (status, result) = match result {
@@ -253,12 +260,7 @@ impl Background {
     }
 
     /// Cancels the running attempt and restarts with the original brief plus every update.
-    pub(crate) fn update(
-        &self,
-        shared: &Arc<Shared>,
-        id: &str,
-        update: &str,
-    ) -> Result<u32, BackgroundError> {
+    pub(crate) fn update(&self, id: &str, update: &str) -> Result<u32, BackgroundError> {
         let record = self.record(id)?;
         if !record.status.is_live() && record.status != BackgroundStatus::Interrupted {
             return Err(BackgroundError::Finished {
@@ -288,7 +290,7 @@ impl Background {
         {
             brief.push_str(&format!("\n\nUpdate {}: {u}", i + 1));
         }
-        self.spawn(shared, id, attempt, &record.specialist, brief);
+        self.spawn(id, attempt, &record.specialist, brief);
         Ok(attempt)
     }
 

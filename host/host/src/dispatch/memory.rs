@@ -37,7 +37,7 @@ impl TaskScope {
         if let Some(refusal) = self.memory_refusal(scope, false) {
             return Err(refusal);
         }
-        self.shared.memory.read(scope).await
+        self.services.memory.read(scope).await
     }
 
     /// Replaces `scope`'s document with `text` (validated first), if the specialist holds
@@ -63,7 +63,7 @@ impl TaskScope {
                 ToolError::LimitExceeded(m) => MemoryError::LimitExceeded(m),
                 other => MemoryError::LimitExceeded(other.to_string()),
             })?;
-        let memory = &self.shared.memory;
+        let memory = &self.services.memory;
         if let Err(e) = memory.doc(scope) {
             self.record_refusal(MEMORY_UPDATE_TOOL, &text, &e.to_string());
             return Err(e);
@@ -78,7 +78,7 @@ impl TaskScope {
             input_sha256: input_sha256.clone(),
             idempotency_key: None,
         };
-        let ledger = self.shared.ledger.clone();
+        let ledger = self.services.ledger.clone();
         let open = match tokio::task::spawn_blocking(move || open_intent::begin(ledger, intent))
             .await
         {

@@ -55,8 +55,8 @@ async fn host(dir: &Path, extra: &str) -> Host {
 }
 
 fn task(host: &Host, id: &str) -> TaskScope {
-    let shared = host.shared().clone();
-    let snapshot = shared.snapshot();
+    let services = host.services().clone();
+    let snapshot = services.snapshot();
     let plugin = snapshot
         .plugins
         .get("scribe")
@@ -64,7 +64,7 @@ fn task(host: &Host, id: &str) -> TaskScope {
         .expect("scribe loaded");
     TaskScope::new(
         id.into(),
-        shared,
+        services,
         plugin,
         snapshot,
         Approval::Ask(None),
@@ -104,7 +104,7 @@ async fn granted_memory_rights_work_and_updates_are_receipted() {
         "{refused:?}"
     );
 
-    let receipts = host.shared().ledger.for_task("t-mem-1").expect("ledger");
+    let receipts = host.services().ledger.for_task("t-mem-1").expect("ledger");
     assert_eq!(receipts.len(), 2, "{receipts:#?}");
     let (ok, bad) = (&receipts[0], &receipts[1]);
     assert_eq!(
@@ -152,7 +152,7 @@ async fn memory_rights_not_granted_or_not_requested_are_denied() {
     assert!(err.to_string().contains("`[capabilities] memory`"), "{err}");
     // A denied write stores nothing and writes no receipt.
     assert!(
-        host.shared()
+        host.services()
             .ledger
             .for_task("t-mem-2")
             .expect("ledger")
@@ -181,7 +181,7 @@ async fn an_empty_memory_grant_denies_everything() {
         );
     }
     assert!(
-        host.shared()
+        host.services()
             .ledger
             .for_task("t-mem-3")
             .expect("ledger")

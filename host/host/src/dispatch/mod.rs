@@ -3,7 +3,8 @@
 //! `call_tool` (in [`tool_call`]) is the only way a connector is ever invoked on behalf of a
 //! specialist; it checks the grant, writes receipts (docs/receipts-and-validation.md) and records every call for the
 //! task result. [`TaskScope`] is what the runtime's `TaskHost` view of a task is made of
-//! (see [`task_host`]).
+//! (see [`task_host`]). What dispatch needs from the host comes in as [`Services`], so this
+//! module imports nothing above it.
 
 mod gate;
 mod in_flight;
@@ -11,6 +12,7 @@ mod memory;
 #[cfg(test)]
 mod memory_tests;
 mod open_intent;
+mod services;
 mod task_host;
 mod tool_call;
 
@@ -22,22 +24,22 @@ use sha2::{Digest, Sha256};
 use tracing::Instrument;
 
 use crate::types::{
-    CallStatus, ProgressReport, TaskResult, TaskStatus, ToolCallRecord, ToolOutcome, Usage,
+    CallStatus, ProgressReport, Report, TaskResult, TaskStatus, ToolCallRecord, ToolOutcome, Usage,
 };
 use guild_core::error::DispatchError;
 use guild_core::manifest::PluginKind;
 use guild_receipts::Receipt;
-use guild_runtime::{Failure, InstanceStats, ReportError};
+use guild_runtime::{Failure, InstanceStats, ReportError, RunAnswer};
 use guild_validate::{
     self as validate, ArtifactResolver, Check, CheckStatus, DirResolver, NoWorkspace, Validation,
 };
 
-use crate::host::Shared;
+use crate::approval::Approver;
 use crate::registry::{LoadedPlugin, Snapshot};
-use crate::session::Approver;
 
 pub(crate) use gate::TaskGate;
 pub(crate) use in_flight::InFlight;
+pub(crate) use services::Services;
 
 use guild_core::limits::{
     MAX_DESCRIPTION_BYTES, MAX_RECORDED_BYTES, MAX_RECORDED_TOOL_BYTES, MAX_REPORT_BYTES,
@@ -61,8 +63,9 @@ pub(crate) enum Approval {
 /// What the host knows about a task while it runs.
 pub(crate) struct TaskScope {
     pub(crate) task_id: String,
-    /// The host's shared state (ledger, skills, config); never reachable from an instance.
-    pub(crate) shared: Arc<Shared>,
+    /// The host services the task uses (ledger, skills, config); never reachable from an
+    /// instance.
+    pub(crate) services: Arc<Services>,
     /// The specialist running the task: its effective grant is checked on every tool call.
     pub(crate) plugin: Arc<LoadedPlugin>,
     /// The plugin set the task started with; its tool calls use the same versions.
@@ -92,7 +95,7 @@ pub(crate) struct TaskScope {
 impl TaskScope {
     pub(crate) fn new(
         task_id: String,
-        shared: Arc<Shared>,
+        services: Arc<Services>,
         plugin: Arc<LoadedPlugin>,
         snapshot: Arc<Snapshot>,
         approval: Approval,
@@ -100,7 +103,7 @@ impl TaskScope {
     ) -> Self {
         Self {
             task_id,
-            shared,
+            services,
             plugin,
             snapshot,
             calls: Mutex::new(Vec::new()),
@@ -185,7 +188,7 @@ impl TaskScope {
     /// (the first refusal is recorded, later ones only counted).
     pub(crate) fn count_call(&self, tool: &str, input: &str) -> Result<(), ToolError> {
         let made = self.calls_made.fetch_add(1, Ordering::SeqCst) + 1;
-        let max = u64::from(self.shared.config.dispatch.max_tool_calls);
+        let max = u64::from(self.services.config.dispatch.max_tool_calls);
         if made <= max {
             return Ok(());
         }
@@ -274,7 +277,6 @@ fn failed_outcome(error: &str) -> ToolOutcome {
     }
 }
 
-/// Runs one task; see [`crate::Host::task`].
 /// How a task is run: who approves, whether it is a batch child, where reports go.
 #[derive(Default)]
 pub(crate) struct TaskOptions {
@@ -292,12 +294,12 @@ pub(crate) struct TaskOptions {
 
 /// Checks that a task could start (description, specialist, roster) without starting it.
 pub(crate) fn precheck(
-    shared: &Arc<Shared>,
+    services: &Arc<Services>,
     name: &str,
     description: &str,
 ) -> Result<(), DispatchError> {
     check_description(description)?;
-    resolve(&shared.snapshot(), name).map(|_| ())
+    resolve(&services.snapshot(), name).map(|_| ())
 }
 
 fn check_description(description: &str) -> Result<(), DispatchError> {
@@ -334,8 +336,10 @@ fn resolve(snapshot: &Snapshot, name: &str) -> Result<Arc<LoadedPlugin>, Dispatc
     Ok(plugin)
 }
 
+/// Runs one task; see [`crate::Host::task`]: starts the specialist in a fresh instance under
+/// the host's task bound and the task's time budget, then builds its result.
 pub(crate) async fn task(
-    shared: &Arc<Shared>,
+    services: &Arc<Services>,
     name: &str,
     description: &str,
     options: TaskOptions,
@@ -344,51 +348,89 @@ pub(crate) async fn task(
     let snapshot = options
         .snapshot
         .clone()
-        .unwrap_or_else(|| shared.snapshot());
+        .unwrap_or_else(|| services.snapshot());
     let plugin = resolve(&snapshot, name)?;
     // Held until the instance is gone: the host's bound on running specialists.
-    let slot = shared.tasks.enter().await?;
+    let slot = services.tasks.enter().await?;
+    let scope = open_scope(services, plugin, snapshot, options);
+    let span =
+        tracing::info_span!("task", task_id = %scope.task_id, specialist = %scope.plugin.ident);
+    let started = Instant::now();
+    let (answer, stats) = run_in_budget(services, &scope, description, span.clone()).await;
+    drop(slot);
+    let _enter = span.enter();
+    Ok(finish(services, &scope, answer, stats, started).await)
+}
 
+/// The task's scope, with its id (the fixed one of a background task, else a new UUID v7), and
+/// its approval mode; handed to `on_scope` as soon as it exists.
+fn open_scope(
+    services: &Arc<Services>,
+    plugin: Arc<LoadedPlugin>,
+    snapshot: Arc<Snapshot>,
+    options: TaskOptions,
+) -> Arc<TaskScope> {
     let task_id = options
         .task_id
-        .clone()
         .unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
     let approval = if options.in_batch {
         Approval::InBatch
     } else {
-        Approval::Ask(options.approver.clone())
+        Approval::Ask(options.approver)
     };
     let scope = Arc::new(TaskScope::new(
-        task_id.clone(),
-        shared.clone(),
-        plugin.clone(),
-        snapshot.clone(),
+        task_id,
+        services.clone(),
+        plugin,
+        snapshot,
         approval,
-        options.subscriber.clone(),
+        options.subscriber,
     ));
     if let Some(tx) = options.on_scope {
         let _ = tx.send(scope.clone());
     }
-    let span = tracing::info_span!("task", task_id = %task_id, specialist = %plugin.ident);
-    let started = Instant::now();
-    let budget = shared.config.dispatch.task_timeout_s;
-    let run = shared
+    scope
+}
+
+/// Runs the specialist on `description` inside `[dispatch] task_timeout_s` (0: no budget);
+/// past it the answer is [`Failure::TimedOut`].
+async fn run_in_budget(
+    services: &Services,
+    scope: &Arc<TaskScope>,
+    description: &str,
+    span: tracing::Span,
+) -> (Result<RunAnswer, Failure>, InstanceStats) {
+    let budget = services.config.dispatch.task_timeout_s;
+    let run = services
         .runtime
-        .run_specialist(&plugin.runtime, scope.clone(), &task_id, description)
-        .instrument(span.clone());
-    let (answer, stats) = if budget == 0 {
-        run.await
-    } else {
-        match tokio::time::timeout(Duration::from_secs(u64::from(budget)), run).await {
-            Ok(done) => done,
-            Err(_) => (
-                Err(Failure::TimedOut { secs: budget }),
-                InstanceStats::default(),
-            ),
-        }
-    };
-    drop(slot);
-    let _enter = span.enter();
+        .run_specialist(
+            &scope.plugin.runtime,
+            scope.clone(),
+            &scope.task_id,
+            description,
+        )
+        .instrument(span);
+    if budget == 0 {
+        return run.await;
+    }
+    match tokio::time::timeout(Duration::from_secs(u64::from(budget)), run).await {
+        Ok(done) => done,
+        Err(_) => (
+            Err(Failure::TimedOut { secs: budget }),
+            InstanceStats::default(),
+        ),
+    }
+}
+
+/// The result of a task whose instance is gone: its records, reports, skills and usage, its
+/// status from the answer, and the verdict on its report.
+async fn finish(
+    services: &Arc<Services>,
+    scope: &TaskScope,
+    answer: Result<RunAnswer, Failure>,
+    stats: InstanceStats,
+    started: Instant,
+) -> TaskResult {
     // The task is over: close the report stream so its readers finish.
     scope
         .subscriber
@@ -404,13 +446,47 @@ pub(crate) async fn task(
         tool_calls: tool_calls.len() as u32,
         peak_memory_bytes: stats.peak_memory,
     };
+    let plugin = &scope.plugin;
     let ident = plugin.ident.to_string();
-    let answer = match (answer, scope.batch_refusal()) {
-        // A batch child that needed an approval fails as a whole, whatever it reported.
+    let (status, report, error) = outcome(&ident, answer, scope.batch_refusal());
+    let mutated = tool_calls.iter().any(|c| c.mutating);
+    let (receipts, validation) =
+        validate_task(services, plugin, &scope.task_id, report.clone(), mutated).await;
+    tracing::info!(
+        status = ?status,
+        verdict = %validation.verdict,
+        wall_ms = usage.wall_ms,
+        tool_calls = usage.tool_calls,
+        "task finished"
+    );
+    TaskResult {
+        task_id: scope.task_id.clone(),
+        specialist: ident,
+        status,
+        report,
+        error,
+        tool_calls,
+        reports,
+        receipts,
+        validation: Some(validation),
+        skills,
+        warning: None,
+        usage,
+    }
+}
+
+/// A task's status, report and error from the specialist's answer. A batch child that needed
+/// an approval (`batch_refusal`) fails as a whole, whatever it reported.
+fn outcome(
+    ident: &str,
+    answer: Result<RunAnswer, Failure>,
+    batch_refusal: Option<String>,
+) -> (TaskStatus, Option<Report>, Option<String>) {
+    let answer = match (answer, batch_refusal) {
         (Ok(_), Some(message)) => Ok(Err(message)),
         (answer, _) => answer,
     };
-    let (status, report, error) = match answer {
+    match answer {
         Ok(Ok(report)) => (TaskStatus::Succeeded, Some(report), None),
         Ok(Err(message)) => (
             TaskStatus::Failed,
@@ -429,40 +505,16 @@ pub(crate) async fn task(
             None,
             Some(format!("specialist '{ident}' {failure}")),
         ),
-    };
-    let mutated = tool_calls.iter().any(|c| c.mutating);
-    let (receipts, validation) =
-        validate_task(shared, &plugin, &task_id, report.clone(), mutated).await;
-    tracing::info!(
-        status = ?status,
-        verdict = %validation.verdict,
-        wall_ms = usage.wall_ms,
-        tool_calls = usage.tool_calls,
-        "task finished"
-    );
-    Ok(TaskResult {
-        task_id,
-        specialist: ident,
-        status,
-        report,
-        error,
-        tool_calls,
-        reports,
-        receipts,
-        validation: Some(validation),
-        skills,
-        warning: None,
-        usage,
-    })
+    }
 }
 
 /// Checks the report against this task's receipts and its workspace (docs/receipts-and-validation.md). The report
 /// is a hypothesis; the verdict says what backs it.
 async fn validate_task(
-    shared: &Arc<Shared>,
+    services: &Services,
     plugin: &LoadedPlugin,
     task_id: &str,
-    report: Option<guild_core::types::Report>,
+    report: Option<Report>,
     mutated: bool,
 ) -> (Vec<Receipt>, Validation) {
     // Receipts exist only for mutating calls and artifacts only when reported: without either
@@ -474,7 +526,7 @@ async fn validate_task(
             validate::check(task_id, report.as_ref(), &[], &NoWorkspace),
         );
     }
-    let ledger = shared.ledger.clone();
+    let ledger = services.ledger.clone();
     // Artifacts resolve in the specialist's first granted folder, read through cap-std.
     let workspace = plugin
         .runtime

@@ -35,7 +35,7 @@ fn memory_call_error(e: MemoryError) -> MemoryCallError {
 impl TaskScope {
     fn loaders(&self) -> HostLoaders {
         HostLoaders {
-            shared: self.shared.clone(),
+            runtime: self.services.runtime.clone(),
             snapshot: self.snapshot.clone(),
         }
     }
@@ -44,7 +44,7 @@ impl TaskScope {
     async fn catalog(&self) -> &Catalog {
         self.skill_catalog
             .get_or_init(|| async {
-                self.shared
+                self.services
                     .skills
                     .catalog(&self.plugin.skill_sources, &self.loaders())
                     .await
@@ -81,7 +81,7 @@ impl TaskHost for TaskScope {
         Box::pin(async move {
             let catalog = self.catalog().await;
             // Level 1 is accounted like every other level.
-            let _ = self.shared.skills.disclose_catalog(catalog, &self.skills);
+            let _ = self.services.skills.disclose_catalog(catalog, &self.skills);
             catalog
                 .items()
                 .into_iter()
@@ -96,7 +96,7 @@ impl TaskHost for TaskScope {
     fn load_skill(&self, name: String) -> BoxFuture<'_, Result<String, SkillError>> {
         Box::pin(async move {
             let catalog = self.catalog().await;
-            self.shared
+            self.services
                 .skills
                 .load(catalog, &self.skills, &name, &self.loaders())
                 .await
@@ -111,7 +111,7 @@ impl TaskHost for TaskScope {
     ) -> BoxFuture<'_, Result<Vec<u8>, SkillError>> {
         Box::pin(async move {
             let catalog = self.catalog().await;
-            self.shared
+            self.services
                 .skills
                 .read(catalog, &self.skills, &name, &path, &self.loaders())
                 .await

@@ -17,8 +17,8 @@ use guild_runtime::Failure;
 
 use super::open_intent::{self, Started};
 use super::{Approval, TaskScope, failed_outcome, sha256};
+use crate::approval::ApprovalRequest;
 use crate::registry::LoadedPlugin;
-use crate::session::ApprovalRequest;
 
 /// Calls `connector.tool` for a task, in a fresh connector instance. This is the one place the
 /// specialist's tool grant is checked: every front door reaches connectors through here.
@@ -29,7 +29,7 @@ pub(crate) async fn call_tool(
     idempotency_key: Option<String>,
 ) -> Result<ToolOutcome, ToolError> {
     let started = Instant::now();
-    let shared = &task.shared;
+    let services = &task.services;
     let refuse = |e: ToolError| {
         task.record_refusal(full, &input, &e.to_string());
         Err(e)
@@ -67,7 +67,7 @@ pub(crate) async fn call_tool(
             input_sha256: input_sha256.clone(),
             idempotency_key: idempotency_key.clone(),
         };
-        let ledger = shared.ledger.clone();
+        let ledger = services.ledger.clone();
         match tokio::task::spawn_blocking(move || open_intent::begin(ledger, intent)).await {
             Ok(Ok(Started::Open(open))) => Some(open),
             Ok(Ok(Started::Replay(receipt))) => {
@@ -100,18 +100,18 @@ pub(crate) async fn call_tool(
     // own timeout) and its outcome is recorded even if this caller is dropped (task timeout,
     // cancel). If even that fails, dropping the intent releases it (see `open_intent`).
     let call = {
-        let (shared, plugin, tool, full) = (
-            shared.clone(),
+        let (services, plugin, tool, full) = (
+            services.clone(),
             plugin.clone(),
             tool.to_owned(),
             full.to_owned(),
         );
         // Counted until the outcome is recorded, so that a host about to stop waits for it
         // (see `in_flight`).
-        let counted = intent.as_ref().map(|_| shared.calls.enter());
+        let counted = intent.as_ref().map(|_| services.calls.enter());
         async move {
             let _counted = counted;
-            let result = shared
+            let result = services
                 .runtime
                 .connector_call(&plugin.runtime, &tool, input)
                 .await;
@@ -214,7 +214,7 @@ async fn admit<'a>(
         return Err(ToolError::InvalidInput(message));
     }
     let strict = task
-        .shared
+        .services
         .config
         .skills
         .strict_allowed_tools_for(task.specialist_name());
