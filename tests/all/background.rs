@@ -175,16 +175,24 @@ async fn a_second_host_leaves_a_live_owners_task_running() {
     );
 }
 
-/// Makes a stored task `running` and owned by another process, as that process would have.
-fn owned_elsewhere(dir: &std::path::Path, id: &str, lease_ms: i64) {
+/// Makes a stored task `running` and owned by process `pid`, as that process would have.
+fn owned_elsewhere(dir: &std::path::Path, id: &str, lease_ms: i64, pid: i64) {
     let db = dir.join(".guild").join(guild_host::background::TASKS_FILE);
     let conn = rusqlite::Connection::open(db).expect("raw open");
     conn.execute(
         "UPDATE tasks SET status = 'running', owner = 'gone-host', owner_pid = ?2, lease_ms = ?3
          WHERE id = ?1",
-        rusqlite::params![id, i64::from(std::process::id()), lease_ms],
+        rusqlite::params![id, pid, lease_ms],
     )
     .expect("owned elsewhere");
+}
+
+/// A process id that was just used and has exited (reaped).
+fn dead_pid() -> i64 {
+    let mut child = std::process::Command::new("true").spawn().expect("spawn");
+    let pid = child.id();
+    child.wait().expect("wait");
+    i64::from(pid)
 }
 
 fn now_ms() -> i64 {
@@ -207,9 +215,15 @@ async fn a_task_whose_owner_is_gone_is_interrupted_with_reports_kept() {
         }
         (expired, live)
     };
-    // The owner "crashed" mid-run: its lease ran out. The other one's lease is still ahead.
-    owned_elsewhere(dir.path(), &expired, now_ms() - 1_000);
-    owned_elsewhere(dir.path(), &live, now_ms() + 60_000);
+    // The owner "crashed" mid-run: its process has exited (its lease is still ahead). The
+    // other one's process runs, though its lease ran out long ago (it is stalled).
+    owned_elsewhere(dir.path(), &expired, now_ms() + 60_000, dead_pid());
+    owned_elsewhere(
+        dir.path(),
+        &live,
+        now_ms() - 1_000_000,
+        i64::from(std::process::id()),
+    );
     let next = host_in(dir.path(), "").await;
     let check = next.check_task(&expired).expect("the task survived");
     assert_eq!(check.task.status, BackgroundStatus::Interrupted);
@@ -222,7 +236,7 @@ async fn a_task_whose_owner_is_gone_is_interrupted_with_reports_kept() {
     assert_eq!(
         next.check_task(&live).expect("check").task.status,
         BackgroundStatus::Running,
-        "a task whose owner holds a lease is left alone"
+        "a task whose owner's process runs is left alone, whatever its lease"
     );
 }
 

@@ -1,12 +1,15 @@
 //! A running `guild serve` as the CLI and an operator meet it: the control socket (`guild
 //! reload`, `guild tasks start|cancel|approve` going through the server that owns the data
 //! dir), and hot reload when a plugin's files change (file system events and polling, a change
-//! arriving in pieces reloaded once), and on SIGHUP. Real binary, real probe and echo
-//! components.
+//! arriving in pieces reloaded once), and on SIGHUP; a server stopped (SIGSTOP) past the task
+//! lease keeps its tasks, a killed one's are interrupted, a stdio server told to stop exits
+//! though its client holds stdin, and a control socket that never answers fails the command.
+//! Real binary, real probe and echo components.
 
 use std::io::{BufRead as _, BufReader, Read as _};
 use std::path::Path;
 use std::process::{Child, ChildStderr, Command, Output, Stdio};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
@@ -393,4 +396,199 @@ fn the_control_socket_is_private_and_survives_garbage_and_over_long_lines() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stdout(&out), "no change\n");
     server.stop();
+}
+
+/// Runs `cmd` to its end and returns what it printed; fails the test if it is still running
+/// after `limit` (it is killed then), instead of hanging it.
+fn output_within(mut cmd: Command, limit: Duration) -> Output {
+    let child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("guild starts");
+    let pid = child.id().to_string();
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = done.send(child.wait_with_output());
+    });
+    match finished.recv_timeout(limit) {
+        Ok(out) => out.expect("wait"),
+        Err(_) => {
+            let _ = Command::new("kill").args(["-KILL", &pid]).status();
+            panic!("guild was still running after {limit:?}");
+        }
+    }
+}
+
+/// Approves `id`'s pending call through the server (retried until the call is waiting).
+fn approve_on_server(dir: &Path, id: &str) {
+    for _ in 0..600 {
+        let out = run(dir, &["tasks", "approve", id]);
+        if out.status.success() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("task {id} never waited for approval: {}", check(dir, id));
+}
+
+/// A task waiting for approval on the server, running.
+fn waiting_task(dir: &Path) -> String {
+    let guarded = json!({"op": "tool", "name": "echo.guarded", "input": {"to": "team"}});
+    let id = start_on_server(dir, &guarded);
+    check_until(dir, &id, |t| t["status"] == "running");
+    id
+}
+
+#[test]
+fn a_server_stopped_past_the_lease_keeps_its_task_and_finishes_it() {
+    let dir = setup();
+    let server = Server::start(dir.path(), &["--watch", "off"]);
+    let watchdog = server.watchdog(Duration::from_secs(180));
+    let id = waiting_task(dir.path());
+    // Stopped past the lease (10 s): it has not beaten its heartbeat since.
+    server.signal("STOP");
+    std::thread::sleep(Duration::from_secs(12));
+    // Another process opens the task store for writing (a host marks the tasks of owners it
+    // finds gone), and a reader checks: the stopped server's process is there, so its task is
+    // still its own.
+    let other = run(dir.path(), &["task", "probe", r#"{"op":"brief"}"#]);
+    assert!(other.status.success(), "{}", stderr(&other));
+    assert_eq!(check(dir.path(), &id)["status"], "running");
+    // A command sent to the stopped server fails after the client's wait, naming the socket.
+    let mut reload = guild(dir.path(), &["reload"]);
+    reload.env("GUILD_CONTROL_TIMEOUT_S", "1");
+    let out = output_within(reload, Duration::from_secs(30));
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("did not answer") && err.contains("serve.sock") && err.contains("within 1 s"),
+        "{err}"
+    );
+    // Resumed, the server finishes its task.
+    server.signal("CONT");
+    approve_on_server(dir.path(), &id);
+    let task = check_until(dir.path(), &id, |t| t["status"] == "succeeded");
+    assert_eq!(task["result"]["specialist"], "probe@0.1.0");
+    drop(watchdog);
+    server.stop();
+}
+
+#[test]
+fn a_killed_servers_tasks_are_interrupted() {
+    let dir = setup();
+    let mut server = Server::start(dir.path(), &["--watch", "off"]);
+    let id = waiting_task(dir.path());
+    server.signal("KILL");
+    server.child.wait().expect("wait");
+    // A reader sees it at once; the next host records it.
+    assert_eq!(check(dir.path(), &id)["status"], "interrupted");
+    let other = run(dir.path(), &["task", "probe", r#"{"op":"brief"}"#]);
+    assert!(other.status.success(), "{}", stderr(&other));
+    let out = run(dir.path(), &["--json", "tasks", "show", &id]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let shown: Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+    assert_eq!(shown["task"]["status"], "interrupted");
+}
+
+/// Starts `guild serve` on stdio whose client holds stdin open (after the MCP handshake when
+/// `handshake`, else without ever writing), sends SIGTERM, and checks that the server stops
+/// and exits.
+fn stdio_server_stops(dir: &Path, handshake: bool) {
+    use std::io::Write as _;
+    let mut child = guild(dir, &["serve", "--watch", "off"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("guild serve starts");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut out = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut err = BufReader::new(child.stderr.take().expect("stderr"));
+    let mut seen = String::new();
+    while !seen.contains("guild serve: MCP on stdio") {
+        let n = err.read_line(&mut seen).expect("read stderr");
+        assert!(n > 0, "guild serve ended before serving:\n{seen}");
+    }
+    if handshake {
+        let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "test", "version": "0"}}});
+        writeln!(stdin, "{initialize}").expect("send initialize");
+        let mut answer = String::new();
+        out.read_line(&mut answer).expect("read the answer");
+        assert!(answer.contains("\"result\""), "{answer}");
+        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        writeln!(stdin, "{initialized}").expect("send initialized");
+    }
+    let pid = child.id().to_string();
+    let status = Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
+    // No task runs, so the drain ends at once; 30 s is a bound for a loaded machine, not a
+    // measure (before, it stayed until the client closed stdin).
+    let (done, exited) = std::sync::mpsc::channel();
+    let waiter = std::thread::spawn(move || {
+        let mut rest = String::new();
+        let _ = err.read_to_string(&mut rest);
+        let _ = done.send((child.wait(), rest));
+    });
+    let Ok((status, rest)) = exited.recv_timeout(Duration::from_secs(30)) else {
+        let _ = Command::new("kill").args(["-KILL", &pid]).status();
+        panic!(
+            "guild serve was still running 30 s after SIGTERM (handshake: {handshake}):\n{seen}"
+        );
+    };
+    waiter.join().expect("waiter");
+    drop(stdin);
+    let all = seen + &rest;
+    assert!(status.expect("wait").success(), "{all}");
+    assert!(all.contains("guild serve: stopped"), "{all}");
+    assert!(
+        !dir.join("data/serve.sock").exists(),
+        "the control socket is removed"
+    );
+}
+
+#[test]
+fn a_stdio_server_told_to_stop_exits_though_its_client_holds_stdin_open() {
+    let dir = setup();
+    stdio_server_stops(dir.path(), true);
+    // Also before the client has said anything.
+    stdio_server_stops(dir.path(), false);
+    // The data dir is free for the next server.
+    let next = Server::start(dir.path(), &["--watch", "off"]);
+    next.stop();
+}
+
+#[test]
+fn a_control_socket_that_never_answers_fails_the_command_naming_it() {
+    let dir = setup();
+    let data = dir.path().join("data");
+    std::fs::create_dir_all(&data).expect("mkdir data");
+    // Accepts connections (the kernel queues them) and never answers, as a stopped server.
+    let socket = data.join("serve.sock");
+    let _silent = std::os::unix::net::UnixListener::bind(&socket).expect("bind");
+    let commands: [&[&str]; 4] = [
+        &["tasks", "start", "probe", r#"{"op":"brief"}"#],
+        &["tasks", "cancel", "some-task"],
+        &["tasks", "approve", "some-task"],
+        &["reload"],
+    ];
+    for args in commands {
+        let mut cmd = guild(dir.path(), args);
+        cmd.env("GUILD_CONTROL_TIMEOUT_S", "1");
+        let out = output_within(cmd, Duration::from_secs(30));
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let err = stderr(&out);
+        assert!(
+            err.contains("did not answer")
+                && err.contains(&socket.display().to_string())
+                && err.contains("within 1 s")
+                && err.contains("kill -CONT"),
+            "{args:?}: {err}"
+        );
+    }
 }

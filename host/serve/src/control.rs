@@ -10,9 +10,15 @@
 //! `{"op": "start_task", "specialist": …, "description": …}`, …) and reads one [`Response`]
 //! line back (`{"ok": true, "text": …, "result": …}` or `{"ok": false, "error": …}`). Each op
 //! calls the same library function as the MCP tool of the same name.
+//!
+//! A client waits at most [`client_timeout`] (default [`DEFAULT_TIMEOUT`], set with
+//! `GUILD_CONTROL_TIMEOUT_S`) for the connection and the answer together, so a server that is
+//! stopped (SIGSTOP) or stuck fails the command with an error naming the socket instead of
+//! hanging it; see docs/operations.md (Control socket).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
@@ -26,6 +32,21 @@ use crate::mcp::Server;
 pub const SOCKET_FILE: &str = "serve.sock";
 /// Longest request line accepted.
 const MAX_LINE: u64 = 256 * 1024;
+/// How long a client waits for the server by default: long enough for a reload that
+/// recompiles plugins, short enough that a stopped server does not hang a command.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+/// Environment variable that sets the client's wait, in seconds.
+pub const TIMEOUT_ENV: &str = "GUILD_CONTROL_TIMEOUT_S";
+
+/// How long a client waits for the server: `GUILD_CONTROL_TIMEOUT_S` seconds when set to a
+/// positive number, else [`DEFAULT_TIMEOUT`].
+pub fn client_timeout() -> Duration {
+    std::env::var(TIMEOUT_ENV)
+        .ok()
+        .and_then(|s| s.trim().parse::<u64>().ok())
+        .filter(|&s| s > 0)
+        .map_or(DEFAULT_TIMEOUT, Duration::from_secs)
+}
 
 /// One operation on the running server.
 #[derive(Debug, Serialize, Deserialize)]
@@ -281,11 +302,42 @@ async fn handle(server: &Server, request: Request) -> Response {
     outcome.unwrap_or_else(Response::failure)
 }
 
-/// Sends `request` to the server running on `data_dir`. `Ok(None)` when none runs (no socket,
-/// or a stale one nobody listens on); an error when the server refused the operation.
+/// Sends `request` to the server running on `data_dir`, waiting at most [`client_timeout`].
+/// `Ok(None)` when none runs (no socket, or a stale one nobody listens on); an error when the
+/// server refused the operation or did not answer in time.
 pub async fn call(data_dir: &Path, request: &Request) -> anyhow::Result<Option<Response>> {
+    call_within(data_dir, request, client_timeout()).await
+}
+
+/// [`call`], waiting at most `timeout` for the connection and the answer together.
+pub async fn call_within(
+    data_dir: &Path,
+    request: &Request,
+    timeout: Duration,
+) -> anyhow::Result<Option<Response>> {
     let path = data_dir.join(SOCKET_FILE);
-    let stream = match UnixStream::connect(&path).await {
+    match tokio::time::timeout(timeout, exchange(&path, data_dir, request)).await {
+        Ok(answer) => answer,
+        Err(_) => anyhow::bail!(
+            "the server on {} did not answer on its control socket {} within {} s: it may be \
+             stopped (SIGSTOP: resume it with `kill -CONT PID`, the pid is in {}) or stuck \
+             (stop it, then run the command again); wait longer with {TIMEOUT_ENV}=SECONDS. \
+             The server may still carry the request out when it resumes.",
+            data_dir.display(),
+            path.display(),
+            timeout.as_secs_f64(),
+            data_dir.join(super::lock::LOCK_FILE).display(),
+        ),
+    }
+}
+
+/// Connects to the socket at `path`, sends `request` and reads the answer.
+async fn exchange(
+    path: &Path,
+    data_dir: &Path,
+    request: &Request,
+) -> anyhow::Result<Option<Response>> {
+    let stream = match UnixStream::connect(path).await {
         Ok(s) => s,
         Err(e)
             if matches!(
@@ -365,6 +417,26 @@ mod tests {
         assert_eq!(mode & 0o777, 0o600);
         drop(socket);
         assert!(!dir.path().join(SOCKET_FILE).exists());
+    }
+
+    #[tokio::test]
+    async fn a_server_that_accepts_and_never_answers_is_an_error_naming_the_socket() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        // Accepts (the kernel does, into the backlog) and never reads or answers, as a stopped
+        // server does.
+        let silent = UnixListener::bind(dir.path().join(SOCKET_FILE)).expect("bind");
+        let err = call_within(dir.path(), &Request::Reload, Duration::from_millis(300))
+            .await
+            .expect_err("no answer is an error, not a hang");
+        let err = format!("{err:#}");
+        assert!(
+            err.contains("did not answer")
+                && err.contains(&dir.path().join(SOCKET_FILE).display().to_string())
+                && err.contains("kill -CONT")
+                && err.contains(TIMEOUT_ENV),
+            "{err}"
+        );
+        drop(silent);
     }
 
     #[test]

@@ -4,9 +4,10 @@
 //! While it runs it owns the data dir (one server per data dir, see [`lock`]); the CLI commands
 //! that change tasks, and `guild reload`, reach it through its control socket ([`control`]). It
 //! reloads the plugins when their folders, skill folders or `guild.toml` change ([`watch`]), on
-//! SIGHUP, on `guild reload` and on the `reload` tool. On SIGTERM or ctrl-c it stops taking new tasks, lets running ones finish within the
-//! grace period, then exits; background tasks still running then are marked `interrupted` by
-//! the task store, whose owner (this process) is gone.
+//! SIGHUP, on `guild reload` and on the `reload` tool. On SIGTERM or ctrl-c it stops taking new
+//! tasks, lets running ones finish within the grace period, then exits, on stdio too while the
+//! client still holds stdin open; background tasks still running then are marked `interrupted`
+//! by the task store, whose owner (this process) is gone.
 //!
 //! The crate also holds what the `guild` binary shares with the server: the MCP adapter
 //! ([`mcp`]), the text renderings of results ([`render`]) and how a host is started and stopped
@@ -95,7 +96,7 @@ pub async fn run(
         None => "stdio".to_owned(),
     };
     // Before anything opens the stores: a second server must not touch them.
-    let _lock = lock::ServeLock::acquire(&data_dir, &address)?;
+    let serve_lock = lock::ServeLock::acquire(&data_dir, &address)?;
     // Bound before the host starts, so a CLI command made meanwhile waits for this server
     // instead of opening the stores itself.
     let mut control = control::ControlSocket::bind(&data_dir)?;
@@ -112,7 +113,7 @@ pub async fn run(
         0 => watch::WatchMode::Off,
         _ => args.watch,
     };
-    let _watcher = watch::spawn(
+    let watcher = watch::spawn(
         server.clone(),
         config_path.to_path_buf(),
         mode,
@@ -123,17 +124,47 @@ pub async fn run(
     tokio::spawn(reload_on_sighup(server.clone()));
     let grace = Duration::from_secs(args.grace_s);
     match args.http {
-        None => serve_stdio(server, limits, grace).await?,
+        None => {
+            if serve_stdio(server, limits, grace).await? == Ended::Signal {
+                // The data dir is let go first (watcher, socket, lock), then the process ends:
+                // the runtime would otherwise wait for the read on stdin, which cannot be
+                // cancelled, for as long as the client keeps stdin open.
+                drop(watcher);
+                drop(control);
+                drop(serve_lock);
+                exit_now();
+            }
+        }
         Some(addr) => serve_http(server, addr, token, limits, grace).await?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// How a stdio session ended.
+#[derive(Debug, PartialEq, Eq)]
+enum Ended {
+    /// The client closed it (stdin at its end).
+    Client,
+    /// SIGTERM or ctrl-c, after the drain.
+    Signal,
+}
+
+/// Ends the process with success, after flushing what it printed. tokio reads stdin with a
+/// blocking read on a thread of its own that nothing can interrupt, and the runtime waits for
+/// that thread when it is dropped: a stdio server told to stop while its client keeps stdin
+/// open would never end otherwise.
+fn exit_now() -> ! {
+    use std::io::Write as _;
+    let _ = std::io::stdout().flush();
+    let _ = std::io::stderr().flush();
+    std::process::exit(0)
 }
 
 async fn serve_stdio(
     server: Arc<Server>,
     limits: ServeSettings,
     grace: Duration,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Ended> {
     let shutdown = shutdown_signal();
     eprintln!("guild serve: MCP on stdio");
     // One message per line: a line that is not JSON-RPC, or is past `[serve] max_body_kb`, is
@@ -141,21 +172,30 @@ async fn serve_stdio(
     let (stdin, stdout) = stdio_guard::stdio(limits.max_body_bytes());
     let transport = rmcp::transport::async_rw::AsyncRwTransport::new_server(stdin, stdout)
         .with_max_line_length(limits.max_body_bytes());
-    let service = Connection::new(server.clone())
-        .serve(transport)
-        .await
-        .context("failed to start the MCP session on stdio")?;
+    // The signal counts from the start: a client that has not finished the MCP handshake
+    // (or never writes) must not keep the server from stopping either.
+    tokio::pin!(shutdown);
+    let service = tokio::select! {
+        service = Connection::new(server.clone()).serve(transport) => {
+            service.context("failed to start the MCP session on stdio")?
+        }
+        () = &mut shutdown => {
+            drain(&server, grace).await;
+            return Ok(Ended::Signal);
+        }
+    };
     let token = service.cancellation_token();
-    tokio::select! {
+    Ok(tokio::select! {
         quit = service.waiting() => {
             tracing::info!("client closed the session: {quit:?}");
+            Ended::Client
         }
         () = shutdown => {
             drain(&server, grace).await;
             token.cancel();
+            Ended::Signal
         }
-    }
-    Ok(())
+    })
 }
 
 async fn serve_http(

@@ -23,7 +23,8 @@ pub(crate) fn plugin(rel: &str) -> PathBuf {
 }
 
 /// The `guild` binary with `--config DIR/guild.toml` and `args`; no configuration, log
-/// filter, reproducible-build time or ssh-agent comes from the caller's environment.
+/// filter, reproducible-build time, ssh-agent or control socket timeout comes from the caller's
+/// environment.
 pub(crate) fn guild(dir: &Path, args: &[&str]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_guild"));
     cmd.arg("--config")
@@ -33,6 +34,7 @@ pub(crate) fn guild(dir: &Path, args: &[&str]) -> Command {
         .env_remove("GUILD_LOG")
         .env_remove("SOURCE_DATE_EPOCH")
         .env_remove("SSH_AUTH_SOCK")
+        .env_remove("GUILD_CONTROL_TIMEOUT_S")
         .stdin(Stdio::null());
     cmd
 }

@@ -6,12 +6,12 @@
 //! application's database is refused, never adopted.
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
-use super::owner::{self, Claim, Heartbeat, Owner, interrupt_orphans};
+use super::owner::{self, Claim, Clock, Heartbeat, Owner, SystemClock, Watch, interrupt_orphans};
 use crate::types::{ProgressReport, TaskResult};
 use guild_store::{self as dbfile, Access, DbFileError, DbSpec};
 
@@ -182,6 +182,8 @@ pub(crate) struct TaskStore {
     owner: Option<Owner>,
     /// Read-only open of a store of an earlier build: it has no owner columns.
     legacy: bool,
+    /// How this store tells whether another owner is gone (shared with the heartbeat).
+    watch: Arc<Watch>,
     /// Keeps this owner's leases fresh; stops when the store is dropped.
     _heartbeat: Option<Heartbeat>,
 }
@@ -192,10 +194,6 @@ pub(crate) fn now_ms() -> u64 {
         .map_or(0, |d| d.as_millis() as u64)
 }
 
-fn lease_until() -> i64 {
-    (now_ms() + owner::LEASE.as_millis() as u64) as i64
-}
-
 type Sql<T> = Result<T, rusqlite::Error>;
 
 impl TaskStore {
@@ -203,6 +201,11 @@ impl TaskStore {
     /// the heartbeat of this owner, and marks live tasks whose owner is gone as interrupted.
     /// Live tasks of another live owner are left alone.
     pub(crate) fn open(path: &Path) -> Result<Self, StoreError> {
+        Self::open_with_clock(path, Arc::new(SystemClock))
+    }
+
+    /// [`TaskStore::open`] on `clock` (tests give it a clock that runs ahead).
+    pub(crate) fn open_with_clock(path: &Path, clock: Arc<dyn Clock>) -> Result<Self, StoreError> {
         let conn = dbfile::open(path, &SPEC, Access::ReadWrite)?.conn;
         // A full disk is said as such (SQLite would say "disk I/O error").
         let sql = |source| match DbFileError::from_sqlite(
@@ -222,12 +225,14 @@ impl TaskStore {
         conn.pragma_update(None, "synchronous", "FULL")
             .map_err(sql)?;
         let owner = Owner::this_process();
-        let heartbeat = Heartbeat::start(path, &owner).map_err(sql)?;
+        let watch = Arc::new(Watch::new(clock));
+        let heartbeat = Heartbeat::start(path, &owner, watch.clone()).map_err(sql)?;
         let store = Self {
             conn: Mutex::new(conn),
             path: path.to_path_buf(),
             owner: Some(owner),
             legacy: false,
+            watch,
             _heartbeat: Some(heartbeat),
         };
         store.interrupt_orphans().map_err(sql)?;
@@ -244,6 +249,7 @@ impl TaskStore {
             path: path.to_path_buf(),
             owner: None,
             legacy: opened.legacy,
+            watch: Arc::new(Watch::new(Arc::new(SystemClock))),
             _heartbeat: None,
         })
     }
@@ -279,14 +285,17 @@ impl TaskStore {
 
     /// Why the owner of task `id` is gone (`None`: it may still be running it).
     fn orphaned(&self, id: &str) -> Sql<Option<String>> {
-        Ok(self
-            .claim(id)?
-            .and_then(|c| c.gone(owner::boot_id().as_deref(), now_ms())))
+        Ok(self.claim(id)?.and_then(|c| self.watch.gone(id, &c)))
     }
 
     /// Marks the live tasks of owners that are gone as interrupted (reports are kept).
     pub(crate) fn interrupt_orphans(&self) -> Sql<()> {
-        interrupt_orphans(&self.conn(), self.owner.as_ref())
+        interrupt_orphans(&self.conn(), self.owner.as_ref(), &self.watch)
+    }
+
+    /// Where this owner's heartbeat starts: its wall clock plus the lease.
+    fn lease_until(&self) -> i64 {
+        (self.watch.wall_ms() + owner::LEASE.as_millis() as u64) as i64
     }
 
     /// This process as the owner (`Err` on a read-only store, which never writes).
@@ -313,7 +322,7 @@ impl TaskStore {
                 me.id,
                 me.boot,
                 me.pid,
-                lease_until()
+                self.lease_until()
             ],
         )?;
         Ok(())
@@ -338,8 +347,8 @@ impl TaskStore {
     }
 
     /// Records the result of attempt `attempt`, unless the task was cancelled or moved on to
-    /// a later attempt meanwhile. An attempt wrongly reaped as interrupted (its owner stalled
-    /// past the lease) still records its real result.
+    /// a later attempt meanwhile. An attempt reaped as interrupted while it still ran (where
+    /// only its heartbeat could be watched, and its owner stalled) still records its real result.
     pub(crate) fn finish(
         &self,
         id: &str,
@@ -364,7 +373,7 @@ impl TaskStore {
             return Ok(None);
         };
         let mine = claim.owner.as_deref() == Some(me.id.as_str());
-        let gone = claim.gone(me.boot.as_deref(), now_ms()).is_some();
+        let gone = self.watch.gone(id, &claim).is_some();
         Ok((!mine && !gone).then(|| match claim.pid {
             Some(pid) => format!("process {pid}"),
             None => "another process".to_owned(),
@@ -392,7 +401,7 @@ impl TaskStore {
                 me.id,
                 me.boot,
                 me.pid,
-                lease_until()
+                self.lease_until()
             ],
         )?;
         Ok(attempt)

@@ -1,11 +1,14 @@
 //! Tests of the task store file and of task ownership: refused files (empty, foreign), a fresh
-//! store, a store of an earlier build, read-only opens, and which owners count as gone.
+//! store, a store of an earlier build, read-only opens, and which owners count as gone (the
+//! process first; a stalled owner or a reader whose clock runs ahead takes nothing).
 
 use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, params};
 
-use super::owner::{Claim, boot_id};
+use super::owner::{self, Claim, Clock, Owner, Watch, boot_id};
 use super::store::{APPLICATION_ID, StoreError, TaskStore, now_ms};
 use super::{BackgroundStatus, TaskReader};
 use crate::receipts::DbFileError;
@@ -176,32 +179,100 @@ fn dead_pid() -> i64 {
     i64::from(pid)
 }
 
-#[test]
-fn an_owner_is_gone_when_its_lease_expired_or_its_process_exited() {
-    let now = now_ms();
-    let later = now as i64 + 60_000;
-    let me = i64::from(std::process::id());
-    let boot = boot_id();
-    // Alive: lease ahead, same boot, process running.
-    assert_eq!(
-        claim(later, me, boot.clone()).gone(boot.as_deref(), now),
-        None
-    );
-    // Alive as far as anyone can tell: another machine or boot, lease ahead.
-    assert_eq!(
-        claim(later, dead_pid(), Some("elsewhere".into())).gone(boot.as_deref(), now),
-        None
-    );
-    // Gone: the lease expired, even though the pid exists.
-    let why = claim(now as i64 - 1, me, boot.clone()).gone(boot.as_deref(), now);
-    assert!(why.is_some_and(|w| w.contains("lease")));
-    // Gone: same boot, the process has exited (where boot ids are readable).
-    if boot.is_some() {
-        let why = claim(later, dead_pid(), boot.clone()).gone(boot.as_deref(), now);
-        assert!(why.is_some_and(|w| w.contains("exited")));
+/// A clock whose wall time runs `ahead_ms` ahead of the system's, and whose monotonic time
+/// moves only when told.
+struct TestClock {
+    ahead_ms: u64,
+    start: Instant,
+    elapsed: Mutex<Duration>,
+}
+
+impl TestClock {
+    fn ahead(ahead_ms: u64) -> Arc<TestClock> {
+        Arc::new(TestClock {
+            ahead_ms,
+            start: Instant::now(),
+            elapsed: Mutex::new(Duration::ZERO),
+        })
     }
+
+    fn advance(&self, by: Duration) {
+        *self.elapsed.lock().expect("clock") += by;
+    }
+}
+
+impl Clock for TestClock {
+    fn wall_ms(&self) -> u64 {
+        now_ms() + self.ahead_ms
+    }
+
+    fn monotonic(&self) -> Instant {
+        self.start + *self.elapsed.lock().expect("clock")
+    }
+}
+
+const HOUR_MS: u64 = 3_600_000;
+
+#[test]
+fn on_this_boot_the_owners_process_decides_never_the_lease() {
+    let clock = TestClock::ahead(HOUR_MS);
+    let boot = boot_id();
+    let Some(ours) = boot.clone() else {
+        return; // No boot id here: only the heartbeat decides (tested below).
+    };
+    let watch = Watch::on_boot(boot.clone(), clock.clone());
+    let me = i64::from(std::process::id());
+    let long_ago = now_ms() as i64 - 1_000_000;
+    // Live: the process runs, though its lease is long past (stalled, or read by a clock
+    // that runs an hour ahead), and stays live however long the reader watches.
+    for _ in 0..3 {
+        assert_eq!(watch.gone("t", &claim(long_ago, me, boot.clone())), None);
+        clock.advance(owner::LEASE * 2);
+    }
+    // Gone: the process has exited, though its lease is far ahead.
+    let far = now_ms() as i64 + 1_000_000;
+    let why = watch.gone("t", &claim(far, dead_pid(), boot.clone()));
+    assert!(why.is_some_and(|w| w.contains("exited")));
+    // Gone: the pid runs, but a process started later than the owner that recorded it.
+    let reused = Claim {
+        owner: Some("someone@1".into()),
+        ..claim(far, me, boot.clone())
+    };
+    let why = watch.gone("t", &reused);
+    assert!(
+        why.as_ref().is_some_and(|w| w.contains("later process")),
+        "{why:?}"
+    );
+    // ...while the owner id this process records names it.
+    let mine = Claim {
+        owner: Some(Owner::this_process().id),
+        ..claim(long_ago, me, boot.clone())
+    };
+    assert_eq!(watch.gone("t", &mine), None);
+    // Gone: the owner ran on another boot (before this machine restarted).
+    let why = watch.gone("t", &claim(far, me, Some(format!("{ours}-before"))));
+    assert!(why.is_some_and(|w| w.contains("restarted")));
     // Gone: no owner recorded (an earlier build).
-    assert!(Claim::default().gone(boot.as_deref(), now).is_some());
+    assert!(watch.gone("t", &Claim::default()).is_some());
+}
+
+#[test]
+fn where_the_process_cannot_be_asked_a_heartbeat_standing_still_on_the_readers_clock_decides() {
+    // A reader an hour ahead of the owner's wall clock: the lease it reads is long past, yet
+    // only its own watching counts.
+    let clock = TestClock::ahead(HOUR_MS);
+    let watch = Watch::on_boot(None, clock.clone());
+    let owner = |beat| claim(beat, dead_pid(), None);
+    assert_eq!(watch.gone("t", &owner(5)), None, "first sight");
+    clock.advance(owner::LEASE - Duration::from_millis(1));
+    assert_eq!(watch.gone("t", &owner(5)), None, "not yet a lease");
+    // It beat: watching starts over.
+    assert_eq!(watch.gone("t", &owner(6)), None);
+    clock.advance(owner::LEASE - Duration::from_millis(1));
+    assert_eq!(watch.gone("t", &owner(6)), None);
+    clock.advance(Duration::from_millis(1));
+    let why = watch.gone("t", &owner(6));
+    assert!(why.is_some_and(|w| w.contains("heartbeat")));
 }
 
 fn own(path: &Path, id: &str, lease_ms: i64, pid: i64) {
@@ -220,27 +291,63 @@ fn opening_interrupts_only_tasks_whose_owner_is_gone() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("tasks.db");
     let first = TaskStore::open(&path).expect("open");
-    for id in ["live", "expired"] {
+    for id in ["live", "stalled", "exited"] {
         first.insert(id, "probe", "brief").expect("insert");
     }
     drop(first);
-    let later = now_ms() as i64 + 60_000;
-    own(&path, "live", later, i64::from(std::process::id()));
-    own(
-        &path,
-        "expired",
-        now_ms() as i64 - 1_000,
-        i64::from(std::process::id()),
-    );
+    let me = i64::from(std::process::id());
+    own(&path, "live", now_ms() as i64 + 60_000, me);
+    // Its owner's process runs but has not beaten for a long time (stopped, paused).
+    own(&path, "stalled", now_ms() as i64 - 1_000_000, me);
+    own(&path, "exited", now_ms() as i64 + 60_000, dead_pid());
     let second = TaskStore::open(&path).expect("reopen");
     let status = |id| second.get(id).expect("get").expect("there").status;
-    assert_eq!(status("live"), BackgroundStatus::Running);
-    assert_eq!(status("expired"), BackgroundStatus::Interrupted);
-    assert!(
-        second.live_elsewhere("live").expect("owner").is_some(),
-        "a live owner's task is not this host's to change"
+    let gone = if boot_id().is_some() {
+        BackgroundStatus::Interrupted
+    } else {
+        // No boot id: the heartbeat decides, after a lease of watching.
+        BackgroundStatus::Running
+    };
+    assert_eq!(status("exited"), gone);
+    for id in ["live", "stalled"] {
+        assert_eq!(status(id), BackgroundStatus::Running);
+        assert!(
+            second.live_elsewhere(id).expect("owner").is_some(),
+            "a live owner's task is not this host's to change"
+        );
+    }
+    if boot_id().is_some() {
+        assert_eq!(second.live_elsewhere("exited").expect("owner"), None);
+    }
+}
+
+#[test]
+fn a_host_whose_clock_runs_ahead_takes_no_task_of_a_live_owner() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("tasks.db");
+    let owner = TaskStore::open(&path).expect("open");
+    owner.insert("t", "probe", "brief").expect("insert");
+    owner.start_attempt("t", 1).expect("running");
+    // A second host on the same file, its clock an hour ahead: every lease the owner writes
+    // is long past by that clock.
+    let ahead = TaskStore::open_with_clock(&path, TestClock::ahead(HOUR_MS)).expect("open");
+    ahead.interrupt_orphans().expect("reap");
+    let status = |s: &TaskStore| s.get("t").expect("get").expect("there").status;
+    assert_eq!(status(&ahead), BackgroundStatus::Running);
+    assert!(ahead.live_elsewhere("t").expect("owner").is_some());
+    // The read-only view of the file agrees.
+    let reader = TaskReader::open(&path).expect("reader");
+    assert_eq!(
+        reader.check("t").expect("check").task.status,
+        BackgroundStatus::Running
     );
-    assert_eq!(second.live_elsewhere("expired").expect("owner"), None);
+    // The owner finishes it; once the owner is gone, the task is not touched again.
+    owner
+        .set_status("t", BackgroundStatus::Succeeded)
+        .expect("finish");
+    drop(owner);
+    ahead.interrupt_orphans().expect("reap");
+    assert_eq!(status(&ahead), BackgroundStatus::Succeeded);
 }
 
 #[test]
