@@ -776,3 +776,45 @@ fn a_2026_07_28_client_discovers_and_listens() {
         );
     }
 }
+
+/// Tool annotations: the host's read-only tools say so, approving says it is destructive, and
+/// the delegation tools follow what the roster's specialists are granted (a mutating tool makes
+/// `task` destructive; with only a read-only tool granted, `task` is read-only).
+#[test]
+fn tool_annotations_follow_the_specialists_grants() {
+    let hints = |dir: &Path| {
+        let (mut peer, _) = StdioPeer::start(dir, serde_json::json!({}));
+        let listed = peer.request("tools/list", serde_json::json!({}));
+        peer.stop();
+        let tools = listed["result"]["tools"].as_array().expect("tools").clone();
+        move |name: &str| {
+            tools
+                .iter()
+                .find(|t| t["name"] == name)
+                .map(|t| t["annotations"].clone())
+                .unwrap_or_default()
+        }
+    };
+    // probe may call echo.guarded, a mutating tool.
+    let dir = setup();
+    let of = hints(dir.path());
+    assert_eq!(of("read_memory")["readOnlyHint"], true);
+    assert_eq!(of("check_task")["readOnlyHint"], true);
+    assert_eq!(of("approve_task")["destructiveHint"], true);
+    assert_eq!(of("task")["readOnlyHint"], false, "{}", of("task"));
+    assert_eq!(of("task")["destructiveHint"], true, "{}", of("task"));
+    assert_eq!(of("start_task"), of("task"));
+
+    // Only echo.echo, which changes nothing: delegating is read-only and closed-world.
+    let config = dir.path().join("guild.toml");
+    let text = std::fs::read_to_string(&config).expect("config");
+    std::fs::write(&config, text.replace("echo.guarded", "echo.echo")).expect("write");
+    let of = hints(dir.path());
+    assert_eq!(of("task")["readOnlyHint"], true, "{}", of("task"));
+    assert_eq!(of("task")["openWorldHint"], false, "{}", of("task"));
+    assert!(
+        of("task").get("destructiveHint").is_none(),
+        "{}",
+        of("task")
+    );
+}

@@ -20,6 +20,7 @@ mod engine;
 mod host;
 mod host_error;
 pub mod memory;
+mod reach;
 mod registry;
 mod reload;
 pub mod session;
@@ -41,6 +42,7 @@ pub use guild_runtime::{
 pub use host::Host;
 pub use host_error::HostError;
 pub use limits::{MAX_DESCRIPTION_BYTES, MAX_REPORT_BYTES, MAX_REPORTS, PARENT_GONE};
+pub use reach::Reach;
 pub use registry::PluginInfo;
 pub use reload::ReloadReport;
 pub use session::{ApprovalRequest, Approver, BatchItem, Session, TaskInput, TaskRequest};

@@ -25,6 +25,8 @@ use guild_core::types::{RosterEntry, ToolSpec};
 use guild_runtime::{Failure, Plugin, PrepareError, Runtime};
 use guild_skills::Skills;
 
+use crate::reach::{Reach, has_network};
+
 /// One loaded plugin version.
 pub(crate) struct LoadedPlugin {
     pub(crate) manifest: Manifest,
@@ -64,6 +66,8 @@ pub struct PluginInfo {
     pub tools: Vec<ToolSpec>,
     /// Why a specialist is not on the roster, if it is not.
     pub unavailable: Option<String>,
+    /// What it may change or reach with its grants.
+    pub reach: Reach,
 }
 
 /// An immutable set of loaded plugins.
@@ -134,7 +138,21 @@ impl Snapshot {
             } else {
                 None
             },
+            reach: self.reach(plugin),
         }
+    }
+
+    /// What `plugin` may change or reach: its own grants and the granted tools' connectors.
+    fn reach(&self, plugin: &LoadedPlugin) -> Reach {
+        Reach::of(plugin.runtime.effective(), |full| {
+            let spec = self.tool_spec(full)?;
+            let (connector, _) = parse_tool_name(full).ok()?;
+            let network = self
+                .plugins
+                .get(connector)
+                .is_some_and(|c| has_network(c.runtime.effective()));
+            Some((spec, network))
+        })
     }
 }
 

@@ -8,6 +8,7 @@
 //! background task, with `tasks/get`, `tasks/cancel`, `tasks/list` and `tasks/result`
 //! ([`tasks_ext`]). Each specialist is also a prompt ([`prompts`]).
 
+mod annotations;
 mod approvals;
 mod calls;
 mod malformed;
@@ -401,6 +402,7 @@ impl ServerHandler for Connection {
         let batch_max = self.server.host.config().dispatch.batch_max_size;
         let mut all = tools::all(&self.server.host.roster(), batch_max);
         all.extend(memory::tools(self.server.host.memory()).await);
+        let all = annotations::annotate(all, &self.server.host.plugins());
         Ok(ListToolsResult::with_all_items(all))
     }
 
