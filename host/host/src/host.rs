@@ -70,9 +70,9 @@ impl Shared {
 }
 
 /// The engine options `config` asks for: the compile cache in `DATA_DIR/cache` and, with it,
-/// the compile helper. A bundle install compiles with the same options, so the cache entry it
-/// leaves is the one the host then loads.
-pub(crate) fn engine_options(config: &Config) -> EngineOptions {
+/// the compile helper. A bundle install and `guild build` compile with the same options, so the
+/// cache entry they leave is the one the host then loads (docs/plugin-authors.md).
+pub fn engine_options(config: &Config) -> EngineOptions {
     let cache_dir = config
         .host
         .compile_cache

@@ -36,7 +36,7 @@ pub use guild_runtime::{
     COMPILE_COMMAND, CompileError, CompileHelper, CompileSource, EngineOptions, Failure,
     GuildEngine, compile_command,
 };
-pub use host::Host;
+pub use host::{Host, engine_options};
 pub use host_error::HostError;
 pub use limits::{MAX_DESCRIPTION_BYTES, MAX_REPORT_BYTES, MAX_REPORTS, PARENT_GONE};
 pub use registry::PluginInfo;

@@ -36,6 +36,7 @@ mod reload;
 #[cfg(unix)]
 mod rlimit;
 mod skills;
+mod stale;
 mod task;
 mod tasks;
 
@@ -218,7 +219,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Serve(args) => guild_serve::run(&cli.config, args).await,
         Command::New(args) => new::run(args, cli.json),
         Command::Build(args) => build::run(&cli.config, args, cli.json).await,
-        Command::Dev(args) => dev::run(args).await,
+        Command::Dev(args) => dev::run(&cli.config, args).await,
         Command::Reload => reload::run(&cli.config, cli.json).await,
     }
 }

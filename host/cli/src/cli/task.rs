@@ -45,6 +45,7 @@ pub(crate) async fn run(config: &Path, args: TaskArgs, json: bool) -> anyhow::Re
         args.description
     };
     let host = start_host(config).await?;
+    super::stale::warn(&host);
     let spinner = render::spinner(&format!("running {}", args.specialist));
     let result = host.task(&args.specialist, &description).await;
     spinner.finish_and_clear();
