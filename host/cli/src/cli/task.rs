@@ -1,4 +1,5 @@
-//! `guild task SPECIALIST DESCRIPTION`.
+//! `guild task SPECIALIST DESCRIPTION`. Warns first about loaded plugins whose component is
+//! stale (a failed build, or sources changed since: [`super::stale`]), then runs the task.
 
 use std::io::Read;
 use std::path::Path;
