@@ -146,6 +146,12 @@ fn new_build_task(lang: &str) -> tempfile::TempDir {
         root,
         &["--json", "task", &specialist, "hello from the test"],
     ));
+    // What the builds compiled is what the task loads: nothing discarded, nothing compiled twice.
+    assert!(
+        !text(&out).contains("discarding compile cache entry"),
+        "{}",
+        text(&out)
+    );
     let result: Value = serde_json::from_slice(&out.stdout).expect("task JSON");
     assert_eq!(result["status"], "succeeded", "{result:#}");
     let calls = result["tool_calls"].as_array().expect("tool_calls");

@@ -1,13 +1,13 @@
 //! The engine options a configuration asks for. The host starts its engine with them and a
-//! bundle install compiles with the same ones, so both share one compile cache.
+//! bundle install and `guild build` compile with the same ones, so all share one compile cache.
 
 use guild_core::config::Config;
 use guild_runtime::{CompileHelper, EngineOptions};
 
 /// The engine options `config` asks for: the compile cache in `DATA_DIR/cache` and, with it,
-/// the compile helper. A bundle install compiles with the same options, so the cache entry it
-/// leaves is the one the host then loads.
-pub(crate) fn engine_options(config: &Config) -> EngineOptions {
+/// the compile helper. A bundle install and `guild build` compile with the same options, so the
+/// cache entry they leave is the one the host then loads (docs/plugin-authors.md).
+pub fn engine_options(config: &Config) -> EngineOptions {
     let cache_dir = config
         .host
         .compile_cache

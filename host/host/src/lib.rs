@@ -34,6 +34,7 @@ pub use {
 };
 
 pub use config::Config;
+pub use engine::engine_options;
 pub use error::{ConfigError, DispatchError, LoadError, ManifestError};
 pub use guild_runtime::{
     COMPILE_COMMAND, CompileError, CompileHelper, CompileSource, EngineOptions, Failure,

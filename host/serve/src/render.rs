@@ -186,6 +186,12 @@ pub fn plugin_table(plugins: &[PluginInfo]) -> String {
 
 /// The requested / granted / denied view of `guild plugins show`.
 pub fn plugin_detail(p: &PluginInfo) -> String {
+    plugin_detail_with(p, &capability_rows(&p.capabilities))
+}
+
+/// [`plugin_detail`] with its capability section given: `guild build` without a configuration
+/// shows what the plugin requests ([`requested_rows`]) instead of grants it cannot know.
+pub fn plugin_detail_with(p: &PluginInfo, capabilities: &str) -> String {
     let mut out = format!(
         "{}@{} ({})\n  {}\n  folder: {}\n  component sha256: {}\n",
         p.name,
@@ -201,7 +207,7 @@ pub fn plugin_detail(p: &PluginInfo) -> String {
     if let Some(why) = &p.unavailable {
         out.push_str(&format!("  NOT ON THE ROSTER: {}\n", one_line(why)));
     }
-    out.push_str(&capability_rows(&p.capabilities));
+    out.push_str(capabilities);
     if !p.tools.is_empty() {
         out.push_str("  tools:\n");
         for t in &p.tools {
@@ -246,6 +252,27 @@ pub fn capability_rows(rows: &[guild_host::capability::CapabilityRow]) -> String
             one_line(&row.target),
             one_line(detail)
         ));
+    }
+    out
+}
+
+/// What a plugin requests, not judged against any grant; `why` says why not.
+pub fn requested_rows(rows: &[guild_host::capability::CapabilityRow], why: &str) -> String {
+    let mut out = format!("  capabilities: not checked: {}\n", one_line(why));
+    let requested: Vec<_> = rows
+        .iter()
+        .filter(|row| !matches!(row.status, RowStatus::Unused))
+        .collect();
+    if !requested.is_empty() {
+        out.push_str(&format!("    {:<9} {}\n", "AREA", "REQUESTED"));
+    }
+    for row in requested {
+        // A row without a target (limits) says what is requested in its detail.
+        let what = match &row.status {
+            RowStatus::Granted(d) | RowStatus::Denied(d) if row.target.is_empty() => d,
+            _ => &row.target,
+        };
+        out.push_str(&format!("    {:<9} {}\n", row.capability, one_line(what)));
     }
     out
 }

@@ -3,24 +3,37 @@
 //! about, mutating calls that outlived their task finish before the process exits, and
 //! `--workspace`/`--user` name the memory owners.
 
-use guild_host::{Config, Host};
+use guild_host::{Config, GuildEngine, Host, HostError};
 
 use crate::render;
 
-/// Starts a host for a parsed config, reporting plugins that failed to load. Components compile
-/// in a child process of `compile_helper` (the `guild` binary, under the compile limits); `None`
-/// keeps what the config says (a unit test's executable, the test harness, has no compile
-/// command).
+/// Starts a host for a parsed config, reporting plugins that failed to load; components compile
+/// in `compile_helper` ([`use_compile_helper`]).
 pub async fn start_host_with(
     mut config: Config,
     compile_helper: Option<std::path::PathBuf>,
 ) -> anyhow::Result<Host> {
+    use_compile_helper(&mut config, compile_helper);
+    let engine =
+        GuildEngine::new(guild_host::engine_options(&config)).map_err(HostError::Engine)?;
+    start_host_on(config, engine).await
+}
+
+/// Components compile in a child process of `compile_helper` (the `guild` binary, under the
+/// compile limits); `None` keeps what the config says (a unit test's executable, the test
+/// harness, has no compile command).
+pub fn use_compile_helper(config: &mut Config, compile_helper: Option<std::path::PathBuf>) {
     if compile_helper.is_some() {
         config.host.compile_helper = compile_helper;
     }
+}
+
+/// Starts a host for a parsed config on `engine` (e.g. one whose compile cache is another
+/// configuration's, as `guild dev` uses), reporting plugins that failed to load.
+pub async fn start_host_on(config: Config, engine: GuildEngine) -> anyhow::Result<Host> {
     let spinner =
         render::spinner("loading plugins (first load compiles them; later loads use the cache)");
-    let host = Host::new(config).await?;
+    let host = Host::with_engine(config, engine).await?;
     spinner.finish_and_clear();
     for error in host.load_errors() {
         eprintln!("warning: {}", guild_host::text::for_terminal(&error));

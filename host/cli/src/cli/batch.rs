@@ -46,6 +46,7 @@ pub(crate) async fn run(config: &Path, args: BatchArgs, json: bool) -> anyhow::R
         BatchFile::Wrapped { tasks } | BatchFile::Bare(tasks) => tasks,
     };
     let host = start_host(config).await?;
+    super::stale::warn(&host);
     let spinner = render::spinner(&format!("running {} tasks", tasks.len()));
     let items = host.session().batch(&tasks).await;
     spinner.finish_and_clear();

@@ -1,19 +1,24 @@
 //! `guild build DIR`: runs the plugin folder's `build.sh`, then checks that the component it
 //! produced loads as the `kind` its `plugin.toml` declares (a wrong world names the right kind).
-//! With a config file at hand, the check compiles into that config's compile cache, so the next
-//! `guild task` starts without compiling the component again.
+//! The check runs against the configuration in use (`--config`, `GUILD_CONFIG` or
+//! `./guild.toml`): the plugin's `[grants.NAME]` decide what it shows granted and denied, and the
+//! component compiles into that configuration's compile cache with the engine options its host
+//! uses ([`guild_host::engine_options`]), so the next `guild task`, `guild dev` or `guild serve`
+//! runs it without compiling again. Without a configuration it says so, shows what the plugin
+//! requests, and compiles without a cache. The outcome is recorded next to the component
+//! ([`super::stale`]). See docs/plugin-authors.md.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeSet, VecDeque};
 use std::io::BufRead as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 
 use anyhow::{Context, bail};
 use clap::Args;
-use guild_host::manifest::Manifest;
-use guild_host::{Config, Host, PluginInfo};
+use guild_host::manifest::{Manifest, PluginKind};
+use guild_host::{Config, GuildEngine, Host, PluginInfo};
 
-use super::{print_json, render};
+use super::{print_json, render, stale};
 
 /// How many of a failed build's last stderr lines the error shows.
 const TAIL_LINES: usize = 20;
@@ -26,33 +31,79 @@ pub(crate) struct BuildArgs {
 }
 
 pub(crate) async fn run(config: &Path, args: BuildArgs, json: bool) -> anyhow::Result<ExitCode> {
-    let info = build_and_check(&args.dir, operator_cache(config).as_ref()).await?;
+    let operator = operator_config(config);
+    let info = build_and_check(&args.dir, operator.as_ref()).await?;
+    let unchecked = format!(
+        "no configuration found at {}, so no grants to check against",
+        config.display()
+    );
     if json {
-        print_json(&info)?;
-    } else {
+        let mut value = serde_json::to_value(&info)?;
+        if operator.is_none() {
+            unchecked_json(&mut value, &unchecked);
+        }
+        value["config"] = serde_json::to_value(operator.as_ref().map(|c| &c.file))?;
+        print_json(&value)?;
+    } else if operator.is_some() {
         outln!("ok: {}", render::plugin_detail(&info))?;
+    } else {
+        let requested = render::requested_rows(&info.capabilities, &unchecked);
+        outln!("ok: {}", render::plugin_detail_with(&info, &requested))?;
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// The operator's config file, when it is there, loads and has `compile_cache` on: the check
-/// then compiles into its cache (`DATA_DIR/cache`) with its compile limits. A missing or broken
-/// config is not `guild build`'s business: the check then compiles into a throwaway folder.
-fn operator_cache(config_path: &Path) -> Option<Config> {
+/// The configuration in use, when there is one that loads. Without one, says on stderr what
+/// that means; a configuration that does not load is named with its error.
+pub(crate) fn operator_config(config_path: &Path) -> Option<Config> {
+    let without = "grants are not checked, and the component compiles in a temporary folder, \
+                   so the first `guild task` compiles it again";
     if !config_path.is_file() {
+        eprintln!(
+            "note: no configuration found at {} (pass --config or set GUILD_CONFIG): {without}",
+            config_path.display()
+        );
         return None;
     }
     match Config::load(config_path) {
-        Ok(config) => config.host.compile_cache.then_some(config),
+        Ok(config) => {
+            if !config.host.compile_cache {
+                eprintln!(
+                    "note: {} turns the compile cache off ([host] compile_cache = false): \
+                     `guild task` compiles the component again",
+                    config_path.display()
+                );
+            }
+            Some(config)
+        }
         Err(e) => {
-            tracing::debug!("not sharing a compile cache: {e}");
+            eprintln!(
+                "warning: {} does not load, so checking without it ({without}): {}",
+                config_path.display(),
+                guild_host::text::for_terminal(&e.to_string())
+            );
             None
         }
     }
 }
 
-/// Builds `dir` and checks the result loads; the loaded plugin's description. With `operator`,
-/// the check leaves the compiled component in that config's compile cache.
+/// A build's JSON without a configuration: each requested capability is `unchecked` (no grants
+/// to judge it by).
+fn unchecked_json(value: &mut serde_json::Value, why: &str) {
+    if let Some(rows) = value["capabilities"].as_array_mut() {
+        rows.retain(|row| row["status"] != "unused");
+        for row in rows {
+            row["status"] = "unchecked".into();
+            // A row without a target (limits) keeps its detail: what is requested.
+            if row["target"] != "" {
+                row["detail"] = why.into();
+            }
+        }
+    }
+}
+
+/// Builds `dir` and checks the result loads; the loaded plugin's description, as `operator`
+/// (the configuration in use) sees it. Records the outcome next to the component.
 pub(crate) async fn build_and_check(
     dir: &Path,
     operator: Option<&Config>,
@@ -61,7 +112,26 @@ pub(crate) async fn build_and_check(
         .canonicalize()
         .with_context(|| format!("cannot open plugin folder {}", dir.display()))?;
     let manifest = Manifest::load(&dir)?;
-    run_build_script(&dir)?;
+    let checked = async {
+        build_component(&dir, &manifest)?;
+        check_loads(&dir, &manifest, operator).await
+    }
+    .await;
+    stale::record(&dir, &manifest, checked.is_ok());
+    let mut info = checked?;
+    // The check loaded this plugin alone: the roster is judged against the configuration's
+    // plugins, and not at all without one.
+    info.unavailable = operator.and_then(|operator| {
+        not_configured_note(&dir, operator);
+        roster_check(&manifest, operator)
+    });
+    Ok(info)
+}
+
+/// Runs `dir/build.sh` and checks it produced the component `plugin.toml` names. The caller
+/// records the outcome ([`stale::record`]).
+fn build_component(dir: &Path, manifest: &Manifest) -> anyhow::Result<()> {
+    run_build_script(dir)?;
     let component = dir.join(&manifest.plugin.component);
     if !component.is_file() {
         bail!(
@@ -71,7 +141,15 @@ pub(crate) async fn build_and_check(
             dir.display()
         );
     }
-    check_loads(&dir, &manifest, operator).await
+    Ok(())
+}
+
+/// Builds `dir` as [`build_and_check`] does, without the load check (`guild dev` loads it
+/// itself), and records the outcome.
+pub(crate) fn build_recorded(dir: &Path, manifest: &Manifest) -> anyhow::Result<()> {
+    let built = build_component(dir, manifest);
+    stale::record(dir, manifest, built.is_ok());
+    built
 }
 
 /// Runs `dir/build.sh` with `bash`, its output on stderr; a failure shows its last stderr lines.
@@ -117,38 +195,41 @@ pub(crate) fn run_build_script(dir: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Loads exactly `dir` in a throwaway host (nothing granted; compiled into the compile cache of
-/// `operator` when given, else not cached) and returns what the host made of it, or its load
-/// error with a hint when the world does not match `kind`.
+/// Loads exactly `dir` in a throwaway host and returns what the host made of it, or its load
+/// error with a hint when the world does not match `kind`. With `operator`, the host has its
+/// settings and grants and compiles into its compile cache (state and ledger stay in a
+/// temporary folder); without, nothing is granted and nothing cached.
 async fn check_loads(
     dir: &Path,
     manifest: &Manifest,
     operator: Option<&Config>,
 ) -> anyhow::Result<PluginInfo> {
-    let mut config = Config::default();
+    let mut config = operator.cloned().unwrap_or_default();
     config.host.plugins_dir = None;
     config.host.plugins = vec![dir.to_path_buf()];
+    // Compiles in a child process of this binary, as every command does (see `start_host_with`).
+    if cfg!(not(test)) {
+        config.host.compile_helper = std::env::current_exe().ok();
+    }
+    let engine = match operator {
+        Some(operator) => {
+            // The engine `guild task` builds for this configuration: same cache, key and limits.
+            let mut settings = operator.clone();
+            settings.host.compile_helper = config.host.compile_helper.clone();
+            GuildEngine::new(guild_host::engine_options(&settings))?
+        }
+        None => {
+            config.host.compile_cache = false;
+            GuildEngine::new(guild_host::engine_options(&config))?
+        }
+    };
     // Declared before the host, so it is removed after the host closed its files.
     let scratch = tempfile::Builder::new()
         .prefix("guild-build-check-")
         .tempdir()
         .context("failed to create a temporary data folder for the load check")?;
     config.host.data_dir = scratch.path().to_path_buf();
-    // The throwaway host keeps its cache in DATA_DIR/cache: that entry points at the shared one.
-    config.host.compile_cache = match operator {
-        Some(operator) => {
-            config.host.compile_timeout_s = operator.host.compile_timeout_s;
-            config.host.compile_memory_mb = operator.host.compile_memory_mb;
-            let shared = operator.data_dir().join("cache");
-            link_cache(&shared, &scratch.path().join("cache"))?
-        }
-        None => false,
-    };
-    // Compiles in a child process of this binary, as every command does (see `start_host_with`).
-    if cfg!(not(test)) {
-        config.host.compile_helper = std::env::current_exe().ok();
-    }
-    let host = Host::new(config).await?;
+    let host = Host::with_engine(config, engine).await?;
     if let Some(error) = host.load_errors().into_iter().next() {
         let hint = world_hint(&error, manifest, dir);
         bail!("the built component does not load: {error}{hint}");
@@ -162,25 +243,40 @@ async fn check_loads(
     })
 }
 
-/// Makes `link` point at the compile cache `shared` (created when missing); false where
-/// symbolic links are not available, so the check compiles without a cache.
-fn link_cache(shared: &Path, link: &Path) -> anyhow::Result<bool> {
-    std::fs::create_dir_all(shared)
-        .with_context(|| format!("failed to create the compile cache {}", shared.display()))?;
-    #[cfg(unix)]
-    {
-        let shared = shared
-            .canonicalize()
-            .with_context(|| format!("failed to resolve {}", shared.display()))?;
-        std::os::unix::fs::symlink(&shared, link).with_context(|| {
-            format!("failed to link {} to {}", link.display(), shared.display())
-        })?;
-        Ok(true)
+/// Why the specialist `manifest` describes would not be on the roster of `operator`'s host:
+/// its `[requires] connectors` against the connectors among the configured plugin folders (the
+/// load check itself loads this plugin alone).
+fn roster_check(manifest: &Manifest, operator: &Config) -> Option<String> {
+    if manifest.plugin.kind != PluginKind::Specialist {
+        return None;
     }
-    #[cfg(not(unix))]
-    {
-        let _ = link;
-        Ok(false)
+    let requirement = manifest.requires.connectors.as_ref()?;
+    let connectors: BTreeSet<String> = operator
+        .plugin_folders()
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|folder| Manifest::load(folder).ok())
+        .filter(|m| m.plugin.kind == PluginKind::Connector)
+        .map(|m| m.plugin.name.to_string())
+        .collect();
+    requirement.check(&connectors).err()
+}
+
+/// Says on stderr when `dir` is not among `operator`'s plugin folders: its host will not load
+/// what was just built.
+fn not_configured_note(dir: &Path, operator: &Config) {
+    let configured = operator
+        .plugin_folders()
+        .unwrap_or_default()
+        .iter()
+        .any(|folder| folder.canonicalize().is_ok_and(|f| f == dir));
+    if !configured {
+        eprintln!(
+            "note: {} is not among the plugins of {} (`[host] plugins` or `plugins_dir`): \
+             `guild task` will not load it",
+            dir.display(),
+            operator.file.display()
+        );
     }
 }
 

@@ -1,8 +1,12 @@
 //! `guild dev DIR [--brief TEXT] [--with DIR]... [--once]`: the author's loop. Builds the
-//! plugin folder, loads it (with the `--with` folders, usually the connectors a specialist
-//! calls) under a development grant of exactly what each manifest requests, runs the brief
-//! (specialist) or shows the tools (connector, skill loader), then polls the folder's source
-//! files and rebuilds and reruns on every change until ctrl-c.
+//! plugin folder and the `--with` folders (usually the connectors a specialist calls), loads
+//! them under a development grant of exactly what each manifest requests, runs the brief
+//! (specialist) or shows the tools (connector, skill loader), then polls the folders' source
+//! files and rebuilds and reruns on every change until ctrl-c. A folder whose build failed is
+//! stale ([`super::stale`]): the round refuses to run it instead of running its old component.
+//! With a configuration in use (`--config`, `GUILD_CONFIG`, `./guild.toml`) the components
+//! compile into its compile cache, so `guild build`, `guild dev` and `guild task` compile each
+//! component once (docs/plugin-authors.md).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -11,10 +15,11 @@ use std::time::{Duration, SystemTime};
 
 use anyhow::Context;
 use clap::Args;
-use guild_host::Config;
 use guild_host::manifest::{Manifest, PluginKind};
+use guild_host::{Config, EngineOptions, GuildEngine, HostError};
+use guild_serve::start::{start_host_on, use_compile_helper};
 
-use super::{build, new, render, start_host_with, task};
+use super::{build, new, render, stale, task};
 
 /// How often the source files are checked for changes.
 const POLL: Duration = Duration::from_millis(500);
@@ -34,7 +39,7 @@ pub(crate) struct DevArgs {
     #[arg(long)]
     brief: Option<String>,
     /// Another plugin folder to load beside it (e.g. a connector the specialist calls), built
-    /// once at start when it has a build.sh. Repeatable.
+    /// in every round when it has a build.sh and watched like DIR. Repeatable.
     #[arg(long = "with", value_name = "DIR")]
     with: Vec<PathBuf>,
     /// Build and run once, then exit with the run's exit code (no watching).
@@ -42,16 +47,23 @@ pub(crate) struct DevArgs {
     once: bool,
 }
 
-pub(crate) async fn run(args: DevArgs) -> anyhow::Result<ExitCode> {
+/// What every round of one `guild dev` shares.
+struct Session {
+    /// The plugin folder, then the `--with` folders.
+    folders: Vec<PathBuf>,
+    /// Host state of the development host (ledger, memory; its cache when `shared_cache` is
+    /// `None`).
+    scratch: PathBuf,
+    /// The compile cache of the configuration in use, when there is one with a cache.
+    shared_cache: Option<PathBuf>,
+    brief: String,
+}
+
+pub(crate) async fn run(config: &Path, args: DevArgs) -> anyhow::Result<ExitCode> {
     let dir = canonical(&args.dir)?;
-    let mut others = Vec::new();
+    let mut folders = vec![dir.clone()];
     for with in &args.with {
-        let with = canonical(with)?;
-        if with.join("build.sh").is_file() {
-            eprintln!("building {}", with.display());
-            build::run_build_script(&with)?;
-        }
-        others.push(with);
+        folders.push(canonical(with)?);
     }
     let scratch = std::env::temp_dir().join(format!(
         "guild-dev-{}",
@@ -59,9 +71,14 @@ pub(crate) async fn run(args: DevArgs) -> anyhow::Result<ExitCode> {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default()
     ));
-    let brief = args.brief.as_deref().unwrap_or(DEFAULT_BRIEF);
+    let session = Session {
+        folders,
+        scratch,
+        shared_cache: shared_cache(config),
+        brief: args.brief.unwrap_or_else(|| DEFAULT_BRIEF.to_owned()),
+    };
     loop {
-        let code = match round(&dir, &others, &scratch, brief).await {
+        let code = match round(&session).await {
             Ok(code) => code,
             Err(e) => {
                 eprintln!(
@@ -75,13 +92,13 @@ pub(crate) async fn run(args: DevArgs) -> anyhow::Result<ExitCode> {
             return Ok(code);
         }
         eprintln!("watching {} for changes (ctrl-c to stop)", dir.display());
-        let before = snapshot(&dir);
+        let before = snapshot(&session.folders);
         loop {
             tokio::select! {
                 _ = tokio::signal::ctrl_c() => return Ok(ExitCode::SUCCESS),
                 () = tokio::time::sleep(POLL) => {}
             }
-            if snapshot(&dir) != before {
+            if snapshot(&session.folders) != before {
                 break;
             }
         }
@@ -94,17 +111,38 @@ fn canonical(dir: &Path) -> anyhow::Result<PathBuf> {
         .with_context(|| format!("cannot open plugin folder {}", dir.display()))
 }
 
+/// The compile cache of the configuration at `config_path` (`DATA_DIR/cache`), when it loads
+/// and caches; `guild dev` works without one, so a missing or broken file is only logged.
+fn shared_cache(config_path: &Path) -> Option<PathBuf> {
+    if !config_path.is_file() {
+        return None;
+    }
+    match Config::load(config_path) {
+        Ok(config) => {
+            let options = guild_host::engine_options(&config);
+            if let Some(cache) = &options.cache_dir {
+                eprintln!(
+                    "compiling into the compile cache of {} ({})",
+                    config_path.display(),
+                    cache.display()
+                );
+            }
+            options.cache_dir
+        }
+        Err(e) => {
+            tracing::debug!("not sharing a compile cache: {e}");
+            None
+        }
+    }
+}
+
 /// One build + load + run; the exit code `guild task` would give the run.
-async fn round(
-    dir: &Path,
-    others: &[PathBuf],
-    scratch: &Path,
-    brief: &str,
-) -> anyhow::Result<ExitCode> {
+async fn round(session: &Session) -> anyhow::Result<ExitCode> {
+    let dir = &session.folders[0];
     let manifest = Manifest::load(dir)?;
-    build::run_build_script(dir)?;
-    let config = dev_config(dir, others, scratch)?;
-    let host = start_host_with(config).await?;
+    build_all(&session.folders)?;
+    let config = dev_config(&session.folders, &session.scratch)?;
+    let host = start_host_on(config.clone(), engine(config, session)?).await?;
     let name = manifest.plugin.name.as_str();
     let Some(info) = host.plugin(name) else {
         let errors = host.load_errors();
@@ -118,19 +156,65 @@ async fn round(
         outln!("{}", render::plugin_detail(&info))?;
         return Ok(ExitCode::SUCCESS);
     }
-    eprintln!("running {name}: {brief}");
-    let result = host.task(name, brief).await?;
+    eprintln!("running {name}: {}", session.brief);
+    let result = host.task(name, &session.brief).await?;
     out!("{}", render::task_result(&result))?;
     Ok(ExitCode::from(task::exit_code(&result)))
 }
 
-/// A config that loads `dir` and `others`, keeps its state in `scratch`, and grants each
-/// plugin what its manifest requests (config values, secrets and fs mounts excepted: those
-/// need the operator's values, and are named on stderr).
-fn dev_config(dir: &Path, others: &[PathBuf], scratch: &Path) -> anyhow::Result<Config> {
-    let folders: Vec<&Path> = std::iter::once(dir)
-        .chain(others.iter().map(PathBuf::as_path))
-        .collect();
+/// Builds the plugin folder and every other folder with a `build.sh`, recording each outcome.
+/// When one fails, refuses to run: its component is stale, and the error names each failed
+/// plugin with the time of its failure (docs/plugin-authors.md, "Stale components").
+fn build_all(folders: &[PathBuf]) -> anyhow::Result<()> {
+    let mut refused = Vec::new();
+    for (i, folder) in folders.iter().enumerate() {
+        // The plugin folder is always built (without a build.sh that is the error).
+        if i > 0 && !folder.join("build.sh").is_file() {
+            continue;
+        }
+        eprintln!("building {}", folder.display());
+        let built = Manifest::load(folder)
+            .map_err(anyhow::Error::from)
+            .and_then(|manifest| build::build_recorded(folder, &manifest));
+        if let Err(e) = built {
+            eprintln!(
+                "error: {}",
+                guild_host::text::for_terminal(&format!("{e:#}"))
+            );
+            refused.push(match stale::check(folder) {
+                Some(stale) => stale.to_string(),
+                None => format!("{}: the build failed (see above)", folder.display()),
+            });
+        }
+    }
+    if refused.is_empty() {
+        return Ok(());
+    }
+    anyhow::bail!(
+        "not running: a build failed, so its component is stale or missing:\n  {}",
+        guild_host::text::for_terminal(&refused.join("\n  "))
+    )
+}
+
+/// The engine of the development host: the engine options of `config`, compiling into the
+/// configuration's compile cache when there is one.
+fn engine(mut config: Config, session: &Session) -> anyhow::Result<GuildEngine> {
+    use_compile_helper(&mut config, super::compile_helper());
+    let options = guild_host::engine_options(&config);
+    let options = match &session.shared_cache {
+        Some(cache) => EngineOptions {
+            cache_dir: Some(cache.clone()),
+            ..options
+        },
+        None => options,
+    };
+    Ok(GuildEngine::new(options).map_err(HostError::Engine)?)
+}
+
+/// A config that loads `folders`, keeps its state in `scratch`, and grants each plugin what
+/// its manifest requests (config values, secrets and fs mounts excepted: those need the
+/// operator's values, and are named on stderr).
+fn dev_config(folders: &[PathBuf], scratch: &Path) -> anyhow::Result<Config> {
     let quoted: Vec<String> = folders
         .iter()
         .map(|f| serde_json::to_string(&f.display().to_string()))
@@ -142,7 +226,7 @@ fn dev_config(dir: &Path, others: &[PathBuf], scratch: &Path) -> anyhow::Result<
         quoted.join(", "),
         serde_json::to_string(&scratch.display().to_string())?
     );
-    for folder in &folders {
+    for folder in folders {
         let manifest = Manifest::load(folder)?;
         let missing = new::ungrantable(&manifest);
         if !missing.is_empty() {
@@ -160,32 +244,10 @@ fn dev_config(dir: &Path, others: &[PathBuf], scratch: &Path) -> anyhow::Result<
         .with_context(|| format!("failed to make the development grant:\n{text}"))
 }
 
-/// Modification times of the folder's source files: everything but build outputs and
-/// dependency folders.
-fn snapshot(dir: &Path) -> BTreeMap<PathBuf, SystemTime> {
-    let mut files = BTreeMap::new();
-    let mut pending = vec![dir.to_path_buf()];
-    while let Some(folder) = pending.pop() {
-        let Ok(entries) = std::fs::read_dir(&folder) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if name.starts_with('.')
-                || matches!(name.as_str(), "target" | "node_modules" | "__pycache__")
-                || name.ends_with(".wasm")
-                || name.ends_with(".tmp")
-            {
-                continue;
-            }
-            let Ok(meta) = entry.metadata() else { continue };
-            if meta.is_dir() {
-                pending.push(path);
-            } else if let Ok(modified) = meta.modified() {
-                files.insert(path, modified);
-            }
-        }
-    }
-    files
+/// Modification times of the folders' source files ([`stale::source_files`]).
+fn snapshot(folders: &[PathBuf]) -> BTreeMap<PathBuf, SystemTime> {
+    folders
+        .iter()
+        .flat_map(|f| stale::source_files(f))
+        .collect()
 }

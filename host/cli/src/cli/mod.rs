@@ -36,6 +36,7 @@ mod reload;
 #[cfg(unix)]
 mod rlimit;
 mod skills;
+mod stale;
 mod task;
 mod tasks;
 
@@ -218,7 +219,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Serve(args) => guild_serve::run(&cli.config, args, compile_helper()).await,
         Command::New(args) => new::run(args, cli.json),
         Command::Build(args) => build::run(&cli.config, args, cli.json).await,
-        Command::Dev(args) => dev::run(args).await,
+        Command::Dev(args) => dev::run(&cli.config, args).await,
         Command::Reload => reload::run(&cli.config, cli.json).await,
     }
 }
@@ -260,7 +261,7 @@ pub(crate) async fn start_host_with(config: Config) -> anyhow::Result<Host> {
 
 /// This executable, which answers the compile command; none in a unit test, whose executable is
 /// the test harness.
-fn compile_helper() -> Option<std::path::PathBuf> {
+pub(crate) fn compile_helper() -> Option<std::path::PathBuf> {
     if cfg!(test) {
         None
     } else {

@@ -1,4 +1,5 @@
-//! `guild task SPECIALIST DESCRIPTION`.
+//! `guild task SPECIALIST DESCRIPTION`. Warns first about loaded plugins whose component is
+//! stale (a failed build, or sources changed since: [`super::stale`]), then runs the task.
 
 use std::io::Read;
 use std::path::Path;
@@ -45,6 +46,7 @@ pub(crate) async fn run(config: &Path, args: TaskArgs, json: bool) -> anyhow::Re
         args.description
     };
     let host = start_host(config).await?;
+    super::stale::warn(&host);
     let spinner = render::spinner(&format!("running {}", args.specialist));
     let result = host.task(&args.specialist, &description).await;
     spinner.finish_and_clear();

@@ -1,0 +1,224 @@
+//! `guild build` against the configuration in use, and what the author's loop does with the
+//! outcome (docs/plugin-authors.md): with a configuration, the build checks the plugin against
+//! its grants (granted / denied) and compiles into its compile cache, which the next
+//! `guild task` reads without compiling or discarding anything; without one it says so instead
+//! of reporting denials. A failed build leaves the old component in place: `guild task` warns
+//! naming the plugin, `guild dev` refuses to run it; sources changed after the build are stale
+//! too. Real Rust scaffolds from `guild new`, built into plugins/target like tests/new.rs.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use guild_host::{CompileSource, Config, EngineOptions, GuildEngine};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("..")
+}
+
+/// `guild --config ROOT/CONFIG ARGS` in `root`, Rust builds in plugins/target.
+fn guild_with(root: &Path, config: &str, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_guild"))
+        .arg("--config")
+        .arg(root.join(config))
+        .args(args)
+        .current_dir(root)
+        .env_remove("GUILD_CONFIG")
+        .env_remove("GUILD_LOG")
+        .env("CARGO_TARGET_DIR", repo().join("plugins").join("target"))
+        .stdin(Stdio::null())
+        .output()
+        .expect("guild runs")
+}
+
+fn guild(root: &Path, args: &[&str]) -> Output {
+    guild_with(root, "guild.toml", args)
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+fn ok(out: Output) -> String {
+    assert!(out.status.success(), "{}", text(&out));
+    text(&out)
+}
+
+/// Scaffolds the Rust connector `PREFIX-conn` and the specialist `PREFIX-spec` that calls its
+/// echo, and a config loading both and granting the specialist the tool. Each test has its own
+/// prefix: cargo tells same-named crates in one target folder apart by name, not by path.
+fn scaffold(root: &Path, prefix: &str) {
+    let (conn, spec) = (format!("{prefix}-conn"), format!("{prefix}-spec"));
+    let tool = format!("{conn}.echo");
+    ok(guild(root, &["new", "connector", &conn, "--lang", "rust"]));
+    ok(guild(
+        root,
+        &[
+            "new",
+            "specialist",
+            &spec,
+            "--lang",
+            "rust",
+            "--tool",
+            &tool,
+        ],
+    ));
+}
+
+/// A config loading both, granting the specialist the echo tool.
+fn write_config(root: &Path, prefix: &str) {
+    std::fs::write(
+        root.join("guild.toml"),
+        format!(
+            "[host]\nplugins = [\"{prefix}-conn\", \"{prefix}-spec\"]\ndata_dir = \"data\"\n\n\
+             [grants.{prefix}-spec]\ntools = [\"{prefix}-conn.echo\"]\n"
+        ),
+    )
+    .expect("write config");
+}
+
+/// Where a fresh engine with the host's options for `root/guild.toml` finds `plugin`'s
+/// component: `Disk` when a build left it in the configuration's compile cache.
+fn cached(root: &Path, plugin: &str) -> CompileSource {
+    let config = Config::load(&root.join("guild.toml")).expect("config loads");
+    let engine = GuildEngine::new(EngineOptions {
+        pooling: false,
+        ..guild_host::engine_options(&config)
+    })
+    .expect("engine");
+    engine
+        .warm(&root.join(plugin).join(format!("{plugin}.wasm")))
+        .expect("compiles")
+}
+
+#[test]
+fn build_checks_the_configs_grants_and_compiles_into_its_cache() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    scaffold(root, "cache");
+
+    // No configuration: said so, the requests shown unchecked, no denial, no roster verdict.
+    let shown = ok(guild(root, &["build", "cache-spec"]));
+    assert!(
+        shown.contains("note: no configuration found at")
+            && shown.contains("capabilities: not checked: no configuration found")
+            && shown.contains("tools     cache-conn.echo"),
+        "{shown}"
+    );
+    assert!(
+        !shown.contains("DENIED") && !shown.contains("NOT ON THE ROSTER"),
+        "{shown}"
+    );
+    let out = guild(root, &["--json", "build", "cache-spec"]);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("build JSON");
+    assert_eq!(json["config"], serde_json::Value::Null, "{json:#}");
+    assert_eq!(json["capabilities"][0]["status"], "unchecked", "{json:#}");
+
+    // Allowed: the configuration grants the tool and loads the connector.
+    write_config(root, "cache");
+    ok(guild(root, &["build", "cache-conn"]));
+    let shown = ok(guild(root, &["build", "cache-spec"]));
+    assert!(
+        shown.contains("tools     granted  cache-conn.echo"),
+        "{shown}"
+    );
+    assert!(
+        !shown.contains("DENIED") && !shown.contains("NOT ON THE ROSTER"),
+        "{shown}"
+    );
+
+    // What the builds compiled is in the cache the host reads, under its key.
+    assert_eq!(cached(root, "cache-conn"), CompileSource::Disk);
+    assert_eq!(cached(root, "cache-spec"), CompileSource::Disk);
+    let shown = ok(guild(root, &["task", "cache-spec", "hello from the test"]));
+    assert!(shown.contains("hello from the test"), "{shown}");
+    assert!(!shown.contains("discarding compile cache entry"), "{shown}");
+
+    // Denied: a configuration without the grant, nor the connector, says both.
+    std::fs::write(
+        root.join("strict.toml"),
+        "[host]\nplugins = [\"cache-spec\"]\ndata_dir = \"data\"\n",
+    )
+    .expect("write strict.toml");
+    let shown = ok(guild_with(root, "strict.toml", &["build", "cache-spec"]));
+    assert!(
+        shown.contains("tools     DENIED   cache-conn.echo")
+            && shown.contains("NOT ON THE ROSTER: needs any of connectors [\"cache-conn\"]"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn a_failed_build_makes_task_warn_and_dev_refuse() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    scaffold(root, "stale");
+    write_config(root, "stale");
+    ok(guild(root, &["build", "stale-conn"]));
+    ok(guild(root, &["build", "stale-spec"]));
+    let shown = ok(guild(root, &["task", "stale-spec", "hi"]));
+    assert!(!shown.contains("warning:"), "{shown}");
+
+    // A syntax error: the build fails and the old component stays.
+    let lib = root.join("stale-conn").join("src").join("lib.rs");
+    let source = std::fs::read_to_string(&lib).expect("read lib.rs");
+    std::fs::write(&lib, format!("{source}\nfn broken( {{\n")).expect("write lib.rs");
+    let out = guild(root, &["build", "stale-conn"]);
+    assert!(!out.status.success(), "{}", text(&out));
+
+    // `guild task` runs it, but says it is stale.
+    let shown = ok(guild(root, &["task", "stale-spec", "hi"]));
+    assert!(
+        shown.contains("warning: stale-conn: the last build failed at ")
+            && shown.contains("stale-conn.wasm is from an earlier build; run `guild build"),
+        "{shown}"
+    );
+    assert!(!shown.contains("warning: stale-spec"), "{shown}");
+
+    // `guild dev` builds it again, fails again, and refuses to run the old one.
+    let out = guild(
+        root,
+        &["dev", "stale-spec", "--with", "stale-conn", "--once"],
+    );
+    let shown = text(&out);
+    assert!(!out.status.success(), "{shown}");
+    assert!(
+        shown.contains("not running: a build failed")
+            && shown.contains("stale-conn: the last build failed at "),
+        "{shown}"
+    );
+    assert!(!shown.contains("running stale-spec"), "{shown}");
+
+    // Fixed and built: fresh again; dev runs.
+    std::fs::write(&lib, &source).expect("write lib.rs");
+    ok(guild(root, &["build", "stale-conn"]));
+    let shown = ok(guild(root, &["task", "stale-spec", "hi"]));
+    assert!(!shown.contains("warning:"), "{shown}");
+    let shown = ok(guild(
+        root,
+        &["dev", "stale-spec", "--with", "stale-conn", "--once"],
+    ));
+    assert!(shown.contains("tool call 1: stale-conn.echo"), "{shown}");
+
+    // An edit after the build, not built yet: stale too.
+    let component = root.join("stale-conn").join("stale-conn.wasm");
+    let built = std::fs::metadata(&component)
+        .and_then(|m| m.modified())
+        .expect("component mtime");
+    std::fs::write(&lib, format!("{source}\n// an edit\n")).expect("write lib.rs");
+    std::fs::File::options()
+        .write(true)
+        .open(&lib)
+        .and_then(|f| f.set_modified(built + std::time::Duration::from_secs(5)))
+        .expect("set mtime");
+    let shown = ok(guild(root, &["task", "stale-spec", "hi"]));
+    assert!(
+        shown.contains("warning: stale-conn: sources are newer than ")
+            && shown.contains("lib.rs changed since it was built"),
+        "{shown}"
+    );
+}
