@@ -6,6 +6,10 @@
 //! naming the plugin, `guild dev` refuses to run it; sources changed after the build are stale
 //! too. Real Rust scaffolds from `guild new`, built into plugins/target like tests/new.rs.
 
+mod common;
+
+use common::output_text as text;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -32,15 +36,6 @@ fn guild_with(root: &Path, config: &str, args: &[&str]) -> Output {
 
 fn guild(root: &Path, args: &[&str]) -> Output {
     guild_with(root, "guild.toml", args)
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
 }
 
 fn ok(out: Output) -> String {

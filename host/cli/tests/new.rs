@@ -14,6 +14,10 @@
 //! in the config's compile cache and the tasks compile nothing: every component is compiled by
 //! wasmtime once (Python and JavaScript ones take seconds each).
 
+mod common;
+
+use common::output_text as text;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -36,15 +40,6 @@ fn guild(cwd: &Path, args: &[&str]) -> Output {
         .stdin(Stdio::null())
         .output()
         .expect("guild runs")
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
 }
 
 fn ok(out: Output) -> Output {

@@ -5,7 +5,7 @@
 
 use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{ChildStderr, Command, Stdio};
+use std::process::{ChildStderr, Command, Output, Stdio};
 
 /// A built plugin folder under the repository's `plugins/` (`rel` like `testing/probe`),
 /// checking that its component exists.
@@ -50,4 +50,14 @@ pub(crate) fn serve_url(stderr: &mut BufReader<ChildStderr>) -> String {
             return url.to_owned();
         }
     }
+}
+
+/// A finished command as a failure message shows it: exit code, stdout and stderr.
+pub(crate) fn output_text(out: &Output) -> String {
+    format!(
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
 }
