@@ -20,6 +20,7 @@ use crate::HostError;
 use crate::background::{Background, BackgroundError, TaskCheck, TaskEvent, TaskRecord, TaskStore};
 use crate::dispatch::{InFlight, Services, TaskGate};
 use crate::engine::engine_options;
+use crate::host_error::ReceiptsError;
 use crate::memory::Memory;
 use crate::registry::{PluginInfo, Registry};
 use crate::reload::{ReloadReport, Reloader};
@@ -293,7 +294,7 @@ impl Host {
         &self,
         task_id: Option<&str>,
         limit: usize,
-    ) -> anyhow::Result<Vec<Receipt>> {
+    ) -> Result<Vec<Receipt>, ReceiptsError> {
         let ledger = self.services.ledger.clone();
         let task_id = task_id.map(str::to_owned);
         Ok(tokio::task::spawn_blocking(move || match task_id {
@@ -304,20 +305,20 @@ impl Host {
     }
 
     /// Checks the whole receipts chain; reports the first bad entry.
-    pub async fn verify_receipts(&self) -> anyhow::Result<VerifyReport> {
+    pub async fn verify_receipts(&self) -> Result<VerifyReport, ReceiptsError> {
         let ledger = self.services.ledger.clone();
         Ok(tokio::task::spawn_blocking(move || ledger.verify()).await??)
     }
 
     /// Fetches a receipt's verifiable URL through the guarded client — no credentials, public
     /// addresses only unless `[host] verify_origins` names the origin — and says what it found.
-    pub async fn verify_receipt(&self, id: &str) -> anyhow::Result<Check> {
+    pub async fn verify_receipt(&self, id: &str) -> Result<Check, ReceiptsError> {
         use guild_http::{AllowList, EgressPolicy, HostPattern, OutboundRequest};
         let ledger = self.services.ledger.clone();
         let wanted = id.to_owned();
         let receipt = tokio::task::spawn_blocking(move || ledger.get(&wanted))
             .await??
-            .ok_or_else(|| anyhow::anyhow!("no receipt with id {id}"))?;
+            .ok_or_else(|| ReceiptsError::NotFound(id.to_owned()))?;
         let url = match external::target(&receipt) {
             Ok(url) => url,
             Err(check) => return Ok(check),
@@ -353,7 +354,10 @@ impl Host {
                 ),
             ));
         }
-        let pattern = HostPattern::parse(&origin)?;
+        let pattern = HostPattern::parse(&origin).map_err(|source| ReceiptsError::Origin {
+            id: id.to_owned(),
+            source,
+        })?;
         let policy = EgressPolicy {
             plugin: "host:verify_receipt".to_owned(),
             requested: AllowList::new(vec![pattern.clone()]),

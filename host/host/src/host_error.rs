@@ -1,4 +1,5 @@
-//! [`HostError`]: why a [`crate::Host`] could not start, one variant per part it starts.
+//! [`HostError`]: why a [`crate::Host`] could not start, one variant per part it starts; and
+//! [`ReceiptsError`]: why a receipts query on a running host failed.
 
 use std::path::PathBuf;
 
@@ -46,4 +47,28 @@ pub enum HostError {
     /// The skill folder watcher could not be started.
     #[error("failed to start the skill folder watcher: {0}")]
     Watcher(#[source] std::io::Error),
+}
+
+/// Why [`crate::Host::receipts`], [`crate::Host::verify_receipts`] or
+/// [`crate::Host::verify_receipt`] failed (a receipt whose URL cannot be checked is not an
+/// error: it is a check that says so).
+#[derive(Debug, Error)]
+pub enum ReceiptsError {
+    /// The ledger could not be read (the error names the file).
+    #[error(transparent)]
+    Ledger(#[from] LedgerError),
+    /// No receipt has this id.
+    #[error("no receipt with id {0}")]
+    NotFound(String),
+    /// The receipt's URL is not one an origin pattern can name.
+    #[error("receipt {id}: its URL has no origin to check: {source}")]
+    Origin {
+        /// The receipt.
+        id: String,
+        /// Why the origin is not a pattern.
+        source: guild_http::PatternError,
+    },
+    /// The blocking read of the ledger did not finish (the runtime is shutting down).
+    #[error("the ledger read did not finish: {0}")]
+    Interrupted(#[from] tokio::task::JoinError),
 }

@@ -41,7 +41,7 @@ pub use guild_runtime::{
     GuildEngine, compile_command,
 };
 pub use host::Host;
-pub use host_error::HostError;
+pub use host_error::{HostError, ReceiptsError};
 pub use limits::{MAX_DESCRIPTION_BYTES, MAX_REPORT_BYTES, MAX_REPORTS, PARENT_GONE};
 pub use reach::Reach;
 pub use registry::PluginInfo;
