@@ -1,20 +1,22 @@
 //! Team and private memory (docs/memory.md): host-owned markdown documents that specialists and the
 //! supervisor update, and the rules every write must pass.
 //!
-//! This module is pure (no I/O). It owns:
+//! It owns:
 //! - the vocabulary: [`Scope`] (team or private), [`MemoryAccess`] (what a plugin may request
 //!   and an operator grant), [`DocId`] (which document), [`Usage`] (characters vs limits);
 //! - the validator ([`validate()`]): every update is a full replacement, checked against the
 //!   stored version before anything is stored; errors refuse the write, warnings come back
 //!   with the accepted text;
 //! - the over-limit rewrite hook ([`LlmRewriter`], [`validate_with_rewrite`]);
-//! - the storage contract ([`MemoryStore`]) and its [`conformance`] checks. The SQLite store
-//!   lives in `guild-host`, which owns the data dir.
+//! - the storage contract ([`MemoryStore`]) and its [`conformance`] checks, and the default
+//!   store, a SQLite file opened through `guild-store` ([`SqliteMemoryStore`]); `guild-host`
+//!   decides where it lives (the data dir).
 
 #[cfg(test)]
 mod bypass_tests;
 mod markdown;
 mod rewrite;
+mod sqlite;
 mod store;
 #[cfg(test)]
 mod tests;
@@ -26,6 +28,7 @@ use serde::{Deserialize, Serialize};
 
 pub use guild_core::memory_access::{DocId, MemoryAccess, Scope, validate_owner_name};
 pub use rewrite::{LlmRewriter, REWRITE_NOTICE, RewriteFuture, validate_with_rewrite};
+pub use sqlite::{APPLICATION_ID, MEMORY_FILE, SqliteMemoryStore};
 pub use store::{
     MemoryStore, MemoryStoreError, NewVersion, StoredVersion, VersionInfo, conformance,
 };

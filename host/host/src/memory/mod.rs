@@ -7,7 +7,6 @@
 //! [`MemoryStore`], SQLite by default ([`SqliteMemoryStore`]). SQLite is only ever touched on
 //! blocking threads (`spawn_blocking`), never on a tokio worker.
 
-mod sqlite;
 #[cfg(test)]
 mod tests;
 
@@ -17,7 +16,7 @@ use serde::Serialize;
 use thiserror::Error;
 
 pub use guild_memory::*;
-pub use sqlite::{APPLICATION_ID, MEMORY_FILE, SqliteMemoryStore};
+pub use guild_memory::{APPLICATION_ID, MEMORY_FILE, SqliteMemoryStore};
 
 use crate::config::{Config, MemorySettings};
 

@@ -4,7 +4,7 @@
 //!
 //! The file is marked as Guild's memory store (`PRAGMA application_id` = [`APPLICATION_ID`],
 //! schema version in `user_version`) and opened through the same code as the receipts ledger
-//! ([`crate::receipts::dbfile`]): an empty file or another application's database is refused,
+//! ([`guild_store`]): an empty file or another application's database is refused,
 //! never adopted. WAL with `synchronous=FULL`, so an acknowledged version survives a power
 //! loss. One connection behind a mutex; every method blocks (async callers use
 //! `spawn_blocking`). An append checks the head inside a `BEGIN IMMEDIATE` transaction, so two
@@ -15,7 +15,7 @@ use std::sync::Mutex;
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
-use guild_memory::{DocId, MemoryStore, MemoryStoreError, NewVersion, StoredVersion, VersionInfo};
+use crate::{DocId, MemoryStore, MemoryStoreError, NewVersion, StoredVersion, VersionInfo};
 use guild_store::{self as dbfile, Access, DbSpec};
 
 /// File name of the memory store in the host's data dir.
