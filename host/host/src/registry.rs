@@ -425,6 +425,13 @@ fn check_tools(tools: &[ToolSpec]) -> Result<(), String> {
         if let Err(e) = guild_core::strict_json::parse(&t.input_schema) {
             return Err(format!("tool {:?}: input schema is {e}", t.name));
         }
+        // A schema the validator cannot use would refuse every call: refuse the connector now.
+        if let Some(problem) = guild_core::schema::schema_problem(&t.input_schema) {
+            return Err(format!(
+                "tool {:?}: input schema is not a usable JSON Schema: {problem}",
+                t.name
+            ));
+        }
         if t.mutating && (t.receipt_type.is_none() || t.operation.is_none()) {
             return Err(format!(
                 "tool {:?} is mutating but has no receipt type or operation",
@@ -433,4 +440,41 @@ fn check_tools(tools: &[ToolSpec]) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(schema: &str) -> ToolSpec {
+        let mut t = ToolSpec::new("lookup", "Looks something up.");
+        t.input_schema = schema.to_owned();
+        t
+    }
+
+    #[test]
+    fn a_tool_whose_schema_cannot_check_anything_refuses_the_connector() {
+        for usable in [
+            r#"{"type":"object","properties":{"q":{"type":"string","pattern":"^[a-z]+$"}}}"#,
+            r##"{"$defs":{"q":{"type":"string"}},"properties":{"q":{"$ref":"#/$defs/q"}}}"##,
+            "{}",
+        ] {
+            assert_eq!(check_tools(&[spec(usable)]), Ok(()), "{usable}");
+        }
+        for (unusable, why) in [
+            (r#"{"type":"mystery"}"#, "not a usable JSON Schema"),
+            (
+                r#"{"properties":{"q":{"pattern":"(unclosed"}}}"#,
+                "not a usable JSON Schema",
+            ),
+            (
+                r#"{"$ref":"https://example.com/schema.json"}"#,
+                "not a usable JSON Schema",
+            ),
+            (r#"{"type":"object","type":"string"}"#, "more than once"),
+        ] {
+            let e = check_tools(&[spec(unusable)]).expect_err(unusable);
+            assert!(e.contains("lookup") && e.contains(why), "{unusable}: {e}");
+        }
+    }
 }

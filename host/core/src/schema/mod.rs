@@ -88,6 +88,17 @@ pub fn check_text(schema: &str, input: &str) -> Result<(), SchemaViolation> {
     check_compiled(&compiled(schema), &input)
 }
 
+/// Why the schema text `schema` can check nothing valid (it is JSON but not a schema the
+/// validator accepts, or it fetches from outside itself), or `None` when it is usable or is not
+/// JSON at all. Compiles it into the cache, so a connector's schemas are checked, and ready,
+/// when it loads.
+pub fn schema_problem(schema: &str) -> Option<String> {
+    match compiled(schema).as_ref() {
+        Compiled::Invalid(problem) => Some(problem.clone()),
+        Compiled::NotJson | Compiled::Ready(..) => None,
+    }
+}
+
 /// Checks `input` against `schema` (compiled for this call, not cached).
 pub fn check(schema: &Value, input: &Value) -> Result<(), SchemaViolation> {
     check_compiled(&compile(schema), input)
