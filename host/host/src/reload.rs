@@ -15,10 +15,10 @@ use serde::Serialize;
 
 use guild_core::capability::{CapabilityRow, RowStatus};
 use guild_core::config::Config;
-use guild_receipts::AuditKind;
+use guild_receipts::{AuditKind, Ledger};
 
 use crate::dispatch::Services;
-use crate::registry;
+use crate::registry::{self, Snapshot};
 
 /// What one reload did.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -111,90 +111,11 @@ impl Reloader {
             roster_changed: old.roster() != snapshot.roster(),
             ..ReloadReport::default()
         };
-        let mut audit: Vec<(AuditKind, String, String)> = Vec::new();
-        for p in snapshot.plugins.values() {
-            let before = old.plugins.get(&*p.name);
-            let digest = grants_digest(&p.rows);
-            if before.is_none_or(|o| o.runtime.sha256() != p.runtime.sha256() || o.ident != p.ident)
-            {
-                let detail = match before {
-                    Some(o) => format!(
-                        "component sha256 {} (replaces {} sha256 {}); {GRANTS_DIGEST}{digest}",
-                        p.runtime.sha256(),
-                        o.ident,
-                        o.runtime.sha256()
-                    ),
-                    None => format!(
-                        "component sha256 {}; {GRANTS_DIGEST}{digest}",
-                        p.runtime.sha256()
-                    ),
-                };
-                report
-                    .loaded
-                    .push(format!("{} (sha256 {})", p.ident, p.runtime.sha256()));
-                audit.push((AuditKind::PluginLoaded, p.ident.to_string(), detail));
-            }
-            if let Some(change) = before.and_then(|b| grant_change(&b.rows, &p.rows)) {
-                report.grant_changes.push(format!("{}: {change}", p.ident));
-                audit.push((
-                    AuditKind::GrantChanged,
-                    p.ident.to_string(),
-                    format!("{change}; {GRANTS_DIGEST}{digest}"),
-                ));
-            }
-        }
-        for p in old.plugins.values() {
-            if !snapshot.plugins.contains_key(&*p.name) {
-                report.unloaded.push(p.ident.to_string());
-                audit.push((
-                    AuditKind::PluginUnloaded,
-                    p.ident.to_string(),
-                    format!(
-                        "no longer configured or no longer loadable (sha256 {})",
-                        p.runtime.sha256()
-                    ),
-                ));
-            }
-        }
-        // Plugins seen for the first time by this process: their grant is compared with the one
-        // the ledger recorded when they last loaded (in an earlier run), so a grant widened
-        // while the host was stopped is audited too.
-        let first_seen: Vec<(String, String, String, String)> = snapshot
-            .plugins
-            .values()
-            .filter(|p| !old.plugins.contains_key(&*p.name))
-            .map(|p| {
-                (
-                    p.name.to_string(),
-                    p.ident.to_string(),
-                    grants_digest(&p.rows),
-                    granted_list(&p.rows),
-                )
-            })
-            .collect();
+        let mut audit = loaded_and_regranted(&old, &snapshot, &mut report);
+        audit.extend(unloaded(&old, &snapshot, &mut report));
+        let first_seen = first_seen(&old, &snapshot);
         let ledger = services.ledger.clone();
-        let audited = tokio::task::spawn_blocking(move || {
-            let recent = match first_seen.is_empty() {
-                true => Vec::new(),
-                false => ledger.audit_log(AUDIT_LOOKBACK)?,
-            };
-            for (name, ident, digest, list) in first_seen {
-                let Some(before) = last_grants_digest(&recent, &name) else {
-                    continue;
-                };
-                if before != digest {
-                    let detail = format!(
-                        "granted since the last run: {list}; {GRANTS_DIGEST}{digest} (was {before})"
-                    );
-                    ledger.audit(AuditKind::GrantChanged, &ident, &detail)?;
-                }
-            }
-            for (kind, ident, detail) in audit {
-                ledger.audit(kind, &ident, &detail)?;
-            }
-            Ok::<_, guild_receipts::LedgerError>(())
-        })
-        .await;
+        let audited = tokio::task::spawn_blocking(move || record(&ledger, first_seen, audit)).await;
         if let Ok(Err(e)) = audited {
             tracing::error!("failed to audit plugin changes: {e}");
         }
@@ -202,6 +123,109 @@ impl Reloader {
         self.set_plugin_config(config);
         report
     }
+}
+
+/// One audit entry: kind, `name@version`, detail.
+type Audit = (AuditKind, String, String);
+
+/// Plugins loaded or replaced, and grants that changed, into `report`; their audit entries.
+fn loaded_and_regranted(old: &Snapshot, new: &Snapshot, report: &mut ReloadReport) -> Vec<Audit> {
+    let mut audit = Vec::new();
+    for p in new.plugins.values() {
+        let before = old.plugins.get(&*p.name);
+        let digest = grants_digest(&p.rows);
+        if before.is_none_or(|o| o.runtime.sha256() != p.runtime.sha256() || o.ident != p.ident) {
+            let detail = match before {
+                Some(o) => format!(
+                    "component sha256 {} (replaces {} sha256 {}); {GRANTS_DIGEST}{digest}",
+                    p.runtime.sha256(),
+                    o.ident,
+                    o.runtime.sha256()
+                ),
+                None => format!(
+                    "component sha256 {}; {GRANTS_DIGEST}{digest}",
+                    p.runtime.sha256()
+                ),
+            };
+            report
+                .loaded
+                .push(format!("{} (sha256 {})", p.ident, p.runtime.sha256()));
+            audit.push((AuditKind::PluginLoaded, p.ident.to_string(), detail));
+        }
+        if let Some(change) = before.and_then(|b| grant_change(&b.rows, &p.rows)) {
+            report.grant_changes.push(format!("{}: {change}", p.ident));
+            audit.push((
+                AuditKind::GrantChanged,
+                p.ident.to_string(),
+                format!("{change}; {GRANTS_DIGEST}{digest}"),
+            ));
+        }
+    }
+    audit
+}
+
+/// Plugins the new set no longer has, into `report`; their audit entries.
+fn unloaded(old: &Snapshot, new: &Snapshot, report: &mut ReloadReport) -> Vec<Audit> {
+    let mut audit = Vec::new();
+    for p in old.plugins.values() {
+        if !new.plugins.contains_key(&*p.name) {
+            report.unloaded.push(p.ident.to_string());
+            audit.push((
+                AuditKind::PluginUnloaded,
+                p.ident.to_string(),
+                format!(
+                    "no longer configured or no longer loadable (sha256 {})",
+                    p.runtime.sha256()
+                ),
+            ));
+        }
+    }
+    audit
+}
+
+/// Plugins seen for the first time by this process: (name, ident, grants digest, granted list).
+/// Their grant is compared with the one the ledger recorded when they last loaded (in an
+/// earlier run), so a grant widened while the host was stopped is audited too.
+fn first_seen(old: &Snapshot, new: &Snapshot) -> Vec<(String, String, String, String)> {
+    new.plugins
+        .values()
+        .filter(|p| !old.plugins.contains_key(&*p.name))
+        .map(|p| {
+            (
+                p.name.to_string(),
+                p.ident.to_string(),
+                grants_digest(&p.rows),
+                granted_list(&p.rows),
+            )
+        })
+        .collect()
+}
+
+/// Writes the audit entries: grants widened since the last run first, then this reload's.
+fn record(
+    ledger: &Ledger,
+    first_seen: Vec<(String, String, String, String)>,
+    audit: Vec<Audit>,
+) -> Result<(), guild_receipts::LedgerError> {
+    let recent = match first_seen.is_empty() {
+        true => Vec::new(),
+        false => ledger.audit_log(AUDIT_LOOKBACK)?,
+    };
+    for (name, ident, digest, list) in first_seen {
+        let Some(before) = last_grants_digest(&recent, &name) else {
+            continue;
+        };
+        if before != digest {
+            let detail = format!(
+                "granted since the last run: {list}; {GRANTS_DIGEST}{digest} (was {before})"
+            );
+            ledger.audit(AuditKind::GrantChanged, &ident, &detail)?;
+        }
+    }
+    for (kind, ident, detail) in audit {
+        ledger.audit(kind, &ident, &detail)?;
+    }
+    Ok(())
 }
 
 /// Marks the digest of a plugin's effective grant in `plugin_loaded` and `grant_changed` audit
