@@ -3,6 +3,8 @@
 //! a `guild serve --http` prints once it serves. Each test binary uses part of it.
 #![allow(dead_code)]
 
+pub(crate) mod stdio_peer;
+
 use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{ChildStderr, Command, Output, Stdio};
