@@ -4,13 +4,13 @@
 //! cut catalog must say so as data, and a deeply nested frontmatter must not stall the first
 //! `list_skills`.
 
-use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::Path;
-use std::process::{Child, Stdio};
 
 use serde_json::{Value, json};
 
 mod common;
+
+use common::stdio_peer::StdioPeer;
 
 fn write(dir: &Path, rel: &str, text: &str) {
     let path = dir.join(rel);
@@ -163,75 +163,20 @@ fn skills_check_refuses_control_characters_and_deep_nesting() {
     );
 }
 
-/// A bare JSON-RPC client over `guild serve`'s stdio.
-struct Peer {
-    child: Child,
-    stdin: std::process::ChildStdin,
-    stdout: BufReader<std::process::ChildStdout>,
-    next_id: u64,
-}
-
-impl Peer {
-    fn start(dir: &Path) -> Self {
-        let mut child = common::guild(dir, &["serve", "--watch-ms", "0"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("guild serve starts");
-        let stdin = child.stdin.take().expect("stdin");
-        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
-        let mut peer = Self {
-            child,
-            stdin,
-            stdout,
-            next_id: 0,
-        };
-        peer.request(
-            "initialize",
-            json!({"protocolVersion": "2025-06-18", "capabilities": {},
-                   "clientInfo": {"name": "skills-test", "version": "1"}}),
-        );
-        peer.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        peer
-    }
-
-    fn send(&mut self, message: Value) {
-        writeln!(self.stdin, "{message}").expect("write to the server");
-        self.stdin.flush().expect("flush");
-    }
-
-    /// The `result` of a request; notifications and other responses are skipped.
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        self.next_id += 1;
-        let id = self.next_id;
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        loop {
-            let mut line = String::new();
-            let n = self.stdout.read_line(&mut line).expect("read");
-            assert!(n > 0, "the server closed stdout during {method}");
-            let message: Value = serde_json::from_str(&line).expect("a JSON line");
-            if message["id"].as_u64() == Some(id) {
-                assert!(message.get("error").is_none(), "{method}: {message}");
-                return message["result"].clone();
-            }
-        }
-    }
-}
-
-impl Drop for Peer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// The `result` of a request to `peer`, which must not be an error.
+fn result(peer: &mut StdioPeer, method: &str, params: Value) -> Value {
+    let message = peer.request(method, params);
+    assert!(message.get("error").is_none(), "{method}: {message}");
+    message["result"].clone()
 }
 
 #[test]
 fn mcp_list_skills_and_resources_list_carry_no_raw_control_characters() {
     let dir = setup("catalog_max_bytes = 1024\n");
-    let mut peer = Peer::start(dir.path());
+    let (mut peer, _) = StdioPeer::start(dir.path(), json!({}));
     let started = std::time::Instant::now();
-    let list = peer.request(
+    let list = result(
+        &mut peer,
         "tools/call",
         json!({"name": "list_skills", "arguments": {}}),
     );
@@ -257,7 +202,7 @@ fn mcp_list_skills_and_resources_list_carry_no_raw_control_characters() {
         let description = item["description"].as_str().expect("description");
         assert!(description.chars().count() <= 1024, "{item}");
     }
-    let resources = peer.request("resources/list", json!({}));
+    let resources = result(&mut peer, "resources/list", json!({}));
     assert_no_raw_control(&resources);
     let ansi = resources["resources"]
         .as_array()
@@ -286,4 +231,5 @@ fn mcp_list_skills_and_resources_list_carry_no_raw_control_characters() {
         .filter(|u| u.starts_with("skill://pdf/"))
         .collect();
     assert_eq!(uris, vec!["skill://pdf/SKILL.md", "skill://pdf/forms.md"]);
+    peer.stop();
 }
