@@ -202,6 +202,31 @@ pub fn split_frontmatter(text: &str) -> Result<(&str, &str), String> {
     Err("missing closing `---` fence after the frontmatter".to_owned())
 }
 
+/// The frontmatter of `SKILL.md` text as a JSON object, verbatim: every field the author wrote,
+/// as YAML reads it (what the MCP skills extension hands clients, so they can compare it with
+/// the file). Bounded like every frontmatter read ([`super::bounds`]); an error says what is wrong.
+pub fn frontmatter_json(text: &str) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+    let (yaml, _) = split_frontmatter(text)?;
+    super::bounds::check(yaml)?;
+    let value = match super::plain_yaml::mapping(yaml) {
+        Some(map) => Value::Mapping(map),
+        None => serde_yaml_ng::from_str::<Value>(yaml).map_err(|e| {
+            format!(
+                "frontmatter is not valid YAML: {}",
+                shift_line_numbers(&e.to_string(), 1)
+            )
+        })?,
+    };
+    match serde_json::to_value(&value) {
+        Ok(serde_json::Value::Object(map)) => Ok(map),
+        Ok(_) => Err(format!(
+            "frontmatter is {}, expected a mapping of keys to values",
+            kind(&value)
+        )),
+        Err(e) => Err(format!("frontmatter has no JSON form: {e}")),
+    }
+}
+
 /// Strips a frontmatter block if the text has one (bodies served by loaders may or may not).
 pub fn strip_frontmatter(text: &str) -> &str {
     split_frontmatter(text).map_or(text, |(_, body)| body)

@@ -55,8 +55,8 @@ pub use disclose::{
 pub use folder::{FolderScan, MAX_SKILL_MD, rescan_folder, scan_folder, scan_skill};
 pub use format::{
     ALLOWED_KEYS, DISABLE_MODEL_INVOCATION, MAX_COMPATIBILITY, MAX_DESCRIPTION, MAX_NAME, Mode,
-    ParsedSkill, Problem, SKILL_FILE, Severity, SkillMeta, nfkc, parse_skill_md, split_frontmatter,
-    strip_frontmatter, validate_skill_name,
+    ParsedSkill, Problem, SKILL_FILE, Severity, SkillMeta, frontmatter_json, nfkc, parse_skill_md,
+    split_frontmatter, strip_frontmatter, validate_skill_name,
 };
 pub use guild_core::skill_sources::{
     SkillSource, SkillsSettings, SourceError, SourceKind, SourceRequest,

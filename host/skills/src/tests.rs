@@ -446,3 +446,40 @@ fn declared_sources_stay_inside_the_plugin() {
     let loader = SkillSource::from_request(&loader, "kb", dir, &settings, base).expect("loader");
     assert_eq!(loader.kind(), SourceKind::Loader);
 }
+
+/// The frontmatter as JSON is the file's, verbatim: every field, unknown ones included, nested
+/// maps and lists as written, values YAML reads as numbers or booleans as such.
+#[test]
+fn frontmatter_json_is_the_files_frontmatter_verbatim() {
+    let text = "---\nname: pdf\ndescription: \"Fill PDF forms\"\nlicense: MIT\nmetadata:\n  version: '2.1'\nallowed-tools: Read Write\nx-extra: [1, true]\n---\nbody\n";
+    let map = crate::frontmatter_json(text).expect("parses");
+    assert_eq!(
+        serde_json::Value::Object(map),
+        serde_json::json!({
+            "name": "pdf",
+            "description": "Fill PDF forms",
+            "license": "MIT",
+            "metadata": {"version": "2.1"},
+            "allowed-tools": "Read Write",
+            "x-extra": [1, true],
+        })
+    );
+    // The plain reader and the YAML parser agree (no quoting, one level of blocks).
+    let plain = crate::frontmatter_json("---\nname: a\ndescription: b\n---\n").expect("parses");
+    assert_eq!(
+        serde_json::Value::Object(plain),
+        serde_json::json!({"name": "a", "description": "b"})
+    );
+    for (bad, why) in [
+        ("no fence\n", "missing frontmatter"),
+        ("---\nname: [a\n---\n", "not valid YAML"),
+        ("---\n- a\n- b\n---\n", "expected a mapping"),
+        (
+            &format!("---\nx: {}\n---\n", "[".repeat(200)),
+            "nests more than",
+        ),
+    ] {
+        let err = crate::frontmatter_json(bad).expect_err(bad);
+        assert!(err.contains(why), "{bad:?}: {err}");
+    }
+}

@@ -3,6 +3,7 @@
 //! a `guild serve --http` prints once it serves. Each test binary uses part of it.
 #![allow(dead_code)]
 
+pub(crate) mod mcp_setup;
 pub(crate) mod stdio_peer;
 
 use std::io::{BufRead as _, BufReader};

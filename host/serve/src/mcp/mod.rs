@@ -15,6 +15,7 @@ mod malformed;
 mod memory;
 mod prompts;
 mod resources;
+mod skills_ext;
 mod tasks_ext;
 mod tools;
 mod wakeup;
@@ -29,10 +30,11 @@ use guild_host::{Config, Host, ReloadReport, TaskInput};
 use rmcp::model::SubscriptionFilter;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ContentBlock,
-    CustomRequest, CustomResult, GetPromptRequestParams, GetPromptResponse, GetTaskParams,
-    GetTaskResult, Implementation, ListPromptsResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    ServerCapabilities, ServerConfig,
+    CustomRequest, CustomResult, GetPromptRequestParams, GetPromptResponse, GetSkillRequestParams,
+    GetSkillResult, GetTaskParams, GetTaskResult, Implementation, ListPromptsResult,
+    ListResourcesResult, ListSkillsResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ServerCapabilities,
+    ServerConfig,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext, SubscriptionSink};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
@@ -261,6 +263,7 @@ impl ServerHandler for Connection {
             .enable_prompts()
             .enable_prompts_list_changed()
             .enable_tasks()
+            .enable_skills()
             .build();
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("guild", env!("CARGO_PKG_VERSION")))
@@ -384,6 +387,22 @@ impl ServerHandler for Connection {
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         self.cancel_task_run(&request.task_id)
+    }
+
+    async fn list_skills(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListSkillsResult, ErrorData> {
+        self.skills_list(request.and_then(|r| r.cursor)).await
+    }
+
+    async fn get_skill(
+        &self,
+        request: GetSkillRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetSkillResult, ErrorData> {
+        self.skills_get(&request.uri).await
     }
 
     async fn on_custom_request(

@@ -16,7 +16,7 @@ use serde_json::json;
 use super::Connection;
 
 /// `skill://NAME/PATH`.
-fn skill_uri(name: &str, path: &str) -> String {
+pub(crate) fn skill_uri(name: &str, path: &str) -> String {
     format!("skill://{name}/{path}")
 }
 
@@ -74,11 +74,14 @@ fn list_skill_files(catalog: &Catalog, max: u64) -> Vec<Resource> {
                 tracing::debug!(skill = %entry.name, "resources/list: a file name with control characters is not listed");
                 continue;
             }
-            let mut resource = Resource::new(
-                skill_uri(&entry.name, path),
-                format!("{}/{path}", entry.name),
-            )
-            .with_mime_type(mime(path));
+            // A skill's SKILL.md is named after the skill (as the skills extension asks).
+            let title = if path == SKILL_FILE {
+                entry.name.clone()
+            } else {
+                format!("{}/{path}", entry.name)
+            };
+            let mut resource =
+                Resource::new(skill_uri(&entry.name, path), title).with_mime_type(mime(path));
             if path == SKILL_FILE {
                 resource = resource.with_description(entry.description.clone());
             }

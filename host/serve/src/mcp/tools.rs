@@ -61,8 +61,79 @@ impl Brief {
     }
 }
 
-/// `task`: one task, or a batch of up to `batch_max`; the roster is in its description.
+/// `task`: one task, or a batch of up to `batch_max`; the roster is in its description. Its
+/// result's `structuredContent` is the task's result (or `{"tasks": [...]}` for a batch), as
+/// its output schema says.
 fn task_tool(roster: &[RosterEntry], batch_max: usize, brief: &Brief) -> Tool {
+    with_output(
+        task_tool_input(roster, batch_max, brief),
+        task_output_schema(),
+    )
+}
+
+/// A tool with an output schema: its results carry `structuredContent` that conforms to it.
+fn with_output(tool: Tool, schema: Value) -> Tool {
+    match schema {
+        Value::Object(map) => tool.with_raw_output_schema(Arc::new(map)),
+        _ => tool,
+    }
+}
+
+/// The shape of one task's result (`guild_host::types::TaskResult` as JSON): the fields a
+/// client can rely on, typed; the nested records stay open so a field added later is no break.
+fn task_result_schema() -> Value {
+    let open = json!({"type": "object"});
+    let nullable = |schema: Value| json!({"anyOf": [schema, {"type": "null"}]});
+    json!({
+        "type": "object",
+        "properties": {
+            "task_id": {"type": "string", "description": "The host's id for the task."},
+            "specialist": {"type": "string", "description": "name@version of the specialist that ran."},
+            "status": {"type": "string", "enum": ["succeeded", "failed", "timed_out"]},
+            "report": nullable(open.clone()),
+            "error": nullable(json!({"type": "string"})),
+            "tool_calls": {"type": "array", "items": open},
+            "reports": {"type": "array", "items": open},
+            "receipts": {"type": "array", "items": open, "description": "The receipts the host wrote for the task's mutating calls."},
+            "validation": nullable(json!({"type": "object", "description": "The host's verdict on the report."})),
+            "skills": open,
+            "warning": nullable(json!({"type": "string"})),
+            "usage": open,
+        },
+        "required": ["task_id", "specialist", "status", "tool_calls", "receipts", "usage"],
+    })
+}
+
+/// `task`'s output: one result, or a batch's results in input order.
+fn task_output_schema() -> Value {
+    let mut schema = task_result_schema();
+    schema["properties"]["tasks"] = json!({
+        "type": "array",
+        "description": "A batch's children, in input order: each its result (`Ok`) or why it could not start (`Err`).",
+        "items": {
+            "type": "object",
+            "properties": {
+                "index": {"type": "integer", "minimum": 0},
+                "subagent_type": {"type": "string"},
+                "result": {
+                    "type": "object",
+                    "properties": {"Ok": task_result_schema(), "Err": {"type": "string"}},
+                    "minProperties": 1,
+                    "maxProperties": 1,
+                },
+            },
+            "required": ["index", "subagent_type", "result"],
+        },
+    });
+    schema["required"] = json!([]);
+    schema["anyOf"] = json!([
+        {"required": ["task_id", "specialist", "status", "tool_calls", "receipts", "usage"]},
+        {"required": ["tasks"]},
+    ]);
+    schema
+}
+
+fn task_tool_input(roster: &[RosterEntry], batch_max: usize, brief: &Brief) -> Tool {
     tool(
         "task",
         &task_description(roster, batch_max),

@@ -1,0 +1,151 @@
+//! The MCP extensions and result shapes `guild serve` offers beside the core protocol, driven
+//! over stdio by a bare JSON-RPC peer that sees exactly what goes over the wire: the skills
+//! extension (`skills/list`, `skills/get`, manifests whose digests match what
+//! `resources/read` serves) and the `task` tool's output schema, which every result's
+//! `structuredContent` must conform to.
+
+mod common;
+
+use common::mcp_setup::setup;
+use common::stdio_peer::StdioPeer;
+
+/// The skills extension: `skills/list` and `skills/get` give each skill's frontmatter and a
+/// complete manifest of its files whose digests and sizes are those of the bytes
+/// `resources/read` serves; a URI that names no skill's `SKILL.md`, and a bad cursor, are
+/// invalid params.
+#[test]
+fn the_skills_extension_lists_each_skill_with_a_manifest_that_matches_its_files() {
+    use sha2::Digest as _;
+    let dir = setup();
+    let (mut peer, init) = StdioPeer::start(dir.path(), serde_json::json!({}));
+    assert!(
+        init["result"]["capabilities"]["extensions"]["io.modelcontextprotocol/skills"].is_object(),
+        "{init}"
+    );
+    let listed = peer.request("skills/list", serde_json::json!({}));
+    let skills = listed["result"]["skills"].as_array().expect("skills");
+    assert_eq!(skills.len(), 1, "{listed}");
+    let skill = &skills[0];
+    assert_eq!(skill["uri"], "skill://release-notes/SKILL.md", "{skill}");
+    assert_eq!(skill["frontmatter"]["name"], "release-notes", "{skill}");
+    assert_eq!(
+        skill["frontmatter"]["description"],
+        "How to write release notes for a Guild release."
+    );
+    let manifest = skill["resources"]
+        .as_array()
+        .expect("a manifest, not dynamic");
+    let mut uris: Vec<&str> = manifest.iter().filter_map(|r| r["uri"].as_str()).collect();
+    uris.sort_unstable();
+    assert_eq!(
+        uris,
+        [
+            "skill://release-notes/SKILL.md",
+            "skill://release-notes/logo.bin",
+            "skill://release-notes/template.md"
+        ]
+    );
+    for file in manifest {
+        let uri = file["uri"].as_str().expect("uri");
+        let rel = uri.trim_start_matches("skill://");
+        let on_disk = std::fs::read(dir.path().join("skills").join(rel)).expect("file");
+        let digest = format!("sha256:{}", hex::encode(sha2::Sha256::digest(&on_disk)));
+        assert_eq!(file["digest"], digest.as_str(), "{file}");
+        assert_eq!(file["size"], on_disk.len(), "{file}");
+        // What resources/read serves is what the manifest describes.
+        let read = peer.request("resources/read", serde_json::json!({"uri": uri}));
+        let contents = &read["result"]["contents"][0];
+        let served = match contents["text"].as_str() {
+            Some(text) => text.as_bytes().to_vec(),
+            None => base64::Engine::decode(
+                &base64::engine::general_purpose::STANDARD,
+                contents["blob"].as_str().expect("text or blob"),
+            )
+            .expect("base64"),
+        };
+        assert_eq!(served, on_disk, "{uri}");
+    }
+    let got = peer.request(
+        "skills/get",
+        serde_json::json!({"uri": "skill://release-notes/SKILL.md"}),
+    );
+    assert_eq!(&got["result"]["skill"], skill, "{got}");
+    // An edit shows in the next entry's digest.
+    std::fs::write(
+        dir.path().join("skills/release-notes/template.md"),
+        "# Release X.Y\n\n## Changes\n\n## Fixes\n",
+    )
+    .expect("edit");
+    let again = peer.request(
+        "skills/get",
+        serde_json::json!({"uri": "skill://release-notes/SKILL.md"}),
+    );
+    assert_ne!(&again["result"]["skill"], skill, "{again}");
+    for uri in [
+        "skill://release-notes/template.md",
+        "skill://nobody/SKILL.md",
+        "memory://team",
+    ] {
+        let refused = peer.request("skills/get", serde_json::json!({"uri": uri}));
+        assert_eq!(refused["error"]["code"], -32602, "{uri}: {refused}");
+    }
+    let bad = peer.request("skills/list", serde_json::json!({"cursor": "nope"}));
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+    peer.stop();
+}
+
+/// `task` declares an output schema, and the `structuredContent` of a single task, of a failed
+/// one and of a batch all conform to it (checked with a JSON Schema validator, as clients do).
+#[test]
+fn task_results_conform_to_the_task_tools_output_schema() {
+    let dir = setup();
+    let (mut peer, _) = StdioPeer::start(dir.path(), serde_json::json!({}));
+    let listed = peer.request("tools/list", serde_json::json!({}));
+    let task = listed["result"]["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .find(|t| t["name"] == "task")
+        .expect("the task tool")
+        .clone();
+    let schema = task["outputSchema"].clone();
+    assert_eq!(schema["type"], "object", "{task}");
+    let validator = jsonschema::validator_for(&schema).expect("a valid JSON Schema");
+    let call = |peer: &mut StdioPeer, arguments: serde_json::Value| {
+        let answer = peer.request(
+            "tools/call",
+            serde_json::json!({"name": "task", "arguments": arguments}),
+        );
+        answer["result"]["structuredContent"].clone()
+    };
+    let single = call(
+        &mut peer,
+        serde_json::json!({"subagent_type": "probe", "description": "{\"op\":\"tools\"}"}),
+    );
+    let failed = call(
+        &mut peer,
+        serde_json::json!({"subagent_type": "probe", "description": "{\"op\":\"trap\"}"}),
+    );
+    let batch = call(
+        &mut peer,
+        serde_json::json!({"tasks": [
+            {"subagent_type": "probe", "description": "{\"op\":\"tools\"}"},
+            {"subagent_type": "nobody", "description": "x"},
+        ]}),
+    );
+    assert_eq!(single["status"], "succeeded", "{single}");
+    assert_ne!(failed["status"], "succeeded", "{failed}");
+    assert_eq!(batch["tasks"].as_array().map(Vec::len), Some(2), "{batch}");
+    for (what, content) in [("single", &single), ("failed", &failed), ("batch", &batch)] {
+        let errors: Vec<String> = validator
+            .iter_errors(content)
+            .map(|e| format!("{} at {}", e, e.instance_path()))
+            .collect();
+        assert!(errors.is_empty(), "{what}: {errors:?}\n{content}");
+    }
+    // The schema can fail: a result without its status does not conform.
+    let mut broken = single.clone();
+    broken.as_object_mut().expect("object").remove("status");
+    assert!(!validator.is_valid(&broken));
+    peer.stop();
+}
