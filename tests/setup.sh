@@ -7,7 +7,8 @@
 #   - ssh-keygen (Debian's openssh-client): the bundle tests check Guild's SSH signatures against
 #     it, both ways;
 #   - Node.js and npm (the JavaScript SDK's and scaffolds' unit tests), then the pinned JavaScript
-#     and C plugin toolchains (sdk/js/setup.sh, sdk/c/setup.sh).
+#     and C plugin toolchains (sdk/js/setup.sh, sdk/c/setup.sh), and the official TypeScript MCP
+#     client with its Tasks add-on (pinned, host/cli/tests/mcp_ts/, which mcp_extensions.rs runs).
 #
 # System packages are installed with apt-get when running as root; otherwise a missing one is an
 # error that names it. Idempotent, and quick when everything is there; run from anywhere.
@@ -68,3 +69,13 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
 fi
 "$repo/sdk/js/setup.sh" || die "the JavaScript plugin toolchain could not be installed (sdk/js/setup.sh)"
 "$repo/sdk/c/setup.sh" || die "the C plugin toolchain could not be installed (sdk/c/setup.sh)"
+
+# The TypeScript MCP client: `npm ci` from its lock file, skipped while the copy of the lock kept
+# in node_modules after the last install still matches.
+ts="$repo/host/cli/tests/mcp_ts"
+if ! cmp -s "$ts/package-lock.json" "$ts/node_modules/.guild-installed-lock.json"; then
+    echo "tests/setup.sh: installing the TypeScript MCP client (npm ci in host/cli/tests/mcp_ts)"
+    (cd "$ts" && npm ci --no-audit --no-fund --loglevel=error) ||
+        die "npm ci failed in host/cli/tests/mcp_ts (see above)"
+    cp "$ts/package-lock.json" "$ts/node_modules/.guild-installed-lock.json"
+fi

@@ -149,3 +149,55 @@ fn task_results_conform_to_the_task_tools_output_schema() {
     assert!(!validator.is_valid(&broken));
     peer.stop();
 }
+
+/// The official TypeScript client (`@modelcontextprotocol/client` 2.4 with its skills client,
+/// and the Tasks add-on `@modelcontextprotocol/ext-tasks`, installed by tests/setup.sh) drives
+/// `guild serve`: it verifies every skill file it reads against the entry (and refuses one
+/// changed behind it), checks a task's `structuredContent` against the output schema, and runs a
+/// task through the add-on's session API.
+#[test]
+fn the_typescript_client_verifies_skills_and_runs_tasks() {
+    let dir = setup();
+    let client = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_ts");
+    assert!(
+        client
+            .join("node_modules/@modelcontextprotocol/client")
+            .is_dir(),
+        "the TypeScript MCP client is not installed: run tests/setup.sh (plugins/build.sh does)"
+    );
+    let out = std::process::Command::new("node")
+        .arg(client.join("client.mjs"))
+        .arg(env!("CARGO_BIN_EXE_guild"))
+        .arg(dir.path().join("guild.toml"))
+        .arg(dir.path().join("skills"))
+        .current_dir(dir.path())
+        .output()
+        .expect("node runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let summary: serde_json::Value =
+        serde_json::from_str(stdout.lines().last().unwrap_or_default()).expect("a JSON summary");
+    assert_eq!(
+        summary["skills"],
+        serde_json::json!(["skill://release-notes/SKILL.md"])
+    );
+    assert!(
+        summary["body"]
+            .as_str()
+            .is_some_and(|b| b.contains("template.md")),
+        "{summary}"
+    );
+    assert_eq!(
+        summary["verified"],
+        serde_json::json!(["template.md", "logo.bin"])
+    );
+    assert!(
+        summary["tampered"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("refused")),
+        "{summary}"
+    );
+    assert_eq!(summary["plain_status"], "succeeded", "{summary}");
+    assert_eq!(summary["session_status"], "succeeded", "{summary}");
+}
