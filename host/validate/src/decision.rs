@@ -3,7 +3,7 @@
 //!
 //! | verdict / outcome            | allowed                                                        |
 //! |------------------------------|----------------------------------------------------------------|
-//! | passed                       | accept_refine, reject_refine, revise_child, descend_again, ascend, fail |
+//! | passed                       | all seven                                                      |
 //! | failed, unknown              | revise_child, replan_current, fail                             |
 //! | error                        | revise_child, fail                                             |
 //! | outcome failed/protocol_error | revise_child, fail (whatever the verdict)                     |
@@ -47,14 +47,7 @@ const ALL: &[Decision] = &[
     Decision::Fail,
 ];
 
-const ON_PASSED: &[Decision] = &[
-    Decision::AcceptRefine,
-    Decision::RejectRefine,
-    Decision::ReviseChild,
-    Decision::DescendAgain,
-    Decision::Ascend,
-    Decision::Fail,
-];
+const ON_PASSED: &[Decision] = ALL;
 const ON_FAILED_OR_UNKNOWN: &[Decision] = &[
     Decision::ReviseChild,
     Decision::ReplanCurrent,
