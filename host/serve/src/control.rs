@@ -27,6 +27,7 @@ use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _, Buf
 use tokio::net::{UnixListener, UnixStream};
 
 use crate::mcp::Server;
+use crate::sessions::{Identity, Sessions};
 
 /// The socket's name inside the data dir.
 pub const SOCKET_FILE: &str = "serve.sock";
@@ -80,6 +81,9 @@ pub enum Request {
         /// Whether the call may go ahead.
         approved: bool,
     },
+    /// Open an MCP session on this connection ([`crate::sessions`]): after the answer, the
+    /// connection carries JSON-lines MCP.
+    McpSession(Identity),
 }
 
 /// The server's answer to one [`Request`].
@@ -189,7 +193,7 @@ impl ControlSocket {
 
     /// Answers requests until the server ends. Connections made before this (while the host
     /// was starting) wait in the socket's backlog.
-    pub(super) fn serve(&mut self, server: Arc<Server>) {
+    pub(super) fn serve(&mut self, server: Arc<Server>, sessions: Arc<Sessions>) {
         let Some(listener) = self.listener.take() else {
             return;
         };
@@ -197,7 +201,7 @@ impl ControlSocket {
             loop {
                 match listener.accept().await {
                     Ok((stream, _)) => {
-                        tokio::spawn(connection(stream, server.clone()));
+                        tokio::spawn(connection(stream, server.clone(), sessions.clone()));
                     }
                     Err(e) => {
                         tracing::warn!("control socket: failed to accept: {e}");
@@ -209,8 +213,8 @@ impl ControlSocket {
     }
 }
 
-/// Answers one client's requests, one line each, until it hangs up.
-async fn connection(stream: UnixStream, server: Arc<Server>) {
+/// Answers one client's requests, one line each, until it hangs up or opens an MCP session.
+async fn connection(stream: UnixStream, server: Arc<Server>, sessions: Arc<Sessions>) {
     let (read, mut write) = stream.into_split();
     let mut reader = BufReader::new(read);
     loop {
@@ -228,10 +232,23 @@ async fn connection(stream: UnixStream, server: Arc<Server>) {
             }
         }
         let response = match serde_json::from_str::<Request>(&line) {
+            Ok(Request::McpSession(asked)) => match sessions.admit(&asked) {
+                Ok(attached) => {
+                    let pid = json!({ "pid": std::process::id() });
+                    if send(&mut write, &Response::success(String::new(), pid))
+                        .await
+                        .is_ok()
+                    {
+                        sessions.serve(attached, server, reader, write).await;
+                    }
+                    return;
+                }
+                Err(refused) => Response::failure(refused),
+            },
             Ok(request) => handle(&server, request).await,
             Err(e) => Response::failure(format!(
                 "not a control request ({e}); send one JSON object per line with an `op` of \
-                 reload, start_task, update_task, cancel_task or approve_task"
+                 reload, start_task, update_task, cancel_task, approve_task or mcp_session"
             )),
         };
         if send(&mut write, &response).await.is_err() {
@@ -287,6 +304,7 @@ async fn handle(server: &Server, request: Request) -> Response {
                     json!({ "task_id": id, "cancelled": true }),
                 )
             }
+            Request::McpSession(_) => return Err("a session is opened by itself".to_owned()),
             Request::ApproveTask { id, approved } => {
                 host.approve_task(&id, approved)
                     .map_err(|e| e.to_string())?;
@@ -331,30 +349,97 @@ pub async fn call_within(
     }
 }
 
-/// Connects to the socket at `path`, sends `request` and reads the answer.
-async fn exchange(
-    path: &Path,
+/// An MCP session opened on the host ([`open_session`]): the connection, which now carries
+/// JSON-lines MCP, and the host's pid.
+pub struct OpenSession {
+    /// The host's output (what it read past the answer stays buffered here).
+    pub read: BufReader<tokio::net::unix::OwnedReadHalf>,
+    /// Where the client's messages go.
+    pub write: tokio::net::unix::OwnedWriteHalf,
+    /// The host process.
+    pub pid: u32,
+}
+
+/// Opens an MCP session for `identity` on the host of `data_dir`, waiting at most `timeout`
+/// for its answer (a host still starting answers once its plugins are loaded). `Ok(None)` when
+/// no host runs (or it ended before answering); an error when it refused (another
+/// configuration) or did not answer in time.
+pub async fn open_session(
     data_dir: &Path,
-    request: &Request,
-) -> anyhow::Result<Option<Response>> {
-    let stream = match UnixStream::connect(path).await {
-        Ok(s) => s,
+    identity: &Identity,
+    timeout: Duration,
+) -> anyhow::Result<Option<OpenSession>> {
+    let path = data_dir.join(SOCKET_FILE);
+    let Some(stream) = connect(&path).await? else {
+        return Ok(None);
+    };
+    let (read, mut write) = stream.into_split();
+    let mut read = BufReader::new(read);
+    let request = Request::McpSession(identity.clone());
+    let exchanged = tokio::time::timeout(timeout, async {
+        let mut line = serde_json::to_vec(&request)?;
+        line.push(b'\n');
+        write.write_all(&line).await?;
+        let mut answer = String::new();
+        read.read_line(&mut answer).await?;
+        anyhow::Ok(answer)
+    })
+    .await;
+    let answer = match exchanged {
+        Ok(answer) => answer.with_context(|| format!("failed to talk to {}", path.display()))?,
+        Err(_) => anyhow::bail!(
+            "the guild host on {} did not open a session within {} s (pid in {})",
+            data_dir.display(),
+            timeout.as_secs(),
+            data_dir.join(super::lock::LOCK_FILE).display()
+        ),
+    };
+    if answer.is_empty() {
+        // It ended meanwhile (it went idle, or failed while starting): as if none ran.
+        tracing::info!(
+            "the host on {} ended before opening the session",
+            data_dir.display()
+        );
+        return Ok(None);
+    }
+    let response: Response = serde_json::from_str(&answer)
+        .with_context(|| format!("the host's answer on {} is not JSON", path.display()))?;
+    if !response.ok {
+        anyhow::bail!("{}", response.error);
+    }
+    let pid = response.result["pid"].as_u64().unwrap_or(0) as u32;
+    Ok(Some(OpenSession { read, write, pid }))
+}
+
+/// Connects to the socket at `path`; `None` when nobody listens there.
+async fn connect(path: &Path) -> anyhow::Result<Option<UnixStream>> {
+    match UnixStream::connect(path).await {
+        Ok(s) => Ok(Some(s)),
         Err(e)
             if matches!(
                 e.kind(),
                 std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused
             ) =>
         {
-            return Ok(None);
+            Ok(None)
         }
-        Err(e) => {
-            return Err(e).with_context(|| {
-                format!(
-                    "failed to reach the server's control socket {}",
-                    path.display()
-                )
-            });
-        }
+        Err(e) => Err(e).with_context(|| {
+            format!(
+                "failed to reach the server's control socket {}",
+                path.display()
+            )
+        }),
+    }
+}
+
+/// Connects to the socket at `path`, sends `request` and reads the answer.
+async fn exchange(
+    path: &Path,
+    data_dir: &Path,
+    request: &Request,
+) -> anyhow::Result<Option<Response>> {
+    let Some(stream) = connect(path).await? else {
+        return Ok(None);
     };
     let (read, mut write) = stream.into_split();
     let mut line = serde_json::to_vec(request)?;

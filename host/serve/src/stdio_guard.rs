@@ -1,6 +1,7 @@
-//! The stdio transport's front door: every line a client sends is looked at before the MCP
-//! session sees it, so that a line the session cannot use still gets the answer JSON-RPC
-//! prescribes instead of silence.
+//! The JSON-lines transport's front door (a proxy's stdin, and each MCP session on the host's
+//! control socket): every line a client sends is looked at before the MCP session sees it, so
+//! that a line the session cannot use still gets the answer JSON-RPC prescribes instead of
+//! silence.
 //!
 //! - a line that is not JSON: `-32700` (parse error), id `null`;
 //! - JSON that is not a JSON-RPC 2.0 message (no `"jsonrpc": "2.0"`, or not an object or a
@@ -9,7 +10,7 @@
 //!   streams in and never buffered whole.
 //!
 //! Good lines go to the session through an in-memory pipe; the session's output and these
-//! answers reach stdout through one writer task, a whole line at a time, so they never
+//! answers reach the client through one writer task, a whole line at a time, so they never
 //! interleave.
 
 use serde_json::{Value, json};
@@ -30,31 +31,49 @@ enum Line {
     TooLong,
 }
 
-/// Starts the guard between this process's stdin/stdout and an MCP session; returns the
-/// session's side: what it reads and where it writes. Lines longer than `max_line` bytes are
-/// refused.
-pub(crate) fn stdio(max_line: usize) -> (DuplexStream, DuplexStream) {
+/// The session's side of a guard: what it reads, where it writes, and the writer task.
+pub(crate) struct Guarded {
+    /// The client's good lines.
+    pub(crate) input: DuplexStream,
+    /// Where the session writes its lines.
+    pub(crate) output: DuplexStream,
+    /// Ends once everything written to `output` before it was closed has reached the client.
+    pub(crate) written: tokio::task::JoinHandle<()>,
+}
+
+/// What the one writer of the client's side writes.
+enum Out {
+    Line(Vec<u8>),
+    /// The session closed its output: nothing more is written.
+    End,
+}
+
+/// Starts the guard between this process's stdin/stdout and an MCP session. Lines longer than
+/// `max_line` bytes are refused.
+pub(crate) fn stdio(max_line: usize) -> Guarded {
     guard(tokio::io::stdin(), tokio::io::stdout(), max_line)
 }
 
-/// [`stdio`] over any reader and writer (tests use in-memory ones).
-fn guard<R, W>(input: R, output: W, max_line: usize) -> (DuplexStream, DuplexStream)
+/// [`stdio`] over any reader and writer (a control socket's MCP session; tests use in-memory
+/// ones).
+pub(crate) fn guard<R, W>(input: R, output: W, max_line: usize) -> Guarded
 where
     R: tokio::io::AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let (session_in, feed) = tokio::io::duplex(PIPE_BYTES);
     let (session_out, drain) = tokio::io::duplex(PIPE_BYTES);
-    let (lines, mut outgoing) = mpsc::channel::<Vec<u8>>(64);
-    // The one writer of stdout.
-    tokio::spawn(async move {
+    let (lines, mut outgoing) = mpsc::channel::<Out>(64);
+    // The one writer of the client's side; it ends when the session's output does.
+    let written = tokio::spawn(async move {
         let mut output = output;
-        while let Some(mut line) = outgoing.recv().await {
+        while let Some(Out::Line(mut line)) = outgoing.recv().await {
             line.push(b'\n');
             if output.write_all(&line).await.is_err() || output.flush().await.is_err() {
                 break;
             }
         }
+        let _ = output.shutdown().await;
     });
     // The session's answers, line by line.
     let from_session = lines.clone();
@@ -68,12 +87,13 @@ where
                     if line.last() == Some(&b'\n') {
                         line.pop();
                     }
-                    if from_session.send(line).await.is_err() {
-                        break;
+                    if from_session.send(Out::Line(line)).await.is_err() {
+                        return;
                     }
                 }
             }
         }
+        let _ = from_session.send(Out::End).await;
     });
     // The client's lines: good ones to the session, the others answered here.
     tokio::spawn(async move {
@@ -93,7 +113,8 @@ where
                     }
                 }
                 Some(answer) => {
-                    if lines.send(answer.to_string().into_bytes()).await.is_err() {
+                    let answer = Out::Line(answer.to_string().into_bytes());
+                    if lines.send(answer).await.is_err() {
                         break;
                     }
                 }
@@ -102,7 +123,11 @@ where
         // End of input: the session sees it and ends.
         let _ = feed.shutdown().await;
     });
-    (session_in, session_out)
+    Guarded {
+        input: session_in,
+        output: session_out,
+        written,
+    }
 }
 
 /// Reads one `\n`-terminated line, never holding more than `max` bytes of it; `None` at the
@@ -221,7 +246,11 @@ mod tests {
             "[]\n",
         );
         let (output, mut seen) = tokio::io::duplex(4096);
-        let (mut session_in, session_out) = guard(client.as_bytes(), output, 1024);
+        let Guarded {
+            input: mut session_in,
+            output: session_out,
+            ..
+        } = guard(client.as_bytes(), output, 1024);
         let mut forwarded = String::new();
         session_in
             .read_to_string(&mut forwarded)
