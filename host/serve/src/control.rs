@@ -360,6 +360,22 @@ pub struct OpenSession {
     pub pid: u32,
 }
 
+impl OpenSession {
+    /// The connection as a blocking socket, and what was read past the answer (empty, as a
+    /// host writes nothing before the client's first message).
+    pub fn into_blocking(self) -> std::io::Result<(std::os::unix::net::UnixStream, Vec<u8>)> {
+        let buffered = self.read.buffer().to_vec();
+        let stream = self
+            .read
+            .into_inner()
+            .reunite(self.write)
+            .map_err(std::io::Error::other)?
+            .into_std()?;
+        stream.set_nonblocking(false)?;
+        Ok((stream, buffered))
+    }
+}
+
 /// Opens an MCP session for `identity` on the host of `data_dir`, waiting at most `timeout`
 /// for its answer (a host still starting answers once its plugins are loaded). `Ok(None)` when
 /// no host runs (or it ended before answering); an error when it refused (another

@@ -17,8 +17,9 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use std::io::{BufRead as _, Read as _, Write as _};
+
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
 
 use crate::control::{self, OpenSession};
 use crate::launch::{LOG_FILE, Launch};
@@ -88,73 +89,104 @@ async fn open(
     )
 }
 
-/// Passes lines both ways until one side ends; the exit code.
+/// Passes lines both ways until one side ends; the exit code. Each direction is a thread of
+/// its own with blocking reads and writes: a line costs one read and one write, with no hop
+/// through the async runtime.
 async fn pump(session: OpenSession, max_line: usize, data_dir: &Path) -> i32 {
-    let OpenSession {
-        read: mut from_host,
-        write: mut to_host,
-        pid,
-    } = session;
-    let client = stdio_guard::stdio(max_line);
+    let pid = session.pid;
+    let (socket, buffered) = match session.into_blocking() {
+        Ok(parts) => parts,
+        Err(e) => {
+            eprintln!("guild serve: failed to use the host's socket: {e}");
+            return 1;
+        }
+    };
+    let stdout = Arc::new(Mutex::new(std::io::stdout()));
     let pending: Pending = Arc::default();
-    let sent = pending.clone();
-    let mut client_in = BufReader::new(client.input);
-    let upstream = tokio::spawn(async move {
-        loop {
-            let mut line = Vec::new();
-            match client_in.read_until(b'\n', &mut line).await {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {
-                    track(&line, &sent, true);
-                    if to_host.write_all(&line).await.is_err() {
-                        break;
+    let client_done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let upstream = {
+        let (socket, stdout, pending, client_done) = (
+            socket.try_clone(),
+            stdout.clone(),
+            pending.clone(),
+            client_done.clone(),
+        );
+        move || {
+            let Ok(mut to_host) = socket else { return };
+            let mut stdin = std::io::stdin().lock();
+            let _ = stdio_guard::guard_blocking(
+                &mut stdin,
+                max_line,
+                |line| {
+                    track(&line, &pending, true);
+                    to_host.write_all(&line)
+                },
+                |refusal| write_line(&stdout, refusal),
+            );
+            // The client is gone: the host ends the session (and cancels its calls).
+            client_done.store(true, std::sync::atomic::Ordering::SeqCst);
+            let _ = to_host.shutdown(std::net::Shutdown::Write);
+        }
+    };
+    std::thread::spawn(upstream);
+    let (ended, host_ended) = tokio::sync::oneshot::channel();
+    let downstream = {
+        let (stdout, pending) = (stdout.clone(), pending.clone());
+        move || {
+            let mut from_host = std::io::BufReader::new(buffered.chain(socket));
+            loop {
+                let mut line = Vec::new();
+                match from_host.read_until(b'\n', &mut line) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {
+                        track(&line, &pending, false);
+                        if line.last() == Some(&b'\n') {
+                            line.pop();
+                        }
+                        if write_line(&stdout, line).is_err() {
+                            break;
+                        }
                     }
                 }
             }
+            let _ = ended.send(());
         }
-        // The client is gone: the host ends the session (and cancels its calls).
-        let _ = to_host.shutdown().await;
-    });
-    let mut to_client = client.output;
-    loop {
-        let mut line = Vec::new();
-        match from_host.read_until(b'\n', &mut line).await {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {
-                track(&line, &pending, false);
-                if to_client.write_all(&line).await.is_err() {
-                    break;
-                }
-            }
-        }
-    }
-    let code = if upstream.is_finished() {
-        0
-    } else {
-        let message = format!(
-            "the guild host (pid {pid}) on {} ended while this client was attached; run \
-             the client again to start a new host (background tasks it ran are `interrupted`; \
-             see {})",
-            data_dir.display(),
-            data_dir.join(LOG_FILE).display()
-        );
-        let ids: Vec<String> = pending
-            .lock()
-            .map(|mut p| p.drain().collect())
-            .unwrap_or_default();
-        for id in ids {
-            let id: Value = serde_json::from_str(&id).unwrap_or(Value::Null);
-            let error = json!({"jsonrpc": "2.0", "id": id,
-                "error": {"code": HOST_ENDED, "message": message}});
-            let _ = to_client.write_all(format!("{error}\n").as_bytes()).await;
-        }
-        eprintln!("guild serve: {message}");
-        1
     };
-    let _ = to_client.shutdown().await;
-    drop(to_client);
-    let _ = tokio::time::timeout(Duration::from_secs(5), client.written).await;
-    code
+    std::thread::spawn(downstream);
+    let _ = host_ended.await;
+    if client_done.load(std::sync::atomic::Ordering::SeqCst) {
+        return 0;
+    }
+    let message = format!(
+        "the guild host (pid {pid}) on {} ended while this client was attached; run the \
+         client again to start a new host (background tasks it ran are `interrupted`; see {})",
+        data_dir.display(),
+        data_dir.join(LOG_FILE).display()
+    );
+    let ids: Vec<String> = pending
+        .lock()
+        .map(|mut p| p.drain().collect())
+        .unwrap_or_default();
+    for id in ids {
+        let id: Value = serde_json::from_str(&id).unwrap_or(Value::Null);
+        let error = json!({"jsonrpc": "2.0", "id": id,
+            "error": {"code": HOST_ENDED, "message": message}});
+        let _ = write_line(&stdout, error.to_string().into_bytes());
+    }
+    eprintln!("guild serve: {message}");
+    1
+}
+
+/// Writes one whole line (no newline in `line`) to the client and flushes it; one writer at a
+/// time, so lines never interleave.
+fn write_line(stdout: &Mutex<std::io::Stdout>, mut line: Vec<u8>) -> std::io::Result<()> {
+    line.push(b'\n');
+    let stdout = stdout
+        .lock()
+        .map_err(|_| std::io::Error::other("stdout lock poisoned"))?;
+    let mut out = stdout.lock();
+    out.write_all(&line)?;
+    out.flush()
 }
 
 /// Records the requests in a client's `line` (`outgoing`), or forgets those a host's line

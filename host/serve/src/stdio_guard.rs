@@ -48,14 +48,9 @@ enum Out {
     End,
 }
 
-/// Starts the guard between this process's stdin/stdout and an MCP session. Lines longer than
-/// `max_line` bytes are refused.
-pub(crate) fn stdio(max_line: usize) -> Guarded {
-    guard(tokio::io::stdin(), tokio::io::stdout(), max_line)
-}
-
-/// [`stdio`] over any reader and writer (a control socket's MCP session; tests use in-memory
-/// ones).
+/// Starts the guard between a client's reader and writer (a control socket's MCP session;
+/// tests use in-memory ones) and an MCP session. Lines longer than `max_line` bytes are
+/// refused.
 pub(crate) fn guard<R, W>(input: R, output: W, max_line: usize) -> Guarded
 where
     R: tokio::io::AsyncRead + Unpin + Send + 'static,
@@ -130,47 +125,116 @@ where
     }
 }
 
+/// One line being read, never holding more than `max` bytes of it.
+struct Scan {
+    line: Vec<u8>,
+    too_long: bool,
+    max: usize,
+}
+
+impl Scan {
+    fn new(max: usize) -> Self {
+        Self {
+            line: Vec::new(),
+            too_long: false,
+            max,
+        }
+    }
+
+    /// Takes what it needs of `available` (not empty): how many bytes it took, and the line
+    /// when they ended one (`Some(None)` for a blank line, which is skipped).
+    fn feed(&mut self, available: &[u8]) -> (usize, Option<Option<Line>>) {
+        let end = available.iter().position(|b| *b == b'\n');
+        let take = end.unwrap_or(available.len());
+        if !self.too_long && self.line.len() + take <= self.max {
+            self.line.extend_from_slice(&available[..take]);
+        } else {
+            self.too_long = true;
+            self.line.clear();
+        }
+        let Some(end) = end else {
+            return (take, None);
+        };
+        let line = std::mem::take(&mut self.line);
+        let ended = match std::mem::take(&mut self.too_long) {
+            true => Some(Line::TooLong),
+            false if line.iter().all(u8::is_ascii_whitespace) => None,
+            false => Some(Line::Whole(line)),
+        };
+        (end + 1, Some(ended))
+    }
+
+    /// At the end of input: a last line without a newline still counts.
+    fn end(self) -> Option<Line> {
+        match (self.too_long, self.line.is_empty()) {
+            (true, _) => Some(Line::TooLong),
+            (false, true) => None,
+            (false, false) => Some(Line::Whole(self.line)),
+        }
+    }
+}
+
 /// Reads one `\n`-terminated line, never holding more than `max` bytes of it; `None` at the
 /// end of input. A blank line is skipped.
 async fn read_line<R: AsyncBufRead + Unpin>(
     reader: &mut R,
     max: usize,
 ) -> std::io::Result<Option<Line>> {
-    let mut line = Vec::new();
-    let mut too_long = false;
+    let mut scan = Scan::new(max);
     loop {
-        let (consumed, done) = {
-            let available = reader.fill_buf().await?;
-            if available.is_empty() {
-                // End of input: a last line without a newline still counts.
-                return Ok(match (too_long, line.is_empty()) {
-                    (true, _) => Some(Line::TooLong),
-                    (false, true) => None,
-                    (false, false) => Some(Line::Whole(line)),
-                });
-            }
-            let end = available.iter().position(|b| *b == b'\n');
-            let take = end.unwrap_or(available.len());
-            if !too_long && line.len() + take <= max {
-                line.extend_from_slice(&available[..take]);
-            } else {
-                too_long = true;
-                line.clear();
-            }
-            (end.map_or(take, |e| e + 1), end.is_some())
-        };
+        let available = reader.fill_buf().await?;
+        if available.is_empty() {
+            return Ok(scan.end());
+        }
+        let (consumed, ended) = scan.feed(available);
         reader.consume(consumed);
-        if done {
-            if too_long {
-                return Ok(Some(Line::TooLong));
-            }
-            if line.iter().all(u8::is_ascii_whitespace) {
-                line.clear();
-                continue;
-            }
-            return Ok(Some(Line::Whole(line)));
+        if let Some(Some(line)) = ended {
+            return Ok(Some(line));
         }
     }
+}
+
+/// [`read_line`] on a blocking reader (the proxy's stdin, read on a thread of its own).
+fn read_line_blocking<R: std::io::BufRead>(
+    reader: &mut R,
+    max: usize,
+) -> std::io::Result<Option<Line>> {
+    let mut scan = Scan::new(max);
+    loop {
+        let available = reader.fill_buf()?;
+        if available.is_empty() {
+            return Ok(scan.end());
+        }
+        let (consumed, ended) = scan.feed(available);
+        reader.consume(consumed);
+        if let Some(Some(line)) = ended {
+            return Ok(Some(line));
+        }
+    }
+}
+
+/// Reads the client's lines from `input` (blocking) until it ends: each good one, newline
+/// included, goes to `good`; each other is answered through `answer` (one JSON line, no
+/// newline). Stops early when either returns an error.
+pub(crate) fn guard_blocking<R: std::io::BufRead>(
+    input: &mut R,
+    max_line: usize,
+    mut good: impl FnMut(Vec<u8>) -> std::io::Result<()>,
+    mut answer: impl FnMut(Vec<u8>) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    while let Some(line) = read_line_blocking(input, max_line)? {
+        match judge(&line, max_line) {
+            None => {
+                let Line::Whole(mut bytes) = line else {
+                    return Ok(());
+                };
+                bytes.push(b'\n');
+                good(bytes)?;
+            }
+            Some(refusal) => answer(refusal.to_string().into_bytes())?,
+        }
+    }
+    Ok(())
 }
 
 /// `None` when `line` is a JSON-RPC message for the session, else the error to answer.
@@ -226,14 +290,19 @@ mod tests {
         while let Some(line) = read_line(&mut reader, 5).await.expect("read") {
             got.push(line);
         }
-        assert_eq!(
-            got,
-            [
-                Line::Whole(b"abc".to_vec()),
-                Line::TooLong,
-                Line::Whole(b"last".to_vec())
-            ]
-        );
+        let expected = [
+            Line::Whole(b"abc".to_vec()),
+            Line::TooLong,
+            Line::Whole(b"last".to_vec()),
+        ];
+        assert_eq!(got, expected);
+        // The blocking reader (a proxy's stdin) reads the same lines.
+        let mut reader = std::io::BufReader::with_capacity(3, &input[..]);
+        let mut got = Vec::new();
+        while let Some(line) = read_line_blocking(&mut reader, 5).expect("read") {
+            got.push(line);
+        }
+        assert_eq!(got, expected);
     }
 
     #[tokio::test]
