@@ -1,5 +1,5 @@
-//! The control socket: how `guild reload` and the CLI commands that change tasks reach the
-//! server that owns the data dir.
+//! The control socket: how `guild reload`, the CLI commands that change tasks and the stdio
+//! proxies reach the host that owns the data dir.
 //!
 //! A running server listens on `DATA_DIR/serve.sock` (a unix socket, mode 0600, removed on
 //! shutdown). A socket file left by a server that crashed is stale: the next server, holding
@@ -9,7 +9,9 @@
 //! Protocol: JSON lines. The client sends one [`Request`] per line (`{"op": "reload"}`,
 //! `{"op": "start_task", "specialist": …, "description": …}`, …) and reads one [`Response`]
 //! line back (`{"ok": true, "text": …, "result": …}` or `{"ok": false, "error": …}`). Each op
-//! calls the same library function as the MCP tool of the same name.
+//! calls the same library function as the MCP tool of the same name. `mcp_session` turns the
+//! connection into an MCP session ([`crate::sessions`]; [`open_session`] is the client side a
+//! stdio `guild serve` uses).
 //!
 //! A client waits at most [`client_timeout`] (default [`DEFAULT_TIMEOUT`], set with
 //! `GUILD_CONTROL_TIMEOUT_S`) for the connection and the answer together, so a server that is
