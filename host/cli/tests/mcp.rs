@@ -208,6 +208,11 @@ async fn http_refuses_foreign_origins_and_a_second_server_on_the_data_dir() {
             && stderr.contains(&format!("pid {}", server.child.id())),
         "{stderr}"
     );
+    // A stdio `guild serve` is not refused: it is a proxy to this host.
+    let (proxy, _) = StdioPeer::start(dir.path(), serde_json::json!({}));
+    proxy.stop();
+    let log = dir.path().join("data/serve.log");
+    assert!(!log.exists(), "the proxy started a host of its own");
     let (status, _) = server.stop();
     assert!(status.success());
 }
@@ -658,6 +663,12 @@ fn tool_annotations_follow_the_specialists_grants() {
     let config = dir.path().join("guild.toml");
     let text = std::fs::read_to_string(&config).expect("config");
     std::fs::write(&config, text.replace("echo.guarded", "echo.echo")).expect("write");
+    // The data dir's host outlives each session (and does not watch here): it reloads.
+    let reloaded = guild(dir.path())
+        .arg("reload")
+        .output()
+        .expect("guild reload");
+    assert!(reloaded.status.success(), "{reloaded:?}");
     let of = hints(dir.path());
     assert_eq!(of("task")["readOnlyHint"], true, "{}", of("task"));
     assert_eq!(of("task")["openWorldHint"], false, "{}", of("task"));

@@ -2,7 +2,7 @@
 //! reload`, `guild tasks start|cancel|approve` going through the server that owns the data
 //! dir), and hot reload when a plugin's files change (file system events and polling, a change
 //! arriving in pieces reloaded once), and on SIGHUP; a server stopped (SIGSTOP) past the task
-//! lease keeps its tasks, a killed one's are interrupted, a stdio server told to stop exits
+//! lease keeps its tasks, a killed one's are interrupted, a stdio serve (a proxy) told to stop exits
 //! though its client holds stdin, and a control socket that never answers fails the command.
 //! Real binary, real probe and echo components.
 
@@ -491,9 +491,9 @@ fn a_killed_servers_tasks_are_interrupted() {
     assert_eq!(shown["task"]["status"], "interrupted");
 }
 
-/// Starts `guild serve` on stdio whose client holds stdin open (after the MCP handshake when
-/// `handshake`, else without ever writing), sends SIGTERM, and checks that the server stops
-/// and exits.
+/// Starts `guild serve` on stdio (a proxy to the data dir's host) whose client holds stdin
+/// open (after the MCP handshake when `handshake`, else without ever writing), sends SIGTERM,
+/// and checks that it exits while the host goes on; then stops the host with SIGTERM.
 fn stdio_server_stops(dir: &Path, handshake: bool) {
     use std::io::Write as _;
     let mut child = guild(dir, &["serve", "--watch", "off"])
@@ -545,11 +545,38 @@ fn stdio_server_stops(dir: &Path, handshake: bool) {
     drop(stdin);
     let all = seen + &rest;
     assert!(status.expect("wait").success(), "{all}");
-    assert!(all.contains("guild serve: stopped"), "{all}");
+    assert!(all.contains("guild serve: stopped (the host on"), "{all}");
+    // The host goes on until it is told to stop itself.
+    assert!(dir.join("data/serve.sock").exists(), "{all}");
+    let lock = std::fs::read_to_string(dir.join("data/serve.lock")).expect("serve.lock");
+    let host = lock.split_whitespace().nth(1).expect("pid").to_owned();
+    let status = Command::new("kill")
+        .args(["-TERM", &host])
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
+    for _ in 0..600 {
+        if !dir.join("data/serve.sock").exists() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
     assert!(
         !dir.join("data/serve.sock").exists(),
-        "the control socket is removed"
+        "the host removes its control socket when it stops"
     );
+    // Its lock goes with the process.
+    for _ in 0..600 {
+        let lock = std::fs::OpenOptions::new()
+            .write(true)
+            .open(dir.join("data/serve.lock"))
+            .expect("serve.lock");
+        if lock.try_lock().is_ok() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("the host {host} still holds its lock after SIGTERM");
 }
 
 #[test]

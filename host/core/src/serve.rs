@@ -26,6 +26,10 @@ pub struct ServeSettings {
     /// Deepest nesting of arrays and objects accepted in a request (default 64).
     #[serde(default = "d_max_json_depth")]
     pub max_json_depth: u32,
+    /// Seconds a headless host (`guild serve --host`, what a stdio `guild serve` starts) stays
+    /// up with no client attached and no task running (default 900; 0 = never exits on its own).
+    #[serde(default = "d_idle_exit_s")]
+    pub idle_exit_s: u64,
 }
 
 fn d_max_sessions() -> usize {
@@ -40,6 +44,9 @@ fn d_max_body_kb() -> u32 {
 fn d_max_json_depth() -> u32 {
     64
 }
+fn d_idle_exit_s() -> u64 {
+    900
+}
 
 impl Default for ServeSettings {
     fn default() -> Self {
@@ -49,6 +56,7 @@ impl Default for ServeSettings {
             session_idle_s: d_session_idle_s(),
             max_body_kb: d_max_body_kb(),
             max_json_depth: d_max_json_depth(),
+            idle_exit_s: d_idle_exit_s(),
         }
     }
 }
@@ -70,6 +78,7 @@ impl ServeSettings {
             out_of("max_body_kb", self.max_body_kb.into(), 64, 1024 * 1024),
             // serde_json itself stops at 128 levels.
             out_of("max_json_depth", self.max_json_depth.into(), 4, 128),
+            out_of("idle_exit_s", self.idle_exit_s, 0, 30 * 24 * 3600),
         ];
         match checks.into_iter().flatten().next() {
             Some(bad) => Err(bad),
@@ -144,9 +153,10 @@ mod tests {
                 d.max_sessions,
                 d.session_idle_s,
                 d.max_body_kb,
-                d.max_json_depth
+                d.max_json_depth,
+                d.idle_exit_s
             ),
-            (false, 64, 900, 4096, 64)
+            (false, 64, 900, 4096, 64, 900)
         );
         assert!(d.validate().is_ok());
     }
@@ -181,6 +191,13 @@ mod tests {
                     ..ServeSettings::default()
                 },
                 "serve.max_json_depth",
+            ),
+            (
+                ServeSettings {
+                    idle_exit_s: 365 * 24 * 3600,
+                    ..ServeSettings::default()
+                },
+                "serve.idle_exit_s",
             ),
         ] {
             assert_eq!(bad.validate().expect_err("out of range").0, key);

@@ -1,5 +1,5 @@
-//! The control socket: how `guild reload` and the CLI commands that change tasks reach the
-//! server that owns the data dir.
+//! The control socket: how `guild reload`, the CLI commands that change tasks and the stdio
+//! proxies reach the host that owns the data dir.
 //!
 //! A running server listens on `DATA_DIR/serve.sock` (a unix socket, mode 0600, removed on
 //! shutdown). A socket file left by a server that crashed is stale: the next server, holding
@@ -9,7 +9,9 @@
 //! Protocol: JSON lines. The client sends one [`Request`] per line (`{"op": "reload"}`,
 //! `{"op": "start_task", "specialist": …, "description": …}`, …) and reads one [`Response`]
 //! line back (`{"ok": true, "text": …, "result": …}` or `{"ok": false, "error": …}`). Each op
-//! calls the same library function as the MCP tool of the same name.
+//! calls the same library function as the MCP tool of the same name. `mcp_session` turns the
+//! connection into an MCP session ([`crate::sessions`]; [`open_session`] is the client side a
+//! stdio `guild serve` uses).
 //!
 //! A client waits at most [`client_timeout`] (default [`DEFAULT_TIMEOUT`], set with
 //! `GUILD_CONTROL_TIMEOUT_S`) for the connection and the answer together, so a server that is
@@ -27,6 +29,7 @@ use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _, Buf
 use tokio::net::{UnixListener, UnixStream};
 
 use crate::mcp::Server;
+use crate::sessions::{Identity, Sessions};
 
 /// The socket's name inside the data dir.
 pub const SOCKET_FILE: &str = "serve.sock";
@@ -80,6 +83,9 @@ pub enum Request {
         /// Whether the call may go ahead.
         approved: bool,
     },
+    /// Open an MCP session on this connection ([`crate::sessions`]): after the answer, the
+    /// connection carries JSON-lines MCP.
+    McpSession(Identity),
 }
 
 /// The server's answer to one [`Request`].
@@ -189,7 +195,7 @@ impl ControlSocket {
 
     /// Answers requests until the server ends. Connections made before this (while the host
     /// was starting) wait in the socket's backlog.
-    pub(super) fn serve(&mut self, server: Arc<Server>) {
+    pub(super) fn serve(&mut self, server: Arc<Server>, sessions: Arc<Sessions>) {
         let Some(listener) = self.listener.take() else {
             return;
         };
@@ -197,7 +203,7 @@ impl ControlSocket {
             loop {
                 match listener.accept().await {
                     Ok((stream, _)) => {
-                        tokio::spawn(connection(stream, server.clone()));
+                        tokio::spawn(connection(stream, server.clone(), sessions.clone()));
                     }
                     Err(e) => {
                         tracing::warn!("control socket: failed to accept: {e}");
@@ -209,8 +215,8 @@ impl ControlSocket {
     }
 }
 
-/// Answers one client's requests, one line each, until it hangs up.
-async fn connection(stream: UnixStream, server: Arc<Server>) {
+/// Answers one client's requests, one line each, until it hangs up or opens an MCP session.
+async fn connection(stream: UnixStream, server: Arc<Server>, sessions: Arc<Sessions>) {
     let (read, mut write) = stream.into_split();
     let mut reader = BufReader::new(read);
     loop {
@@ -228,10 +234,23 @@ async fn connection(stream: UnixStream, server: Arc<Server>) {
             }
         }
         let response = match serde_json::from_str::<Request>(&line) {
+            Ok(Request::McpSession(asked)) => match sessions.admit(&asked) {
+                Ok(attached) => {
+                    let pid = json!({ "pid": std::process::id() });
+                    if send(&mut write, &Response::success(String::new(), pid))
+                        .await
+                        .is_ok()
+                    {
+                        sessions.serve(attached, server, reader, write).await;
+                    }
+                    return;
+                }
+                Err(refused) => Response::failure(refused),
+            },
             Ok(request) => handle(&server, request).await,
             Err(e) => Response::failure(format!(
                 "not a control request ({e}); send one JSON object per line with an `op` of \
-                 reload, start_task, update_task, cancel_task or approve_task"
+                 reload, start_task, update_task, cancel_task, approve_task or mcp_session"
             )),
         };
         if send(&mut write, &response).await.is_err() {
@@ -287,6 +306,7 @@ async fn handle(server: &Server, request: Request) -> Response {
                     json!({ "task_id": id, "cancelled": true }),
                 )
             }
+            Request::McpSession(_) => return Err("a session is opened by itself".to_owned()),
             Request::ApproveTask { id, approved } => {
                 host.approve_task(&id, approved)
                     .map_err(|e| e.to_string())?;
@@ -331,30 +351,113 @@ pub async fn call_within(
     }
 }
 
-/// Connects to the socket at `path`, sends `request` and reads the answer.
-async fn exchange(
-    path: &Path,
+/// An MCP session opened on the host ([`open_session`]): the connection, which now carries
+/// JSON-lines MCP, and the host's pid.
+pub struct OpenSession {
+    /// The host's output (what it read past the answer stays buffered here).
+    pub read: BufReader<tokio::net::unix::OwnedReadHalf>,
+    /// Where the client's messages go.
+    pub write: tokio::net::unix::OwnedWriteHalf,
+    /// The host process.
+    pub pid: u32,
+}
+
+impl OpenSession {
+    /// The connection as a blocking socket, and what was read past the answer (empty, as a
+    /// host writes nothing before the client's first message).
+    pub fn into_blocking(self) -> std::io::Result<(std::os::unix::net::UnixStream, Vec<u8>)> {
+        let buffered = self.read.buffer().to_vec();
+        let stream = self
+            .read
+            .into_inner()
+            .reunite(self.write)
+            .map_err(std::io::Error::other)?
+            .into_std()?;
+        stream.set_nonblocking(false)?;
+        Ok((stream, buffered))
+    }
+}
+
+/// Opens an MCP session for `identity` on the host of `data_dir`, waiting at most `timeout`
+/// for its answer (a host still starting answers once its plugins are loaded). `Ok(None)` when
+/// no host runs (or it ended before answering); an error when it refused (another
+/// configuration) or did not answer in time.
+pub async fn open_session(
     data_dir: &Path,
-    request: &Request,
-) -> anyhow::Result<Option<Response>> {
-    let stream = match UnixStream::connect(path).await {
-        Ok(s) => s,
+    identity: &Identity,
+    timeout: Duration,
+) -> anyhow::Result<Option<OpenSession>> {
+    let path = data_dir.join(SOCKET_FILE);
+    let Some(stream) = connect(&path).await? else {
+        return Ok(None);
+    };
+    let (read, mut write) = stream.into_split();
+    let mut read = BufReader::new(read);
+    let request = Request::McpSession(identity.clone());
+    let exchanged = tokio::time::timeout(timeout, async {
+        let mut line = serde_json::to_vec(&request)?;
+        line.push(b'\n');
+        write.write_all(&line).await?;
+        let mut answer = String::new();
+        read.read_line(&mut answer).await?;
+        anyhow::Ok(answer)
+    })
+    .await;
+    let answer = match exchanged {
+        Ok(answer) => answer.with_context(|| format!("failed to talk to {}", path.display()))?,
+        Err(_) => anyhow::bail!(
+            "the guild host on {} did not open a session within {} s (pid in {})",
+            data_dir.display(),
+            timeout.as_secs(),
+            data_dir.join(super::lock::LOCK_FILE).display()
+        ),
+    };
+    if answer.is_empty() {
+        // It ended meanwhile (it went idle, or failed while starting): as if none ran.
+        tracing::info!(
+            "the host on {} ended before opening the session",
+            data_dir.display()
+        );
+        return Ok(None);
+    }
+    let response: Response = serde_json::from_str(&answer)
+        .with_context(|| format!("the host's answer on {} is not JSON", path.display()))?;
+    if !response.ok {
+        anyhow::bail!("{}", response.error);
+    }
+    let pid = response.result["pid"].as_u64().unwrap_or(0) as u32;
+    Ok(Some(OpenSession { read, write, pid }))
+}
+
+/// Connects to the socket at `path`; `None` when nobody listens there.
+async fn connect(path: &Path) -> anyhow::Result<Option<UnixStream>> {
+    match UnixStream::connect(path).await {
+        Ok(s) => Ok(Some(s)),
         Err(e)
             if matches!(
                 e.kind(),
                 std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused
             ) =>
         {
-            return Ok(None);
+            Ok(None)
         }
-        Err(e) => {
-            return Err(e).with_context(|| {
-                format!(
-                    "failed to reach the server's control socket {}",
-                    path.display()
-                )
-            });
-        }
+        Err(e) => Err(e).with_context(|| {
+            format!(
+                "failed to reach the server's control socket {}",
+                path.display()
+            )
+        }),
+    }
+}
+
+/// Connects to the socket at `path`, sends `request` and reads the answer.
+async fn exchange(
+    path: &Path,
+    data_dir: &Path,
+    request: &Request,
+) -> anyhow::Result<Option<Response>> {
+    let Some(stream) = connect(path).await? else {
+        return Ok(None);
     };
     let (read, mut write) = stream.into_split();
     let mut line = serde_json::to_vec(request)?;

@@ -1,13 +1,18 @@
-//! `guild serve`: one long-lived host that agents reach over MCP, on stdio (the default, what
-//! MCP clients launch) or streamable HTTP (`--http 127.0.0.1:PORT`).
+//! `guild serve`: one host per data dir that agents reach over MCP. Every stdio `guild serve`
+//! (what MCP clients launch) is a thin proxy ([`proxy`]) to the data dir's host, which it
+//! starts in the background when none runs ([`launch`]); `guild serve --host` is that host in
+//! the foreground (headless, what systemd runs) and `guild serve --http 127.0.0.1:PORT` is a
+//! host that also serves streamable HTTP. Background tasks live in the host, never in a
+//! client's process: a client leaving ends its session, not the host.
 //!
-//! While it runs it owns the data dir (one server per data dir, see [`lock`]); the CLI commands
-//! that change tasks, and `guild reload`, reach it through its control socket ([`control`]). It
-//! reloads the plugins when their folders, skill folders or `guild.toml` change ([`watch`]), on
-//! SIGHUP, on `guild reload` and on the `reload` tool. On SIGTERM or ctrl-c it stops taking new
-//! tasks, lets running ones finish within the grace period, then exits, on stdio too while the
-//! client still holds stdin open; background tasks still running then are marked `interrupted`
-//! by the task store, whose owner (this process) is gone.
+//! A host owns the data dir (one per data dir, see [`lock`]); proxies open MCP sessions on its
+//! control socket ([`control`], [`sessions`]), and the CLI commands that change tasks, and
+//! `guild reload`, reach it there too. It reloads the plugins when their folders, skill folders
+//! or `guild.toml` change ([`watch`]), on SIGHUP, on `guild reload` and on the `reload` tool.
+//! On SIGTERM or ctrl-c it stops taking new tasks, lets running ones finish within the grace
+//! period, then exits; background tasks still running then are marked `interrupted` by the
+//! task store, whose owner (this process) is gone. It also ends by itself when its data dir is
+//! removed, and a headless host when it has been idle for `[serve] idle_exit_s` ([`idle`]).
 //!
 //! The crate also holds what the `guild` binary shares with the server: the MCP adapter
 //! ([`mcp`]), the text renderings of results ([`render`]) and how a host is started and stopped
@@ -17,7 +22,11 @@ mod auth;
 mod bounds;
 pub mod control;
 mod events;
+mod idle;
+mod launch;
 mod lock;
+mod proxy;
+pub mod sessions;
 mod stdio_guard;
 mod watch;
 
@@ -26,7 +35,7 @@ pub mod render;
 pub mod start;
 
 use std::net::SocketAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -35,20 +44,28 @@ use anyhow::Context;
 use clap::Args;
 use guild_host::Config;
 use guild_host::serve::ServeSettings;
-use rmcp::ServiceExt as _;
 use rmcp::transport::StreamableHttpService;
 use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 
 use crate::mcp::{Connection, Server};
+use crate::sessions::{Identity, Sessions};
 
 /// Arguments of `guild serve`.
 #[derive(Args)]
 pub struct ServeArgs {
-    /// Serve MCP over streamable HTTP on this address (path `/mcp`) instead of stdio. Clients
-    /// send the bearer token generated into DATA_DIR/serve.token (mode 0600).
+    /// Be the data dir's host and also serve MCP over streamable HTTP on this address (path
+    /// `/mcp`). Clients send the bearer token generated into DATA_DIR/serve.token (mode 0600).
     #[arg(long, value_name = "ADDR:PORT")]
     http: Option<SocketAddr>,
+    /// Be the data dir's host in the foreground, headless (what systemd runs): stdio
+    /// `guild serve` clients connect to it over its control socket.
+    #[arg(long, conflicts_with = "http")]
+    host: bool,
+    /// Seconds a headless host stays up with no client and no task (overrides
+    /// `[serve] idle_exit_s`; 0 = never).
+    #[arg(long, value_name = "SECONDS")]
+    idle_exit_s: Option<u64>,
     /// Require the bearer token (the default; kept for scripts that pass it).
     #[arg(long, conflicts_with = "no_token")]
     token: bool,
@@ -75,13 +92,40 @@ pub struct ServeArgs {
     user: Option<String>,
 }
 
-/// `guild serve`: starts one host for `config_path` (compiling in `compile_helper`, see
-/// [`start::start_host_with`]) and serves MCP over stdio or HTTP until a
-/// shutdown signal, reloading on change; the exit code is the process's.
+impl ServeArgs {
+    /// The arguments a proxy passes on to the host it starts.
+    fn for_host(&self) -> Vec<String> {
+        let watch = clap::ValueEnum::to_possible_value(&self.watch)
+            .map_or_else(|| "auto".to_owned(), |v| v.get_name().to_owned());
+        let mut args = vec![
+            "--grace-s".to_owned(),
+            self.grace_s.to_string(),
+            "--watch".to_owned(),
+            watch,
+            "--watch-ms".to_owned(),
+            self.watch_ms.to_string(),
+        ];
+        let named = [
+            ("--workspace", self.workspace.clone()),
+            ("--user", self.user.clone()),
+            ("--idle-exit-s", self.idle_exit_s.map(|s| s.to_string())),
+        ];
+        for (flag, value) in named {
+            if let Some(value) = value {
+                args.extend([flag.to_owned(), value]);
+            }
+        }
+        args
+    }
+}
+
+/// `guild serve`: a proxy to the data dir's host (stdio), or the host itself (`--host`,
+/// `--http`), compiling in `compile_helper` (see [`start::start_host_with`]); the exit code is
+/// the process's.
 pub async fn run(
     config_path: &Path,
     args: ServeArgs,
-    compile_helper: Option<std::path::PathBuf>,
+    compile_helper: Option<PathBuf>,
 ) -> anyhow::Result<ExitCode> {
     let mut config = Config::load(config_path).with_context(|| {
         format!(
@@ -90,15 +134,43 @@ pub async fn run(
         )
     })?;
     crate::start::name_owners(&mut config, args.workspace.clone(), args.user.clone())?;
+    if args.http.is_none() && !args.host {
+        let exe = match compile_helper {
+            Some(exe) => exe,
+            None => std::env::current_exe().context("failed to find the guild binary")?,
+        };
+        let data_dir = config.data_dir();
+        let launch = launch::Launch {
+            exe,
+            config: config_path,
+            data_dir: &data_dir,
+            args: args.for_host(),
+        };
+        let identity = Identity::of(config_path, &config);
+        let max_line = config.serve.max_body_bytes();
+        let code = proxy::run(&data_dir, &identity, launch, max_line).await?;
+        exit_now(code);
+    }
+    run_host(config_path, config, args, compile_helper).await
+}
+
+/// `guild serve --host` or `--http`: the data dir's host, until a shutdown signal, the idle
+/// policy or the data dir's removal.
+async fn run_host(
+    config_path: &Path,
+    config: Config,
+    args: ServeArgs,
+    compile_helper: Option<PathBuf>,
+) -> anyhow::Result<ExitCode> {
     let data_dir = config.data_dir();
     let address = match args.http {
         Some(addr) => format!("http://{addr}/mcp"),
-        None => "stdio".to_owned(),
+        None => "its control socket (headless host)".to_owned(),
     };
     // Before anything opens the stores: a second server must not touch them.
     let serve_lock = lock::ServeLock::acquire(&data_dir, &address)?;
-    // Bound before the host starts, so a CLI command made meanwhile waits for this server
-    // instead of opening the stores itself.
+    // Bound before the host starts, so a CLI command or proxy connecting meanwhile waits for
+    // this host instead of opening the stores itself.
     let mut control = control::ControlSocket::bind(&data_dir)?;
     let no_token = !args.token && (args.no_token || config.serve.no_token);
     let token = match args.http {
@@ -106,9 +178,15 @@ pub async fn run(
         None => None,
     };
     let limits = config.serve;
+    let idle = match (args.http, args.idle_exit_s.unwrap_or(limits.idle_exit_s)) {
+        (None, secs) if secs > 0 => Some(Duration::from_secs(secs)),
+        _ => None,
+    };
+    let identity = Identity::of(config_path, &config);
     let host = crate::start::start_host_with(config, compile_helper).await?;
     let server = Server::new(host, config_path.to_path_buf());
-    control.serve(server.clone());
+    let sessions = Sessions::new(identity, limits.max_body_bytes());
+    control.serve(server.clone(), sessions.clone());
     let mode = match args.watch_ms {
         0 => watch::WatchMode::Off,
         _ => args.watch,
@@ -122,80 +200,82 @@ pub async fn run(
     // Installed here, before the server says it serves: a SIGHUP sent right after that line
     // must reload, not meet the default action (which ends the process).
     tokio::spawn(reload_on_sighup(server.clone()));
+    let ends = idle::watch(
+        server.clone(),
+        sessions,
+        data_dir.join(lock::LOCK_FILE),
+        idle,
+    );
     let grace = Duration::from_secs(args.grace_s);
-    match args.http {
-        None => {
-            if serve_stdio(server, limits, grace).await? == Ended::Signal {
-                // The data dir is let go first (watcher, socket, lock), then the process ends:
-                // the runtime would otherwise wait for the read on stdin, which cannot be
-                // cancelled, for as long as the client keeps stdin open.
-                drop(watcher);
-                drop(control);
-                drop(serve_lock);
-                exit_now();
-            }
-        }
-        Some(addr) => serve_http(server, addr, token, limits, grace).await?,
+    let ended = match args.http {
+        None => serve_headless(&server, &data_dir, ends, grace).await,
+        Some(addr) => serve_http(server, addr, token, limits, (ends, grace)).await?,
+    };
+    if let Ended::ByItself(idle::Reason::DataDirGone) = ended {
+        eprintln!(
+            "guild serve: the data dir {} was removed; exiting",
+            data_dir.display()
+        );
+        exit_now(0);
     }
-    Ok(ExitCode::SUCCESS)
+    // The data dir is let go first (watcher, socket, lock), then the process ends: sessions
+    // still open must not keep it.
+    drop(watcher);
+    drop(control);
+    drop(serve_lock);
+    exit_now(0);
 }
 
-/// How a stdio session ended.
+/// How a host ended.
 #[derive(Debug, PartialEq, Eq)]
 enum Ended {
-    /// The client closed it (stdin at its end).
-    Client,
     /// SIGTERM or ctrl-c, after the drain.
     Signal,
+    /// The idle policy, or its data dir went away.
+    ByItself(idle::Reason),
 }
 
-/// Ends the process with success, after flushing what it printed. tokio reads stdin with a
+/// Ends the process with `code`, after flushing what it printed. tokio reads stdin with a
 /// blocking read on a thread of its own that nothing can interrupt, and the runtime waits for
-/// that thread when it is dropped: a stdio server told to stop while its client keeps stdin
-/// open would never end otherwise.
-fn exit_now() -> ! {
+/// that thread when it is dropped: a proxy whose client keeps stdin open would never end
+/// otherwise.
+fn exit_now(code: i32) -> ! {
     use std::io::Write as _;
     let _ = std::io::stdout().flush();
     let _ = std::io::stderr().flush();
-    std::process::exit(0)
+    std::process::exit(code)
 }
 
-async fn serve_stdio(
-    server: Arc<Server>,
-    limits: ServeSettings,
+/// A headless host: serves its control socket until a shutdown signal or it ends by itself.
+async fn serve_headless(
+    server: &Server,
+    data_dir: &Path,
+    ends: impl std::future::Future<Output = idle::Reason>,
     grace: Duration,
-) -> anyhow::Result<Ended> {
+) -> Ended {
     let shutdown = shutdown_signal();
-    eprintln!("guild serve: MCP on stdio");
-    // One message per line: a line that is not JSON-RPC, or is past `[serve] max_body_kb`, is
-    // answered with its error by the guard and never buffered whole.
-    let (stdin, stdout) = stdio_guard::stdio(limits.max_body_bytes());
-    let transport = rmcp::transport::async_rw::AsyncRwTransport::new_server(stdin, stdout)
-        .with_max_line_length(limits.max_body_bytes());
-    // The signal counts from the start: a client that has not finished the MCP handshake
-    // (or never writes) must not keep the server from stopping either.
-    tokio::pin!(shutdown);
-    let service = tokio::select! {
-        service = Connection::new(server.clone()).serve(transport) => {
-            service.context("failed to start the MCP session on stdio")?
-        }
-        () = &mut shutdown => {
-            drain(&server, grace).await;
-            return Ok(Ended::Signal);
-        }
-    };
-    let token = service.cancellation_token();
-    Ok(tokio::select! {
-        quit = service.waiting() => {
-            tracing::info!("client closed the session: {quit:?}");
-            Ended::Client
-        }
+    eprintln!(
+        "guild serve: host for {} on {} (pid {})",
+        data_dir.display(),
+        data_dir.join(control::SOCKET_FILE).display(),
+        std::process::id()
+    );
+    tokio::select! {
         () = shutdown => {
-            drain(&server, grace).await;
-            token.cancel();
+            drain(server, grace).await;
             Ended::Signal
         }
-    })
+        reason = ends => {
+            if let idle::Reason::Idle(idle) = reason {
+                eprintln!(
+                    "guild serve: no client and no task for {} s ([serve] idle_exit_s); stopping",
+                    idle.as_secs()
+                );
+                drain(server, grace).await;
+            }
+            Ended::ByItself(reason)
+        }
+    }
 }
 
 async fn serve_http(
@@ -203,8 +283,8 @@ async fn serve_http(
     addr: SocketAddr,
     token: Option<String>,
     limits: ServeSettings,
-    grace: Duration,
-) -> anyhow::Result<()> {
+    (ends, grace): (impl std::future::Future<Output = idle::Reason>, Duration),
+) -> anyhow::Result<Ended> {
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .with_context(|| format!("failed to bind {addr}"))?;
@@ -256,11 +336,17 @@ async fn serve_http(
             tracing::debug!("failed to set TCP_NODELAY: {e}");
         }
     });
-    tokio::select! {
-        served = axum::serve(listener, router) => served.context("the HTTP server failed")?,
-        () = shutdown => drain(&server, grace).await,
-    }
-    Ok(())
+    Ok(tokio::select! {
+        served = axum::serve(listener, router) => {
+            served.context("the HTTP server failed")?;
+            Ended::Signal
+        }
+        () = shutdown => {
+            drain(&server, grace).await;
+            Ended::Signal
+        }
+        reason = ends => Ended::ByItself(reason),
+    })
 }
 
 /// Stops taking new tasks and waits up to `grace` for the running ones.

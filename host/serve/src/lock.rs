@@ -1,6 +1,7 @@
-//! One server per data dir: `DATA_DIR/serve.lock` is held with an OS file lock while a server
-//! runs and names its pid and address, so a second `guild serve` on the same data dir is
-//! refused with a message naming the first. The OS drops the lock when the process ends, so a
+//! One host per data dir: `DATA_DIR/serve.lock` is held with an OS file lock while a host runs
+//! and names its pid and address, so a second host (`guild serve --host` or `--http`) on the
+//! same data dir is refused with a message naming the first; proxies racing to start a host
+//! end with this one ([`crate::launch`]). The OS drops the lock when the process ends, so a
 //! crashed server never leaves a stale lock behind.
 
 use std::fs::{File, OpenOptions};

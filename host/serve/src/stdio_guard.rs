@@ -1,6 +1,7 @@
-//! The stdio transport's front door: every line a client sends is looked at before the MCP
-//! session sees it, so that a line the session cannot use still gets the answer JSON-RPC
-//! prescribes instead of silence.
+//! The JSON-lines transport's front door (a proxy's stdin, and each MCP session on the host's
+//! control socket): every line a client sends is looked at before the MCP session sees it, so
+//! that a line the session cannot use still gets the answer JSON-RPC prescribes instead of
+//! silence.
 //!
 //! - a line that is not JSON: `-32700` (parse error), id `null`;
 //! - JSON that is not a JSON-RPC 2.0 message (no `"jsonrpc": "2.0"`, or not an object or a
@@ -9,7 +10,7 @@
 //!   streams in and never buffered whole.
 //!
 //! Good lines go to the session through an in-memory pipe; the session's output and these
-//! answers reach stdout through one writer task, a whole line at a time, so they never
+//! answers reach the client through one writer task, a whole line at a time, so they never
 //! interleave.
 
 use serde_json::{Value, json};
@@ -30,31 +31,44 @@ enum Line {
     TooLong,
 }
 
-/// Starts the guard between this process's stdin/stdout and an MCP session; returns the
-/// session's side: what it reads and where it writes. Lines longer than `max_line` bytes are
-/// refused.
-pub(crate) fn stdio(max_line: usize) -> (DuplexStream, DuplexStream) {
-    guard(tokio::io::stdin(), tokio::io::stdout(), max_line)
+/// The session's side of a guard: what it reads, where it writes, and the writer task.
+pub(crate) struct Guarded {
+    /// The client's good lines.
+    pub(crate) input: DuplexStream,
+    /// Where the session writes its lines.
+    pub(crate) output: DuplexStream,
+    /// Ends once everything written to `output` before it was closed has reached the client.
+    pub(crate) written: tokio::task::JoinHandle<()>,
 }
 
-/// [`stdio`] over any reader and writer (tests use in-memory ones).
-fn guard<R, W>(input: R, output: W, max_line: usize) -> (DuplexStream, DuplexStream)
+/// What the one writer of the client's side writes.
+enum Out {
+    Line(Vec<u8>),
+    /// The session closed its output: nothing more is written.
+    End,
+}
+
+/// Starts the guard between a client's reader and writer (a control socket's MCP session;
+/// tests use in-memory ones) and an MCP session. Lines longer than `max_line` bytes are
+/// refused.
+pub(crate) fn guard<R, W>(input: R, output: W, max_line: usize) -> Guarded
 where
     R: tokio::io::AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let (session_in, feed) = tokio::io::duplex(PIPE_BYTES);
     let (session_out, drain) = tokio::io::duplex(PIPE_BYTES);
-    let (lines, mut outgoing) = mpsc::channel::<Vec<u8>>(64);
-    // The one writer of stdout.
-    tokio::spawn(async move {
+    let (lines, mut outgoing) = mpsc::channel::<Out>(64);
+    // The one writer of the client's side; it ends when the session's output does.
+    let written = tokio::spawn(async move {
         let mut output = output;
-        while let Some(mut line) = outgoing.recv().await {
+        while let Some(Out::Line(mut line)) = outgoing.recv().await {
             line.push(b'\n');
             if output.write_all(&line).await.is_err() || output.flush().await.is_err() {
                 break;
             }
         }
+        let _ = output.shutdown().await;
     });
     // The session's answers, line by line.
     let from_session = lines.clone();
@@ -68,12 +82,13 @@ where
                     if line.last() == Some(&b'\n') {
                         line.pop();
                     }
-                    if from_session.send(line).await.is_err() {
-                        break;
+                    if from_session.send(Out::Line(line)).await.is_err() {
+                        return;
                     }
                 }
             }
         }
+        let _ = from_session.send(Out::End).await;
     });
     // The client's lines: good ones to the session, the others answered here.
     tokio::spawn(async move {
@@ -93,7 +108,8 @@ where
                     }
                 }
                 Some(answer) => {
-                    if lines.send(answer.to_string().into_bytes()).await.is_err() {
+                    let answer = Out::Line(answer.to_string().into_bytes());
+                    if lines.send(answer).await.is_err() {
                         break;
                     }
                 }
@@ -102,7 +118,60 @@ where
         // End of input: the session sees it and ends.
         let _ = feed.shutdown().await;
     });
-    (session_in, session_out)
+    Guarded {
+        input: session_in,
+        output: session_out,
+        written,
+    }
+}
+
+/// One line being read, never holding more than `max` bytes of it.
+struct Scan {
+    line: Vec<u8>,
+    too_long: bool,
+    max: usize,
+}
+
+impl Scan {
+    fn new(max: usize) -> Self {
+        Self {
+            line: Vec::new(),
+            too_long: false,
+            max,
+        }
+    }
+
+    /// Takes what it needs of `available` (not empty): how many bytes it took, and the line
+    /// when they ended one (`Some(None)` for a blank line, which is skipped).
+    fn feed(&mut self, available: &[u8]) -> (usize, Option<Option<Line>>) {
+        let end = available.iter().position(|b| *b == b'\n');
+        let take = end.unwrap_or(available.len());
+        if !self.too_long && self.line.len() + take <= self.max {
+            self.line.extend_from_slice(&available[..take]);
+        } else {
+            self.too_long = true;
+            self.line.clear();
+        }
+        let Some(end) = end else {
+            return (take, None);
+        };
+        let line = std::mem::take(&mut self.line);
+        let ended = match std::mem::take(&mut self.too_long) {
+            true => Some(Line::TooLong),
+            false if line.iter().all(u8::is_ascii_whitespace) => None,
+            false => Some(Line::Whole(line)),
+        };
+        (end + 1, Some(ended))
+    }
+
+    /// At the end of input: a last line without a newline still counts.
+    fn end(self) -> Option<Line> {
+        match (self.too_long, self.line.is_empty()) {
+            (true, _) => Some(Line::TooLong),
+            (false, true) => None,
+            (false, false) => Some(Line::Whole(self.line)),
+        }
+    }
 }
 
 /// Reads one `\n`-terminated line, never holding more than `max` bytes of it; `None` at the
@@ -111,41 +180,61 @@ async fn read_line<R: AsyncBufRead + Unpin>(
     reader: &mut R,
     max: usize,
 ) -> std::io::Result<Option<Line>> {
-    let mut line = Vec::new();
-    let mut too_long = false;
+    let mut scan = Scan::new(max);
     loop {
-        let (consumed, done) = {
-            let available = reader.fill_buf().await?;
-            if available.is_empty() {
-                // End of input: a last line without a newline still counts.
-                return Ok(match (too_long, line.is_empty()) {
-                    (true, _) => Some(Line::TooLong),
-                    (false, true) => None,
-                    (false, false) => Some(Line::Whole(line)),
-                });
-            }
-            let end = available.iter().position(|b| *b == b'\n');
-            let take = end.unwrap_or(available.len());
-            if !too_long && line.len() + take <= max {
-                line.extend_from_slice(&available[..take]);
-            } else {
-                too_long = true;
-                line.clear();
-            }
-            (end.map_or(take, |e| e + 1), end.is_some())
-        };
+        let available = reader.fill_buf().await?;
+        if available.is_empty() {
+            return Ok(scan.end());
+        }
+        let (consumed, ended) = scan.feed(available);
         reader.consume(consumed);
-        if done {
-            if too_long {
-                return Ok(Some(Line::TooLong));
-            }
-            if line.iter().all(u8::is_ascii_whitespace) {
-                line.clear();
-                continue;
-            }
-            return Ok(Some(Line::Whole(line)));
+        if let Some(Some(line)) = ended {
+            return Ok(Some(line));
         }
     }
+}
+
+/// [`read_line`] on a blocking reader (the proxy's stdin, read on a thread of its own).
+fn read_line_blocking<R: std::io::BufRead>(
+    reader: &mut R,
+    max: usize,
+) -> std::io::Result<Option<Line>> {
+    let mut scan = Scan::new(max);
+    loop {
+        let available = reader.fill_buf()?;
+        if available.is_empty() {
+            return Ok(scan.end());
+        }
+        let (consumed, ended) = scan.feed(available);
+        reader.consume(consumed);
+        if let Some(Some(line)) = ended {
+            return Ok(Some(line));
+        }
+    }
+}
+
+/// Reads the client's lines from `input` (blocking) until it ends: each good one, newline
+/// included, goes to `good`; each other is answered through `answer` (one JSON line, no
+/// newline). Stops early when either returns an error.
+pub(crate) fn guard_blocking<R: std::io::BufRead>(
+    input: &mut R,
+    max_line: usize,
+    mut good: impl FnMut(Vec<u8>) -> std::io::Result<()>,
+    mut answer: impl FnMut(Vec<u8>) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    while let Some(line) = read_line_blocking(input, max_line)? {
+        match judge(&line, max_line) {
+            None => {
+                let Line::Whole(mut bytes) = line else {
+                    return Ok(());
+                };
+                bytes.push(b'\n');
+                good(bytes)?;
+            }
+            Some(refusal) => answer(refusal.to_string().into_bytes())?,
+        }
+    }
+    Ok(())
 }
 
 /// `None` when `line` is a JSON-RPC message for the session, else the error to answer.
@@ -201,14 +290,19 @@ mod tests {
         while let Some(line) = read_line(&mut reader, 5).await.expect("read") {
             got.push(line);
         }
-        assert_eq!(
-            got,
-            [
-                Line::Whole(b"abc".to_vec()),
-                Line::TooLong,
-                Line::Whole(b"last".to_vec())
-            ]
-        );
+        let expected = [
+            Line::Whole(b"abc".to_vec()),
+            Line::TooLong,
+            Line::Whole(b"last".to_vec()),
+        ];
+        assert_eq!(got, expected);
+        // The blocking reader (a proxy's stdin) reads the same lines.
+        let mut reader = std::io::BufReader::with_capacity(3, &input[..]);
+        let mut got = Vec::new();
+        while let Some(line) = read_line_blocking(&mut reader, 5).expect("read") {
+            got.push(line);
+        }
+        assert_eq!(got, expected);
     }
 
     #[tokio::test]
@@ -221,7 +315,11 @@ mod tests {
             "[]\n",
         );
         let (output, mut seen) = tokio::io::duplex(4096);
-        let (mut session_in, session_out) = guard(client.as_bytes(), output, 1024);
+        let Guarded {
+            input: mut session_in,
+            output: session_out,
+            ..
+        } = guard(client.as_bytes(), output, 1024);
         let mut forwarded = String::new();
         session_in
             .read_to_string(&mut forwarded)

@@ -1,7 +1,8 @@
 //! The demo's MCP step: `guild serve` on the demo's config runs as a child and rmcp's client
 //! (the official Rust MCP SDK) drives it over the child's stdio, the way Claude Code or Cursor
 //! launch it: initialize, tools/list, one `task` call, one resource read, then the session
-//! closes and the server exits with it.
+//! closes and the child exits with it. The child is a proxy to the data dir's host, which it
+//! starts in the background; the demo's host leaves one second after its last client.
 
 use std::path::Path;
 
@@ -22,26 +23,32 @@ pub(super) async fn run(config_file: &Path, say: impl Fn(&str)) -> anyhow::Resul
     list_tools(&client, &say).await?;
     let succeeded = call_task(&client, &say).await?;
     read_team_memory(&client, &say).await?;
-    // Closing the session closes the server's stdin; the server exits.
+    // Closing the session closes the child's stdin; the child exits, and the host once idle.
     client
         .cancel()
         .await
         .context("failed to close the MCP session")?;
-    say("  session closed: guild serve exits with its client, as under Claude Code");
+    say(
+        "  session closed: the client's guild serve exits with it, as under Claude Code; the \
+         host it started goes on while clients or tasks need it (here 1 s, [serve] idle_exit_s)",
+    );
     Ok(succeeded)
 }
 
-/// `guild serve --watch off` on `config_file` as a child, with an initialized session over
-/// its stdio.
+/// `guild serve --watch off --idle-exit-s 1` on `config_file` as a child, with an initialized
+/// session over its stdio.
 async fn start_server(
     config_file: &Path,
 ) -> anyhow::Result<RunningService<RoleClient, ClientConfig>> {
     let exe = std::env::current_exe().context("failed to find the guild binary")?;
     let mut command = tokio::process::Command::new(exe);
-    command
-        .arg("--config")
-        .arg(config_file)
-        .args(["serve", "--watch", "off"]);
+    command.arg("--config").arg(config_file).args([
+        "serve",
+        "--watch",
+        "off",
+        "--idle-exit-s",
+        "1",
+    ]);
     let (transport, _) = TokioChildProcess::builder(command)
         .stderr(std::process::Stdio::null())
         .spawn()

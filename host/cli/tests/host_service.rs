@@ -1,0 +1,359 @@
+//! One host per data dir that every stdio `guild serve` shares: stdio serves are proxies to the
+//! data dir's host, which the first one starts in the background. Real binary, real probe and
+//! echo components, the official Python MCP SDK and a bare JSON-RPC peer: clients at once and
+//! per call, a background task that outlives the client that started it, the host killed
+//! under a client, the idle policy (allowed and denied), a configuration the host does not
+//! serve, and a host whose data dir is removed.
+
+use std::io::{BufRead as _, BufReader, Read as _};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+mod common;
+use common::stdio_peer::StdioPeer;
+use common::{guild, output_text, plugin};
+
+/// A folder with `guild.toml` (probe, which may call `echo.guarded`, which needs approval, and
+/// echo; `extra` appended) and data under `data/`.
+fn setup(extra: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let text = format!(
+        "[host]\nplugins = [{:?}, {:?}]\ndata_dir = \"data\"\n\n[grants.probe]\ntools = [\"echo.guarded\"]\n{extra}",
+        plugin("testing/probe").display().to_string(),
+        plugin("testing/echo").display().to_string()
+    );
+    std::fs::write(dir.path().join("guild.toml"), text).expect("guild.toml");
+    dir
+}
+
+fn run(dir: &Path, args: &[&str]) -> Output {
+    guild(dir, args).output().expect("guild runs")
+}
+
+/// The pid of the host holding `dir`'s data dir (from its lock file).
+fn host_pid(dir: &Path) -> u32 {
+    let text = std::fs::read_to_string(dir.join("data/serve.lock")).expect("serve.lock");
+    text.split_whitespace()
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no pid in serve.lock: {text}"))
+}
+
+/// Whether process `pid` runs (a zombie does not).
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit(')')
+            .next()
+            .is_some_and(|rest| !rest.trim_start().starts_with('Z'))
+    })
+}
+
+/// Waits (bounded, for a loaded machine) until `pid` has exited.
+fn wait_gone(pid: u32, what: &str) {
+    for _ in 0..1200 {
+        if !alive(pid) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("{what}: host {pid} still runs after a minute");
+}
+
+/// Ends the host of `dir` (SIGTERM) and waits for it: no test leaves one behind.
+fn stop_host(dir: &Path) {
+    let pid = host_pid(dir);
+    let _ = Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status();
+    wait_gone(pid, "after SIGTERM");
+}
+
+/// `guild --json tasks check ID`'s task.
+fn check(dir: &Path, id: &str) -> Value {
+    let out = run(dir, &["--json", "tasks", "check", id]);
+    assert!(out.status.success(), "{}", output_text(&out));
+    serde_json::from_slice::<Value>(&out.stdout).expect("JSON")["task"].clone()
+}
+
+fn check_until(dir: &Path, id: &str, done: impl Fn(&Value) -> bool) -> Value {
+    for _ in 0..1200 {
+        let task = check(dir, id);
+        if done(&task) {
+            return task;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("task {id} never got there: {}", check(dir, id));
+}
+
+/// Starts, in an MCP session, a background task whose call waits for approval; the task id.
+fn waiting_task(peer: &mut StdioPeer) -> String {
+    let brief = json!({"op": "tool", "name": "echo.guarded", "input": {"to": "team"}});
+    let started = peer.request(
+        "tools/call",
+        json!({"name": "start_task", "arguments":
+            {"subagent_type": "probe", "description": brief.to_string()}}),
+    );
+    started["result"]["structuredContent"]["task_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no task id: {started}"))
+        .to_owned()
+}
+
+/// Approves `id`'s pending call through the host (retried until the call waits).
+fn approve(dir: &Path, id: &str) {
+    for _ in 0..1200 {
+        if run(dir, &["tasks", "approve", id]).status.success() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("task {id} never waited for approval: {}", check(dir, id));
+}
+
+fn python() -> PathBuf {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .nth(2)
+        .expect("repository root");
+    let python = repo.join(".venv/bin/python");
+    assert!(
+        python.is_file(),
+        "{} is missing: ./plugins/build.sh installs the test environment",
+        python.display()
+    );
+    python
+}
+
+/// One Python SDK session (initialize, tools/list, a task) through a new stdio `guild serve`.
+fn python_session(dir: &Path) -> Output {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_shared_host.py");
+    Command::new(python())
+        .arg(script)
+        .arg(env!("CARGO_BIN_EXE_guild"))
+        .arg(dir.join("guild.toml"))
+        .env_remove("GUILD_CONFIG")
+        .env_remove("GUILD_LOG")
+        .env_remove("GUILD_CONTROL_TIMEOUT_S")
+        .stdin(Stdio::null())
+        .output()
+        .expect("python runs")
+}
+
+fn assert_passed(out: &Output) {
+    assert!(
+        out.status.success() && String::from_utf8_lossy(&out.stdout).contains("all checks passed"),
+        "{}",
+        output_text(out)
+    );
+}
+
+#[test]
+fn four_stdio_serves_at_once_share_one_host() {
+    let dir = setup("");
+    // All four race to start the host: the lock keeps one, every client gets its session.
+    let outputs: Vec<Output> = std::thread::scope(|scope| {
+        let runs: Vec<_> = (0..4)
+            .map(|_| scope.spawn(|| python_session(dir.path())))
+            .collect();
+        runs.into_iter()
+            .map(|r| r.join().expect("thread"))
+            .collect()
+    });
+    outputs.iter().for_each(assert_passed);
+    let log = std::fs::read_to_string(dir.path().join("data/serve.log")).unwrap_or_default();
+    assert_eq!(log.matches("guild serve: host for").count(), 1, "{log}");
+    stop_host(dir.path());
+}
+
+#[test]
+fn per_call_clients_in_parallel_all_succeed() {
+    let dir = setup("");
+    // Three clients at a time, each call a new `guild serve` (as LangGraph's adapter does).
+    std::thread::scope(|scope| {
+        let runs: Vec<_> = (0..3)
+            .map(|_| {
+                scope.spawn(|| {
+                    for _ in 0..3 {
+                        assert_passed(&python_session(dir.path()));
+                    }
+                })
+            })
+            .collect();
+        runs.into_iter().for_each(|r| r.join().expect("thread"));
+    });
+    stop_host(dir.path());
+}
+
+#[test]
+fn a_background_task_outlives_the_client_that_started_it() {
+    let dir = setup("");
+    let (mut first, _) = StdioPeer::start(dir.path(), json!({}));
+    let id = waiting_task(&mut first);
+    first.stop();
+    // The first client is gone; another session sees the task, approves it, and it completes.
+    let (mut second, _) = StdioPeer::start(dir.path(), json!({}));
+    let checked = second.request(
+        "tools/call",
+        json!({"name": "check_task", "arguments": {"task_id": id}}),
+    );
+    let status = &checked["result"]["structuredContent"]["task"]["status"];
+    assert_eq!(status, "running", "{checked}");
+    approve(dir.path(), &id);
+    let task = check_until(dir.path(), &id, |t| t["status"] != "running");
+    assert_eq!(task["status"], "succeeded", "{task}");
+    second.stop();
+    stop_host(dir.path());
+}
+
+#[test]
+fn a_killed_host_fails_its_proxy_clearly_and_the_next_serve_starts_another() {
+    use std::io::Write as _;
+    let dir = setup("");
+    let mut proxy = guild(dir.path(), &["serve", "--watch-ms", "0"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("guild serve starts");
+    let mut stdin = proxy.stdin.take().expect("stdin");
+    let mut stdout = BufReader::new(proxy.stdout.take().expect("stdout"));
+    let mut send = |message: Value| writeln!(stdin, "{message}").expect("send");
+    send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "test", "version": "0"}}}));
+    let mut line = String::new();
+    stdout.read_line(&mut line).expect("initialize answered");
+    assert!(line.contains("\"result\""), "{line}");
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    // A background task waiting for approval, and a foreground call waiting too (pending).
+    let brief = json!({"op": "tool", "name": "echo.guarded", "input": {"to": "team"}}).to_string();
+    send(
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params":
+        {"name": "start_task", "arguments": {"subagent_type": "probe", "description": brief}}}),
+    );
+    line.clear();
+    stdout.read_line(&mut line).expect("start_task answered");
+    let started: Value = serde_json::from_str(&line).expect("JSON");
+    let id = started["result"]["structuredContent"]["task_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{line}"))
+        .to_owned();
+    check_until(dir.path(), &id, |t| t["status"] == "running");
+    send(
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params":
+        {"name": "task", "arguments": {"subagent_type": "probe", "description": brief}}}),
+    );
+    // A ping answered after it: the call has reached the host (lines go in order).
+    send(json!({"jsonrpc": "2.0", "id": 4, "method": "ping"}));
+    loop {
+        line.clear();
+        assert!(
+            stdout.read_line(&mut line).expect("read") > 0,
+            "the proxy ended early"
+        );
+        let message: Value = serde_json::from_str(&line).expect("JSON");
+        if message["id"] == 4 {
+            break;
+        }
+    }
+    let host = host_pid(dir.path());
+    let status = Command::new("kill")
+        .args(["-KILL", &host.to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    // The pending request gets a JSON-RPC error; the proxy says why and exits non-zero.
+    let mut rest = String::new();
+    stdout.read_to_string(&mut rest).expect("read the rest");
+    let answers: Vec<Value> = rest
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let failed = answers
+        .iter()
+        .find(|a| a["id"] == 3)
+        .unwrap_or_else(|| panic!("no answer to the pending call: {rest}"));
+    assert_eq!(failed["error"]["code"], -32000, "{failed}");
+    let mut err = String::new();
+    proxy
+        .stderr
+        .take()
+        .expect("stderr")
+        .read_to_string(&mut err)
+        .expect("stderr");
+    let exit = proxy.wait().expect("wait");
+    assert_eq!(exit.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!("the guild host (pid {host})")) && err.contains("ended"),
+        "{err}"
+    );
+    wait_gone(host, "after SIGKILL");
+    // The next serve starts a new host; the task is interrupted and the receipts verify.
+    let (mut next, _) = StdioPeer::start(dir.path(), json!({}));
+    let listed = next.request("tools/list", json!({}));
+    assert!(listed["result"]["tools"].is_array(), "{listed}");
+    assert_ne!(host_pid(dir.path()), host);
+    assert_eq!(check(dir.path(), &id)["status"], "interrupted");
+    next.stop();
+    let verified = run(dir.path(), &["receipts", "verify"]);
+    assert!(verified.status.success(), "{}", output_text(&verified));
+    stop_host(dir.path());
+}
+
+#[test]
+fn an_idle_host_exits_and_one_with_a_running_task_does_not() {
+    let dir = setup("\n[serve]\nidle_exit_s = 2\n");
+    // Denied: a background task still runs after its client left.
+    let (mut peer, _) = StdioPeer::start(dir.path(), json!({}));
+    let id = waiting_task(&mut peer);
+    peer.stop();
+    let host = host_pid(dir.path());
+    std::thread::sleep(Duration::from_secs(5));
+    assert!(alive(host), "the host exited with a task running");
+    // Allowed: once the task ends and no client is attached, it exits by itself.
+    approve(dir.path(), &id);
+    check_until(dir.path(), &id, |t| t["status"] == "succeeded");
+    wait_gone(host, "idle");
+    let log = std::fs::read_to_string(dir.path().join("data/serve.log")).expect("serve.log");
+    assert!(log.contains("[serve] idle_exit_s"), "{log}");
+    assert!(!dir.path().join("data/serve.sock").exists());
+}
+
+#[test]
+fn a_client_of_another_configuration_is_refused_naming_both() {
+    let dir = setup("");
+    let (peer, _) = StdioPeer::start(dir.path(), json!({}));
+    // Same data dir, another guild.toml.
+    let other = dir.path().join("other.toml");
+    std::fs::copy(dir.path().join("guild.toml"), &other).expect("copy");
+    let out = Command::new(env!("CARGO_BIN_EXE_guild"))
+        .arg("--config")
+        .arg(&other)
+        .args(["serve", "--watch-ms", "0"])
+        .env_remove("GUILD_CONFIG")
+        .stdin(Stdio::null())
+        .output()
+        .expect("guild serve runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("other.toml") && err.contains("guild.toml"),
+        "{err}"
+    );
+    peer.stop();
+    stop_host(dir.path());
+}
+
+#[test]
+fn a_host_whose_data_dir_is_removed_exits() {
+    let dir = setup("");
+    let (peer, _) = StdioPeer::start(dir.path(), json!({}));
+    peer.stop();
+    let host = host_pid(dir.path());
+    std::fs::remove_dir_all(dir.path().join("data")).expect("remove the data dir");
+    wait_gone(host, "data dir removed");
+}

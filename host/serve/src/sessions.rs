@@ -1,0 +1,171 @@
+//! MCP sessions on the control socket: how a stdio `guild serve` (a proxy, [`crate::proxy`])
+//! reaches the host that owns the data dir.
+//!
+//! A client sends one `{"op": "mcp_session", "config": …, "workspace": …, "user": …}` line
+//! ([`crate::control::Request::McpSession`]); the host answers `{"ok": true, "result": {"pid":
+//! …}}` when the client's configuration is its own (same `guild.toml`, same memory owners),
+//! else a failure naming both. From then on the connection carries the JSON-lines MCP stream a
+//! stdio server speaks, behind the same guard ([`crate::stdio_guard`]) and served by the same
+//! [`Connection`] as any other session. The session ends when the client hangs up: its
+//! foreground calls are cancelled, background tasks go on in the host.
+//!
+//! The count of attached sessions feeds the idle policy ([`crate::idle`]).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use rmcp::ServiceExt as _;
+use serde::{Deserialize, Serialize};
+
+use crate::mcp::{Connection, Server};
+use crate::stdio_guard;
+
+/// Which configuration a client asks for; a host serves only its own.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Identity {
+    /// The `guild.toml`, canonical.
+    pub config: PathBuf,
+    /// The memory tools' workspace (after `--workspace`).
+    #[serde(default)]
+    pub workspace: Option<String>,
+    /// The memory tools' user (after `--user`).
+    #[serde(default)]
+    pub user: Option<String>,
+}
+
+impl Identity {
+    /// The identity of `config` loaded from `path` (canonicalised when it can be).
+    pub fn of(path: &std::path::Path, config: &guild_host::Config) -> Self {
+        Self {
+            config: std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()),
+            workspace: config.memory.workspace.clone(),
+            user: config.memory.user.clone(),
+        }
+    }
+}
+
+/// The host's sessions on its control socket.
+pub(crate) struct Sessions {
+    identity: Identity,
+    max_line: usize,
+    attached: AtomicUsize,
+}
+
+impl Sessions {
+    pub(crate) fn new(identity: Identity, max_line: usize) -> Arc<Self> {
+        Arc::new(Self {
+            identity,
+            max_line,
+            attached: AtomicUsize::new(0),
+        })
+    }
+
+    /// Sessions attached now.
+    pub(crate) fn attached(&self) -> usize {
+        self.attached.load(Ordering::SeqCst)
+    }
+
+    /// Counts the client asking for `asked` as attached when it may have a session here (before
+    /// it is told, so that the host does not go idle meanwhile); else why not.
+    pub(crate) fn admit(&self, asked: &Identity) -> Result<Attached<'_>, String> {
+        let own = &self.identity;
+        if asked.config != own.config {
+            return Err(format!(
+                "the guild host on this data dir serves {} but this client asked for {}: one \
+                 host serves one configuration per data dir; use that configuration, or give \
+                 this one another data_dir",
+                own.config.display(),
+                asked.config.display()
+            ));
+        }
+        if asked.workspace != own.workspace || asked.user != own.user {
+            return Err(format!(
+                "the guild host for {} serves the memory of workspace {:?} and user {:?}, but \
+                 this client asked for {:?} and {:?}",
+                own.config.display(),
+                own.workspace,
+                own.user,
+                asked.workspace,
+                asked.user
+            ));
+        }
+        Ok(Attached::new(&self.attached))
+    }
+
+    /// Serves one admitted client's MCP session until it hangs up.
+    pub(crate) async fn serve<R, W>(
+        &self,
+        attached: Attached<'_>,
+        server: Arc<Server>,
+        read: R,
+        write: W,
+    ) where
+        R: tokio::io::AsyncRead + Unpin + Send + 'static,
+        W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
+        let guarded = stdio_guard::guard(read, write, self.max_line);
+        let transport =
+            rmcp::transport::async_rw::AsyncRwTransport::new_server(guarded.input, guarded.output)
+                .with_max_line_length(self.max_line);
+        match Connection::new(server).serve(transport).await {
+            Ok(service) => {
+                let quit = service.waiting().await;
+                tracing::info!("a client closed its session: {quit:?}");
+            }
+            Err(e) => tracing::info!("a session on the control socket did not start: {e}"),
+        }
+        let _ = guarded.written.await;
+        drop(attached);
+    }
+}
+
+/// Counts one session for as long as it lives.
+pub(crate) struct Attached<'a>(&'a AtomicUsize);
+
+impl<'a> Attached<'a> {
+    fn new(count: &'a AtomicUsize) -> Self {
+        count.fetch_add(1, Ordering::SeqCst);
+        Self(count)
+    }
+}
+
+impl Drop for Attached<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_hosts_own_configuration_and_owners_are_admitted() {
+        let own = Identity {
+            config: PathBuf::from("/a/guild.toml"),
+            workspace: Some("team".into()),
+            user: None,
+        };
+        let sessions = Sessions::new(own.clone(), 1024);
+        let attached = sessions.admit(&own).expect("its own configuration");
+        assert_eq!(sessions.attached(), 1);
+        drop(attached);
+        assert_eq!(sessions.attached(), 0);
+        let other = Identity {
+            config: PathBuf::from("/b/guild.toml"),
+            ..own.clone()
+        };
+        let err = sessions.admit(&other).err().expect("another config");
+        assert!(
+            err.contains("/a/guild.toml") && err.contains("/b/guild.toml"),
+            "{err}"
+        );
+        let other_user = Identity {
+            user: Some("sam".into()),
+            ..own
+        };
+        let err = sessions.admit(&other_user).err().expect("another user");
+        assert!(err.contains("sam"), "{err}");
+    }
+}
