@@ -9,8 +9,22 @@
 
 /* Out of memory inside a helper: nothing sensible is left to do in a plugin instance. */
 static void *must(void *p) {
-    if (!p) abort();
+    if (!p) guild_abort_at(__FILE__, __LINE__, "out of memory in a guild.h helper");
     return p;
+}
+
+static char *vformat(const char *fmt, va_list args);
+
+void guild_abort_at(const char *file, int line, const char *fmt, ...) {
+    va_list args;
+    va_start(args, fmt);
+    char *why = vformat(fmt, args);
+    va_end(args);
+    /* One write: the host keeps a trapped guest's last stderr lines, write by write. */
+    char *text = guild_format("%s:%d: aborted: %s\n", file, line, why ? why : fmt);
+    fputs(text ? text : "aborted (out of memory)\n", stderr);
+    fflush(stderr);
+    abort();
 }
 
 void guild_string_from(guild_string_t *out, const char *text) {
@@ -69,6 +83,173 @@ char *guild_json_quote(const char *text, size_t len) {
     return out;
 }
 
+/* ---- Reading JSON: a scanner over one document, enough to find a top-level member. ---- */
+
+static const char *skip_ws(const char *p) {
+    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
+    return p;
+}
+
+/* `p` at an opening quote: just past the closing one, or NULL. */
+static const char *skip_string(const char *p) {
+    for (p++; *p; p++) {
+        if (*p == '\\') {
+            if (!*++p) return NULL;
+        } else if (*p == '"') {
+            return p + 1;
+        }
+    }
+    return NULL;
+}
+
+/* `p` at a value: just past it, or NULL when it is malformed. */
+static const char *skip_value(const char *p) {
+    if (*p == '"') return skip_string(p);
+    if (*p == '{' || *p == '[') {
+        int depth = 0;
+        while (*p) {
+            if (*p == '"') {
+                if (!(p = skip_string(p))) return NULL;
+                continue;
+            }
+            if (*p == '{' || *p == '[') depth++;
+            if ((*p == '}' || *p == ']') && --depth == 0) return p + 1;
+            p++;
+        }
+        return NULL;
+    }
+    const char *start = p;
+    while (*p && !strchr(",}] \t\r\n", *p)) p++;
+    return p > start ? p : NULL;
+}
+
+static void put_utf8(char **out, unsigned long c) {
+    char *o = *out;
+    if (c < 0x80) {
+        *o++ = (char)c;
+    } else if (c < 0x800) {
+        *o++ = (char)(0xC0 | (c >> 6));
+        *o++ = (char)(0x80 | (c & 0x3F));
+    } else if (c < 0x10000) {
+        *o++ = (char)(0xE0 | (c >> 12));
+        *o++ = (char)(0x80 | ((c >> 6) & 0x3F));
+        *o++ = (char)(0x80 | (c & 0x3F));
+    } else {
+        *o++ = (char)(0xF0 | (c >> 18));
+        *o++ = (char)(0x80 | ((c >> 12) & 0x3F));
+        *o++ = (char)(0x80 | ((c >> 6) & 0x3F));
+        *o++ = (char)(0x80 | (c & 0x3F));
+    }
+    *out = o;
+}
+
+static bool hex4(const char *p, unsigned long *out) {
+    char digits[5] = {0};
+    for (int i = 0; i < 4; i++) {
+        if (!p[i] || !strchr("0123456789abcdefABCDEF", p[i])) return false;
+        digits[i] = p[i];
+    }
+    *out = strtoul(digits, NULL, 16);
+    return true;
+}
+
+/* The string literal at `p` (quotes included, `end` just past it) unescaped; NULL if bad. */
+static char *unescape(const char *p, const char *end) {
+    char *out = must(malloc((size_t)(end - p)));
+    char *o = out;
+    for (p++; p < end - 1; p++) {
+        if (*p != '\\') {
+            *o++ = *p;
+            continue;
+        }
+        unsigned long c;
+        switch (*++p) {
+        case 'b': *o++ = '\b'; break;
+        case 'f': *o++ = '\f'; break;
+        case 'n': *o++ = '\n'; break;
+        case 'r': *o++ = '\r'; break;
+        case 't': *o++ = '\t'; break;
+        case 'u':
+            if (!hex4(p + 1, &c)) goto bad;
+            p += 4;
+            if (c >= 0xD800 && c < 0xDC00) { /* a surrogate pair: \uD83D\uDE00 */
+                unsigned long low;
+                if (p[1] != '\\' || p[2] != 'u' || !hex4(p + 3, &low) || low < 0xDC00 || low > 0xDFFF)
+                    goto bad;
+                c = 0x10000 + ((c - 0xD800) << 10) + (low - 0xDC00);
+                p += 6;
+            }
+            put_utf8(&o, c);
+            break;
+        default: *o++ = *p; /* \" \\ \/ */
+        }
+    }
+    *o = '\0';
+    return out;
+bad:
+    free(out);
+    return NULL;
+}
+
+/* The start of the value of top-level member `key` of the object `json`, or NULL. */
+static const char *member(const char *json, const char *key) {
+    if (!json) return NULL;
+    const char *p = skip_ws(json);
+    if (*p++ != '{') return NULL;
+    for (;;) {
+        p = skip_ws(p);
+        if (*p != '"') return NULL;
+        const char *name_end = skip_string(p);
+        if (!name_end) return NULL;
+        char *name = unescape(p, name_end);
+        p = skip_ws(name_end);
+        if (!name || *p++ != ':') {
+            free(name);
+            return NULL;
+        }
+        p = skip_ws(p);
+        bool found = strcmp(name, key) == 0;
+        free(name);
+        if (found) return p;
+        if (!(p = skip_value(p))) return NULL;
+        p = skip_ws(p);
+        if (*p++ != ',') return NULL;
+    }
+}
+
+char *guild_json_get_string(const char *json, const char *key) {
+    const char *p = member(json, key);
+    const char *end = p && *p == '"' ? skip_string(p) : NULL;
+    return end ? unescape(p, end) : NULL;
+}
+
+bool guild_json_get_number(const char *json, const char *key, double *out) {
+    const char *p = member(json, key);
+    if (!p || !(*p == '-' || (*p >= '0' && *p <= '9'))) return false;
+    char *end;
+    double value = strtod(p, &end);
+    if (end == p) return false;
+    *out = value;
+    return true;
+}
+
+bool guild_json_get_bool(const char *json, const char *key, bool *out) {
+    const char *p = member(json, key);
+    if (p && strncmp(p, "true", 4) == 0) return (*out = true);
+    if (p && strncmp(p, "false", 5) == 0) return !(*out = false);
+    return false;
+}
+
+char *guild_json_get_raw(const char *json, const char *key) {
+    const char *p = member(json, key);
+    const char *end = p ? skip_value(p) : NULL;
+    if (!end) return NULL;
+    char *out = must(malloc((size_t)(end - p) + 1));
+    memcpy(out, p, (size_t)(end - p));
+    out[end - p] = '\0';
+    return out;
+}
+
 static char *vformat(const char *fmt, va_list args) {
     va_list again;
     va_copy(again, args);
@@ -98,12 +279,15 @@ void guild_log(enum guild_log_level level, const char *fmt, ...) {
     free(text);
 }
 
-/* The text of a host-error (every case carries one), as a new C string. */
+/* The text of a host-error (every case carries one), as a new C string, led by its kind
+ * (`denied: ...`) unless the host's text already starts with it. */
 static char *host_error_text(const guild_plugin_types_host_error_t *e) {
     static const char *const kinds[] = {"denied", "invalid input", "limit exceeded", "failed"};
     const char *kind = e->tag < 4 ? kinds[e->tag] : "error";
-    char *text = guild_string_to_cstr(&e->val.denied);
-    char *out = guild_format("%s: %s", kind, text ? text : "");
+    char *text = must(guild_string_to_cstr(&e->val.denied));
+    size_t n = strlen(kind);
+    if (strncmp(text, kind, n) == 0 && text[n] == ':') return text;
+    char *out = must(guild_format("%s: %s", kind, text));
     free(text);
     return out;
 }
@@ -133,6 +317,35 @@ void guild_tool_spec(guild_plugin_types_tool_spec_t *spec, const char *name, con
     guild_string_from(&spec->input_schema, input_schema);
     spec->mutating = false;
     spec->approval = GUILD_PLUGIN_TYPES_APPROVAL_NEVER;
+}
+
+void guild_tool_spec_mutating(guild_plugin_types_tool_spec_t *spec, const char *name,
+                              const char *description, const char *input_schema,
+                              const char *receipt_type, const char *operation) {
+    guild_tool_spec(spec, name, description, input_schema);
+    spec->mutating = true;
+    spec->receipt_type.is_some = true;
+    guild_string_from(&spec->receipt_type.val, receipt_type);
+    spec->operation.is_some = true;
+    guild_string_from(&spec->operation.val, operation);
+}
+
+static void set_option(connector_option_string_t *field, const char *text) {
+    if (field->is_some) guild_string_free(&field->val);
+    field->is_some = true;
+    guild_string_from(&field->val, text);
+}
+
+void guild_outcome_external_id(guild_plugin_types_tool_outcome_t *out, const char *external_id) {
+    set_option(&out->external_id, external_id);
+}
+
+void guild_outcome_verifiable_url(guild_plugin_types_tool_outcome_t *out, const char *url) {
+    set_option(&out->verifiable_url, url);
+}
+
+void guild_outcome_preview(guild_plugin_types_tool_outcome_t *out, const char *preview) {
+    set_option(&out->preview, preview);
 }
 
 void guild_outcome_success(guild_plugin_types_tool_outcome_t *out, const char *output_json) {
@@ -172,6 +385,19 @@ void guild_report_add_open_issue(guild_plugin_types_report_t *report, const char
     report->open_issues.len = n + 1;
 }
 
+void guild_report_add_claim(guild_plugin_types_report_t *report, const char *tool,
+                            const char *external_id, const char *text) {
+    size_t n = report->claims.len;
+    report->claims.ptr = must(realloc(report->claims.ptr, (n + 1) * sizeof *report->claims.ptr));
+    guild_plugin_types_claim_t *claim = &report->claims.ptr[n];
+    memset(claim, 0, sizeof *claim);
+    guild_string_from(&claim->tool, tool);
+    claim->external_id.is_some = external_id != NULL;
+    if (external_id) guild_string_from(&claim->external_id.val, external_id);
+    guild_string_from(&claim->text, text);
+    report->claims.len = n + 1;
+}
+
 bool guild_run_error(guild_plugin_types_run_error_t *err, bool invalid_brief, const char *message) {
     err->tag = invalid_brief ? GUILD_PLUGIN_TYPES_RUN_ERROR_INVALID_BRIEF : GUILD_PLUGIN_TYPES_RUN_ERROR_FAILED;
     guild_string_from(&err->val.invalid_brief, message);
@@ -207,6 +433,87 @@ guild_call_status_t guild_tool_call(const char *name, const char *input_json, gu
     }
     guild_plugin_types_tool_outcome_free(&outcome);
     return out->status;
+}
+
+/* Sets *error (when wanted) to `text`, else frees it; returns false. */
+static bool refused(char **error, char *text) {
+    if (error) {
+        *error = text;
+    } else {
+        free(text);
+    }
+    return false;
+}
+
+bool guild_progress_send(const char *text, char **error) {
+    guild_string_t output = {(uint8_t *)text, strlen(text)};
+    guild_string_t id = {0};
+    guild_plugin_progress_progress_error_t e;
+    if (guild_plugin_progress_send(&output, &id, &e)) {
+        guild_string_free(&id);
+        return true;
+    }
+    char *why = e.tag == GUILD_PLUGIN_TYPES_PROGRESS_ERROR_PARENT_GONE
+                    ? must(guild_format("parent gone: nobody reads this task's progress"))
+                    : must(guild_string_to_cstr(&e.val.denied));
+    guild_plugin_types_progress_error_free(&e);
+    return refused(error, why);
+}
+
+char *guild_skills_load(const char *name, char **error) {
+    guild_string_t n = {(uint8_t *)name, strlen(name)};
+    guild_string_t body = {0};
+    guild_plugin_types_host_error_t e;
+    if (!guild_plugin_skills_load(&n, &body, &e)) {
+        refused(error, host_error_text(&e));
+        guild_plugin_types_host_error_free(&e);
+        return NULL;
+    }
+    char *out = must(guild_string_to_cstr(&body));
+    guild_string_free(&body);
+    return out;
+}
+
+static guild_plugin_memory_scope_t wit_scope(guild_memory_scope_t scope) {
+    return scope == GUILD_MEMORY_TEAM ? GUILD_PLUGIN_MEMORY_SCOPE_TEAM : GUILD_PLUGIN_MEMORY_SCOPE_PRIVATE;
+}
+
+char *guild_memory_read(guild_memory_scope_t scope, char **error) {
+    guild_plugin_memory_document_t doc;
+    guild_plugin_types_host_error_t e;
+    if (!guild_plugin_memory_read(wit_scope(scope), &doc, &e)) {
+        refused(error, host_error_text(&e));
+        guild_plugin_types_host_error_free(&e);
+        return NULL;
+    }
+    char *out = must(guild_string_to_cstr(&doc.text));
+    guild_string_free(&doc.text);
+    return out;
+}
+
+bool guild_memory_update(guild_memory_scope_t scope, const char *text, char **error) {
+    guild_string_t t = {(uint8_t *)text, strlen(text)};
+    guild_plugin_memory_update_result_t done;
+    guild_plugin_memory_update_error_t e;
+    if (guild_plugin_memory_update(wit_scope(scope), &t, &done, &e)) {
+        guild_plugin_memory_update_result_free(&done);
+        return true;
+    }
+    char *why;
+    if (e.tag == GUILD_PLUGIN_MEMORY_UPDATE_ERROR_REFUSED) {
+        why = must(guild_format("refused:"));
+        for (size_t i = 0; i < e.val.refused.errors.len; i++) {
+            char *rule = must(guild_string_to_cstr(&e.val.refused.errors.ptr[i]));
+            char *longer = must(guild_format("%s%s %s", why, i ? ";" : "", rule));
+            free(rule);
+            free(why);
+            why = longer;
+        }
+    } else {
+        why = host_error_text(&e.val.host);
+    }
+    guild_plugin_memory_update_error_free(&e);
+    return refused(error, why);
 }
 
 const char *guild_call_status_name(guild_call_status_t status) {

@@ -51,6 +51,27 @@ char *guild_json_quote(const char *text, size_t len);
 /* printf into a new heap string; NULL when out of memory. */
 char *guild_format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Reading a JSON object (a connector's input, a tool's output): the value of `key` among the
+ * top-level members of the object `json`. Each returns NULL/false when `json` is not an object,
+ * the key is missing, or its value has another type; nested values are read by getting them
+ * raw and reading that in turn. */
+/* A string member, unescaped, as a heap C string ("\u0000" ends it early). */
+char *guild_json_get_string(const char *json, const char *key);
+/* A number member. */
+bool guild_json_get_number(const char *json, const char *key, double *out);
+/* A true/false member. */
+bool guild_json_get_bool(const char *json, const char *key, bool *out);
+/* Any member as its JSON text (an object, an array, a string with its quotes, ...). */
+char *guild_json_get_raw(const char *json, const char *key);
+
+/* ---- Aborting with a reason ----
+ * A bare abort() reaches the host as "wasm trap: wasm `unreachable` instruction executed".
+ * GUILD_ABORT("no memory for %zu rows", n) writes `FILE:LINE: aborted: no memory for 3 rows`
+ * to stderr first; the host puts a trapped plugin's last stderr lines in its error. */
+#define GUILD_ABORT(...) guild_abort_at(__FILE__, __LINE__, __VA_ARGS__)
+__attribute__((noreturn, format(printf, 3, 4))) void guild_abort_at(const char *file, int line,
+                                                                      const char *fmt, ...);
+
 /* ---- Logging (the `log` import: the host's tracing, tagged with the plugin). ---- */
 
 enum guild_log_level {
@@ -71,14 +92,25 @@ bool guild_config_get(const char *key, char **value, char **error);
 /* ---- Connectors ---- */
 #if defined(GUILD_WORLD_CONNECTOR)
 
-/* A read-only tool's spec: name (`[a-z0-9_]{1,64}`), description, JSON Schema of its input.
- * For a mutating tool set spec->mutating and the receipt type and operation afterwards. */
+/* A read-only tool's spec: name, description, JSON Schema of its input. The name is the tool's
+ * own ([a-z0-9_-]{1,64}, no dot): callers name it `CONNECTOR.NAME`. */
 void guild_tool_spec(guild_plugin_types_tool_spec_t *spec, const char *name, const char *description,
                      const char *input_schema);
-/* A successful outcome with `output_json` (a JSON document) as its output. */
+/* A mutating tool's spec: as guild_tool_spec, plus the receipt type and operation the host
+ * records for every call (`"issue", "create"`). */
+void guild_tool_spec_mutating(guild_plugin_types_tool_spec_t *spec, const char *name,
+                              const char *description, const char *input_schema,
+                              const char *receipt_type, const char *operation);
+/* A successful outcome with `output_json` (one JSON document: the host refuses any other
+ * output as a failure of this connector) as its output. */
 void guild_outcome_success(guild_plugin_types_tool_outcome_t *out, const char *output_json);
 /* A failed outcome: status `failed(message)`, output `{"error": message}`. */
 void guild_outcome_failed(guild_plugin_types_tool_outcome_t *out, const char *message);
+/* Sets what a call changed: its id in the external system, a URL to check it at, a short
+ * preview. Each replaces any earlier value. */
+void guild_outcome_external_id(guild_plugin_types_tool_outcome_t *out, const char *external_id);
+void guild_outcome_verifiable_url(guild_plugin_types_tool_outcome_t *out, const char *url);
+void guild_outcome_preview(guild_plugin_types_tool_outcome_t *out, const char *preview);
 
 #endif
 
@@ -91,6 +123,10 @@ void guild_report(guild_plugin_types_report_t *report, guild_plugin_types_outcom
                   const char *summary, const char *details);
 /* Appends one open issue (a problem of this task left unresolved) to a report. */
 void guild_report_add_open_issue(guild_plugin_types_report_t *report, const char *text);
+/* Appends a claim: an external effect this task caused with `tool`, the external id that call
+ * returned (NULL when it returned none) and what was done. The host checks it against receipts. */
+void guild_report_add_claim(guild_plugin_types_report_t *report, const char *tool,
+                            const char *external_id, const char *text);
 /* Fills a run error and returns false, for `return guild_run_error(err, true, "...")` from
  * `run`: `invalid_brief` for a brief that cannot be acted on, else a failure. */
 bool guild_run_error(guild_plugin_types_run_error_t *err, bool invalid_brief, const char *message);
@@ -116,6 +152,20 @@ typedef struct guild_call {
 
 /* Calls `connector.tool` with a JSON input document (no idempotency key); returns out->status. */
 guild_call_status_t guild_tool_call(const char *name, const char *input_json, guild_call_t *out);
+/* Sends one progress report to whoever started the task (`report = true`); false with the
+ * host's reason in *error (to free(); may be NULL) when it was not delivered. */
+bool guild_progress_send(const char *text, char **error);
+/* The body of a skill visible to this specialist, or NULL with the reason in *error. */
+char *guild_skills_load(const char *name, char **error);
+
+/* Which memory document: the team's shared one or the user's own. */
+typedef enum guild_memory_scope { GUILD_MEMORY_TEAM, GUILD_MEMORY_PRIVATE } guild_memory_scope_t;
+/* The newest text of a memory document ("" when nothing was stored), or NULL with the reason. */
+char *guild_memory_read(guild_memory_scope_t scope, char **error);
+/* Replaces a memory document with `text`; false with the reason (every rule a refused text
+ * broke, or the host's refusal) in *error. */
+bool guild_memory_update(guild_memory_scope_t scope, const char *text, char **error);
+
 /* `ok`, `pending`, `failed`, `denied`, `invalid-input`, `limit-exceeded`, `host-failed`. */
 const char *guild_call_status_name(guild_call_status_t status);
 void guild_call_free(guild_call_t *call);

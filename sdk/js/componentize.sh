@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds a JavaScript or TypeScript Guild plugin into a component: bundles ENTRY with the
 # JavaScript SDK (sdk/js/guild-sdk, imported as "guild-sdk") into one ES module with rolldown,
-# handing the SDK the world's WIT imports, then runs `jco componentize` on it.
+# handing the SDK the world's WIT imports, appends the table mapping the bundle's lines back to the
+# sources (sdk/js/line-table.mjs, for stack traces), then runs `jco componentize` on it.
 #
 #   sdk/js/componentize.sh ENTRY WORLD OUT.wasm [extra jco componentize flags...]
 #
@@ -40,7 +41,7 @@ else
     while IFS= read -r input; do
         if [ "$input" -nt "$out" ]; then up_to_date=0; break; fi
     done < <(find "$dir" -maxdepth 1 \( -name '*.js' -o -name '*.ts' -o -name '*.mjs' -o -name build.sh \);
-             ls "$sdk"/*.js "$wit_dir"/*.wit "$js/componentize.sh" "$js/package-lock.json")
+             ls "$sdk"/*.js "$wit_dir"/*.wit "$js/componentize.sh" "$js/line-table.mjs" "$js/package-lock.json")
 fi
 if [ "$up_to_date" = 1 ]; then
     echo "$name: $(wc -c <"$out" | tr -d ' ') bytes — up to date"
@@ -66,7 +67,7 @@ export default {
   external: [/^guild:/, /^wasi:/],
   platform: "neutral",
   resolve: { alias: { "guild-sdk": "$sdk/index.js" } },
-  output: { file: "$work/bundle.js", format: "esm" },
+  output: { file: "$work/bundle.js", format: "esm", sourcemap: true },
 };
 CONFIG
 start=$(date +%s)
@@ -74,6 +75,9 @@ if ! (cd "$js" && ./node_modules/.bin/rolldown -c "$work/rolldown.config.mjs") >
     cat "$work/build.log" >&2
     die "bundling $entry with the SDK failed (output above)"
 fi
+# Stack traces name bundle.js lines: append the table that maps them to the author's files.
+node "$js/line-table.mjs" "$work/bundle.js" "$work/bundle.js.map" "$dir" ||
+    die "could not map the bundle's lines to its sources (sdk/js/line-table.mjs failed)"
 if ! "$js/node_modules/.bin/jco" componentize "$work/bundle.js" --wit "$wit_dir" -n "$world" "$@" \
     -o "$work/out.wasm" >"$work/build.log" 2>&1; then
     cat "$work/build.log" >&2

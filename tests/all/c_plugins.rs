@@ -1,12 +1,16 @@
 //! The C authoring kit (sdk/c): the checked-in bindings match `wit/`; the C example specialist
 //! (plugins/textstats) runs as a real component through the host; and a C guest writing files
 //! with stdio through the WASI preview1 adapter (plugins/testing/cwrite) stays under its grant's
-//! disk quota: a write that fits lands on disk, one past the quota is refused.
+//! disk quota: a write that fits lands on disk, one past the quota is refused. A C connector
+//! (plugins/testing/cnotes) reads its input with the kit's JSON reader and answers a mutating
+//! call with an external id; its mistakes reach the caller naming it: output that is not JSON
+//! fails the call, and GUILD_ABORT's reason and line are in the trap's error. The kit's own
+//! helpers are unit-tested natively (sdk/c/testing/kit_test.c).
 
 use std::path::Path;
 
 use guild_host::types::{Outcome, TaskStatus};
-use guild_tests::{host, repo_root};
+use guild_tests::{host, probe, repo_root};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -144,4 +148,96 @@ async fn c_specialist_refuses_a_malformed_brief_as_invalid() {
         error.contains("invalid brief: the brief must be `PATH BYTES`"),
         "{error}"
     );
+}
+
+/// A host with the probe specialist and the C connector, the probe granted `tools`.
+async fn cnotes_host(dir: &Path, tools: &str) -> guild_host::Host {
+    let grants = format!("[grants.probe]\ntools = [{tools}]\n");
+    host(dir, &["testing/probe", "testing/cnotes"], &grants).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn c_connector_reads_its_input_and_returns_an_external_id() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let h = cnotes_host(dir.path(), r#""cnotes.save""#).await;
+    let p = probe(
+        &h,
+        serde_json::json!({"op": "tool", "name": "cnotes.save", "input": {"text": "héllo \"C\""}}),
+    )
+    .await;
+    assert!(p.ok, "{p:?}");
+    let id = p.value["external_id"].as_str().expect("an external id");
+    assert!(id.starts_with("note-"), "{id}");
+    assert_eq!(p.value["output"], serde_json::json!({"id": id}));
+    assert_eq!(p.value["preview"], "saved a note");
+    let call = &p.result.tool_calls[0];
+    assert!(call.mutating && call.receipt_id.is_some(), "{call:?}");
+}
+
+/// Output that is not JSON fails the call (never a success the task passes with), naming the
+/// connector; what it said it changed stays on the record.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn c_connector_output_that_is_not_json_fails_the_call_naming_the_plugin() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let h = cnotes_host(dir.path(), r#""cnotes.garbled""#).await;
+    let p = probe(
+        &h,
+        serde_json::json!({"op": "tool", "name": "cnotes.garbled", "input": {}}),
+    )
+    .await;
+    assert!(!p.ok, "{p:?}");
+    assert!(
+        p.error.contains(
+            "tool 'cnotes.garbled' failed: connector 'cnotes@0.1.0' returned output that is not JSON"
+        ) && p.error.contains("must be one JSON document"),
+        "{}",
+        p.error
+    );
+    let call = &p.result.tool_calls[0];
+    assert_eq!(
+        call.outcome.status,
+        guild_host::types::CallStatus::Failed,
+        "{call:?}"
+    );
+}
+
+/// GUILD_ABORT writes file, line and reason to stderr; the trap's error carries them, where a
+/// bare abort() says only "unreachable".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn c_abort_names_its_file_line_and_reason() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let h = cnotes_host(dir.path(), r#""cnotes.abort""#).await;
+    let p = probe(
+        &h,
+        serde_json::json!({"op": "tool", "name": "cnotes.abort", "input": {"n": 1}}),
+    )
+    .await;
+    assert!(!p.ok, "{p:?}");
+    assert!(
+        p.error.contains("cnotes.c:")
+            && p.error
+                .contains(r#"aborted: asked to abort with input {"n":1}"#),
+        "{}",
+        p.error
+    );
+}
+
+/// The kit's helpers (JSON reader, claims, mutating specs, outcome ids, refusal texts) pass
+/// their native unit tests in both worlds that use them.
+#[test]
+fn c_kit_helpers_pass_their_native_tests() {
+    let testing = repo_root().join("sdk/c/testing");
+    for world in ["specialist", "connector"] {
+        let out = std::process::Command::new(testing.join("test.sh"))
+            .arg(world)
+            .arg(testing.join("kit_test.c"))
+            .output()
+            .expect("sdk/c/testing/test.sh runs");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.contains("checks passed"),
+            "{world}: {stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
 }

@@ -267,23 +267,21 @@ http = ["http://127.0.0.1:8080", "https://other.org"]"#;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn refused_tool_tells_not_requested_from_not_granted() {
     let dir = tempfile::tempdir().expect("tempdir");
-    // echo.create is requested by the probe's manifest; echo.unlisted is not.
+    // echo.create is requested by the probe's manifest; cnotes.echo is not.
     let grants = r#"[grants.probe]
-tools = ["echo.echo", "echo.unlisted"]"#;
-    let h = host(dir.path(), PROBE, grants).await;
+tools = ["echo.echo", "cnotes.echo"]"#;
+    let plugins = ["testing/probe", "testing/echo", "testing/cnotes"];
+    let h = host(dir.path(), &plugins, grants).await;
     for (tool, fix) in [
         (
             "echo.create",
             "requested but not granted by the operator: add it to `[grants.probe] tools` in guild.toml",
         ),
         (
-            "echo.unlisted",
+            "cnotes.echo",
             "granted by the operator but not requested by the plugin: add it to `[capabilities] tools` in the plugin.toml of plugin 'probe'",
         ),
-        (
-            "echo.nowhere",
-            "not requested by the plugin and not granted by the operator",
-        ),
+        ("echo.nowhere", "no loaded connector offers `echo.nowhere`."),
     ] {
         let p = probe(&h, json!({"op": "tool", "name": tool, "input": {}})).await;
         assert_denied(&p, tool);
@@ -294,4 +292,45 @@ tools = ["echo.echo", "echo.unlisted"]"#;
             p.error
         );
     }
+}
+
+/// A misspelled tool is reported as a typo with the nearest loaded tool and the naming rule,
+/// not as a grant to add, whether or not the misspelling is granted; the load names it too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn misspelled_tool_names_the_nearest_loaded_tool() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let grants = r#"[grants.probe]
+tools = ["echo.echo", "echo.ech"]"#;
+    let h = host(dir.path(), PROBE, grants).await;
+    for typo in ["echo.ech", "echo.ecoh"] {
+        let p = probe(&h, json!({"op": "tool", "name": typo, "input": {}})).await;
+        assert_denied(&p, typo);
+        assert!(
+            p.error.contains(&format!(
+                "no loaded connector offers `{typo}`; did you mean `echo.echo`?"
+            )) && p.error.contains("a tool is called as `connector.tool`")
+                && !p.error.contains("add it to"),
+            "{typo}: {}",
+            p.error
+        );
+    }
+    let warnings = h.load_warnings();
+    assert!(
+        warnings.iter().any(|w| w.starts_with("plugin 'probe': [grants.probe] tools in ")
+            && w.contains(
+                "names `echo.ech`, but no loaded connector offers `echo.ech`; did you mean `echo.echo`?"
+            )),
+        "{warnings:#?}"
+    );
+    // A request no loaded connector answers is named with where it is written.
+    assert!(
+        warnings.iter().any(|w| w.starts_with(
+            "plugin 'probe': [capabilities] tools in its plugin.toml names `legacy-connector.note`"
+        )),
+        "{warnings:#?}"
+    );
+    assert!(
+        !warnings.iter().any(|w| w.contains("`echo.echo`,")),
+        "an offered tool is not warned about: {warnings:#?}"
+    );
 }

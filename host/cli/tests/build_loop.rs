@@ -133,6 +133,34 @@ fn build_checks_the_configs_grants_and_compiles_into_its_cache() {
     assert!(shown.contains("hello from the test"), "{shown}");
     assert!(!shown.contains("discarding compile cache entry"), "{shown}");
 
+    // A grant that misspells the connector's tool: building the connector names it, the line
+    // to fix and the tool meant; loading it for a task says so too.
+    std::fs::write(
+        root.join("typo.toml"),
+        "[host]\nplugins = [\"cache-conn\", \"cache-spec\"]\ndata_dir = \"data\"\n\n\
+         [grants.cache-spec]\ntools = [\"cache-conn.ech\"]\n",
+    )
+    .expect("write typo.toml");
+    let shown = ok(guild_with(root, "typo.toml", &["build", "cache-conn"]));
+    assert!(
+        shown.contains("warning: [grants.cache-spec] tools in ")
+            && shown.contains(
+                "typo.toml names `cache-conn.ech`, but no loaded connector offers `cache-conn.ech`; did you mean `cache-conn.echo`?"
+            ),
+        "{shown}"
+    );
+    let shown = text(&guild_with(
+        root,
+        "typo.toml",
+        &["task", "cache-spec", "hi"],
+    ));
+    assert!(
+        shown.contains("warning: plugin 'cache-spec': [grants.cache-spec] tools in ")
+            && shown.contains("typo.toml names `cache-conn.ech`")
+            && shown.contains("did you mean `cache-conn.echo`?"),
+        "{shown}"
+    );
+
     // Denied: a configuration without the grant, nor the connector, says both.
     std::fs::write(
         root.join("strict.toml"),

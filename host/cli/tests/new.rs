@@ -1,10 +1,11 @@
 //! `guild new` → `guild build` → `guild task`, as a new plugin author meets them, for every
 //! language with templates: all three kinds are scaffolded; a scaffolded specialist calls the
-//! `echo` tool of a scaffolded connector and the task succeeds with that tool call in its
+//! `save` tool of a scaffolded connector and the task succeeds with that tool call in its
 //! result; the scaffolded skill loader serves its skill to a specialist through the host
 //! (catalog, body, resource; C: it builds and loads as its kind). The Python, JavaScript and C
 //! scaffolds' own unit tests run too, outside wasm (C: `./test.sh`, natively with the C SDK's
-//! fake host), and a C scaffold whose echo is broken fails its `./test.sh` naming the check.
+//! fake host), and a C scaffold whose save loses its external id fails its `./test.sh` naming
+//! the check. The task claims the id the mutating call returned.
 //! Plus the refusals an author meets (existing folder, bad name, unknown language, wrong world).
 //! (The check that the C SDK's checked-in bindings match `wit/` is in tests/all/c_plugins.rs.)
 //!
@@ -95,7 +96,8 @@ fn new_build_task(lang: &str) -> tempfile::TempDir {
     let connector = format!("{lang}-conn");
     let specialist = format!("{lang}-spec");
     let loader = format!("{lang}-skills");
-    let tool = format!("{connector}.echo");
+    // The connector's mutating tool: the task's call has a receipt and the report a claim.
+    let tool = format!("{connector}.save");
     ok(guild(
         root,
         &["new", "connector", &connector, "--lang", lang],
@@ -155,7 +157,20 @@ fn new_build_task(lang: &str) -> tempfile::TempDir {
     let output = calls[0]["outcome"]["output"].as_str().unwrap_or_default();
     assert!(
         output.contains("hello from the test"),
-        "the connector echoed the brief: {result:#}"
+        "the connector saved the brief: {result:#}"
+    );
+    let id = calls[0]["outcome"]["external_id"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        id.starts_with("note-") && calls[0]["receipt_id"].is_string(),
+        "{result:#}"
+    );
+    let claims = &result["report"]["claims"];
+    assert_eq!(claims[0]["tool"], tool.as_str(), "{result:#}");
+    assert_eq!(
+        claims[0]["external_id"], id,
+        "the claim names the call's id: {result:#}"
     );
 
     // The loader's skill reaches a specialist: catalog, body, resource; a missing resource is
@@ -209,7 +224,7 @@ fn rust_scaffolds_build_and_run_a_task() {
     ));
     let shown = text(&out);
     assert!(
-        shown.contains("tool call 1: rust-conn.echo") && shown.contains("from dev"),
+        shown.contains("tool call 1: rust-conn.save") && shown.contains("from dev"),
         "{shown}"
     );
     // Without the connector, the tool is granted but missing: the run says so.
@@ -243,16 +258,12 @@ fn c_scaffold_unit_tests_fail_naming_the_broken_check() {
     let folder = root.join("c-broken");
     unit_tests("c", &folder);
 
-    // Echo answers `{}` instead of its input: the scaffold's own test must catch it.
+    // Save forgets its external id: the scaffold's own test must catch it.
     let app = folder.join("app.c");
     let source = std::fs::read_to_string(&app).expect("read app.c");
-    let echo = "guild_outcome_success(ret, json ? json : \"null\");";
-    assert!(source.contains(echo), "{source}");
-    std::fs::write(
-        &app,
-        source.replace(echo, "guild_outcome_success(ret, \"{}\");"),
-    )
-    .expect("write app.c");
+    let save = "guild_outcome_external_id(ret, id);";
+    assert!(source.contains(save), "{source}");
+    std::fs::write(&app, source.replace(save, "")).expect("write app.c");
     let out = Command::new("./test.sh")
         .current_dir(&folder)
         .stdin(Stdio::null())
@@ -261,9 +272,10 @@ fn c_scaffold_unit_tests_fail_naming_the_broken_check() {
     let shown = text(&out);
     assert!(!out.status.success(), "{shown}");
     assert!(
-        shown.contains("FAILED: echo returns its input")
-            && shown.contains("1 of 8 checks FAILED: echo returns its input")
-            && shown.contains("ok: echo is the one tool"),
+        shown.contains(
+            "FAILED: the mutating tool returns an external id, the same for the same text"
+        ) && shown.contains("1 of 11 checks FAILED: the mutating tool returns an external id")
+            && shown.contains("ok: the read-only tool answers with the text"),
         "{shown}"
     );
 }

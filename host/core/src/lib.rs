@@ -26,6 +26,7 @@ pub mod settings;
 pub mod skill_sources;
 pub mod strict_json;
 pub mod text;
+pub mod tool_names;
 pub mod types;
 
 pub use config::Config;

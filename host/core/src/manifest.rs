@@ -12,6 +12,7 @@ use std::path::{Component as PathComponent, Path, PathBuf};
 use serde::Deserialize;
 
 use crate::error::ManifestError;
+use crate::tool_names::TOOL_NAME_RULE;
 use guild_http::HostPattern;
 
 /// File name of a plugin manifest inside a plugin folder.
@@ -484,8 +485,9 @@ fn validate_alias(alias: &str) -> Result<(), String> {
 pub fn parse_tool_name(full: &str) -> Result<(&str, &str), String> {
     let (connector, tool) = full
         .split_once('.')
-        .ok_or_else(|| format!("{full:?} is not a tool name: expected `connector.tool`"))?;
-    validate_name(connector)?;
+        .ok_or_else(|| format!("{full:?} is not a tool name: {TOOL_NAME_RULE}"))?;
+    validate_name(connector)
+        .map_err(|_| format!("{full:?} is not a tool name: {TOOL_NAME_RULE}"))?;
     let ok = !tool.is_empty()
         && tool.len() <= 64
         && tool
@@ -494,9 +496,7 @@ pub fn parse_tool_name(full: &str) -> Result<(&str, &str), String> {
     if ok {
         Ok((connector, tool))
     } else {
-        Err(format!(
-            "{full:?} is not a tool name: the tool part must be 1 to 64 characters of a-z, 0-9, '_' and '-'"
-        ))
+        Err(format!("{full:?} is not a tool name: {TOOL_NAME_RULE}"))
     }
 }
 

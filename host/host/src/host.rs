@@ -160,6 +160,12 @@ impl Host {
         self.services.snapshot().errors.clone()
     }
 
+    /// Problems of the last load that did not stop a plugin loading, one line each: a tool a
+    /// plugin requests or is granted that no loaded connector offers (with the nearest one).
+    pub fn load_warnings(&self) -> Vec<String> {
+        self.services.snapshot().warnings.clone()
+    }
+
     /// Every loaded plugin, sorted by name.
     pub fn plugins(&self) -> Vec<PluginInfo> {
         let snap = self.services.snapshot();

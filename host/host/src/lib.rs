@@ -27,7 +27,9 @@ pub mod session;
 mod skills_host;
 pub mod types;
 
-pub use guild_core::{capability, config, error, limits, manifest, schema, serve, settings, text};
+pub use guild_core::{
+    capability, config, error, limits, manifest, schema, serve, settings, text, tool_names,
+};
 pub use {
     guild_bundle as bundle, guild_http as http, guild_receipts as receipts, guild_skills as skills,
     guild_validate as validate, guild_watch as watch,

@@ -76,6 +76,8 @@ pub(crate) struct Snapshot {
     pub(crate) plugins: BTreeMap<String, Arc<LoadedPlugin>>,
     pub(crate) aliases: BTreeMap<String, String>,
     pub(crate) errors: Vec<String>,
+    /// Problems that load anyway, e.g. a tool requested or granted that no connector offers.
+    pub(crate) warnings: Vec<String>,
 }
 
 impl Snapshot {
@@ -111,6 +113,19 @@ impl Snapshot {
                 version: p.manifest.plugin.version.to_string(),
                 description: p.description.clone(),
                 aliases: p.manifest.plugin.aliases.clone(),
+            })
+            .collect()
+    }
+
+    /// Every tool the loaded connectors offer, as `connector.tool`, sorted.
+    pub(crate) fn offered_tools(&self) -> Vec<String> {
+        self.plugins
+            .values()
+            .filter(|p| p.manifest.plugin.kind == PluginKind::Connector)
+            .flat_map(|p| {
+                p.tools
+                    .iter()
+                    .map(move |t| format!("{}.{}", p.name, t.name))
             })
             .collect()
     }
@@ -226,7 +241,47 @@ pub(crate) async fn load_all(
         }
     }
     refuse_wrong_loaders(&mut snapshot);
+    snapshot.warnings = unoffered_tools(&snapshot, &config.file);
     snapshot
+}
+
+/// One warning per tool a loaded plugin requests in its manifest or is granted in the
+/// configuration that no loaded connector offers: most often a typo, which would otherwise
+/// surface only as a refusal when the specialist runs. Each names the plugin, where the name
+/// is written, and the nearest offered tool.
+fn unoffered_tools(snapshot: &Snapshot, config_file: &Path) -> Vec<String> {
+    let offered = snapshot.offered_tools();
+    let mut warnings = Vec::new();
+    for plugin in snapshot.plugins.values() {
+        let eff = plugin.runtime.effective();
+        let requested = plugin.manifest.capabilities.tools.iter();
+        let granted = eff.tools.iter().chain(&eff.tools_not_requested);
+        let places = requested
+            .map(|t| (t, "[capabilities] tools in its plugin.toml".to_owned()))
+            .chain(granted.map(|t| {
+                (
+                    t,
+                    format!(
+                        "[grants.{}] tools in {}",
+                        plugin.name,
+                        config_file.display()
+                    ),
+                )
+            }));
+        let mut seen = BTreeSet::new();
+        for (tool, place) in places {
+            if offered.contains(tool) || !seen.insert((tool.clone(), place.clone())) {
+                continue;
+            }
+            let why =
+                guild_core::tool_names::unknown_tool(tool, offered.iter().map(String::as_str));
+            warnings.push(format!(
+                "plugin '{}': {place} names `{tool}`, but {why}",
+                plugin.name
+            ));
+        }
+    }
+    warnings
 }
 
 /// Refuses every specialist whose granted skill sources name, as `loader:X`, a loaded plugin
@@ -415,8 +470,18 @@ fn first_line(s: &str) -> String {
 fn check_tools(tools: &[ToolSpec]) -> Result<(), String> {
     let mut seen = BTreeSet::new();
     for t in tools {
-        parse_tool_name(&format!("x.{}", t.name))
-            .map_err(|_| format!("returned an invalid tool name {:?}", t.name))?;
+        if parse_tool_name(&format!("x.{}", t.name)).is_err() {
+            // The usual mistake: the connector's name written into the tool's own.
+            let dotted = match t.name.rsplit_once('.') {
+                Some((_, own)) => format!(" (name it {own:?}: callers add the connector's name)"),
+                None => String::new(),
+            };
+            return Err(format!(
+                "returned an invalid tool name {:?}{dotted}; {}",
+                t.name,
+                guild_core::tool_names::TOOL_NAME_RULE
+            ));
+        }
         if !seen.insert(t.name.as_str()) {
             return Err(format!("returned tool {:?} twice", t.name));
         }
@@ -450,6 +515,24 @@ mod tests {
         let mut t = ToolSpec::new("lookup", "Looks something up.");
         t.input_schema = schema.to_owned();
         t
+    }
+
+    #[test]
+    fn a_dotted_tool_name_is_refused_with_the_naming_rule() {
+        let mut t = spec("{}");
+        t.name = "weather.lookup".into();
+        let e = check_tools(&[t]).expect_err("a dot in a tool's own name");
+        assert!(
+            e.starts_with(r#"returned an invalid tool name "weather.lookup" (name it "lookup": callers add the connector's name); a tool is called as `connector.tool`"#),
+            "{e}"
+        );
+        let mut t = spec("{}");
+        t.name = "Look Up".into();
+        let e = check_tools(&[t]).expect_err("capitals and a space");
+        assert!(
+            e.starts_with(r#"returned an invalid tool name "Look Up"; a tool"#),
+            "{e}"
+        );
     }
 
     #[test]

@@ -35,8 +35,8 @@ pub async fn start_host_on(config: Config, engine: GuildEngine) -> anyhow::Resul
         render::spinner("loading plugins (first load compiles them; later loads use the cache)");
     let host = Host::with_engine(config, engine).await?;
     spinner.finish_and_clear();
-    for error in host.load_errors() {
-        eprintln!("warning: {}", guild_host::text::for_terminal(&error));
+    for line in host.load_errors().into_iter().chain(host.load_warnings()) {
+        eprintln!("warning: {}", guild_host::text::for_terminal(&line));
     }
     Ok(host)
 }

@@ -69,6 +69,7 @@ typedef struct {
     char *tool, *text;
     enum answer_kind kind;
     uint8_t host_error;
+    char *external_id; /* NULL: none */
 } answer_t;
 static answer_t *answers;
 static size_t answer_count;
@@ -83,6 +84,7 @@ void guild_test_reset(void) {
     for (size_t i = 0; i < answer_count; i++) {
         free(answers[i].tool);
         free(answers[i].text);
+        free(answers[i].external_id);
     }
     free(answers);
     answers = NULL;
@@ -207,11 +209,16 @@ bool guild_plugin_http_send(guild_plugin_http_request_t *request, guild_plugin_h
 static void set_answer(const char *tool, enum answer_kind kind, uint8_t host_error,
                        const char *text) {
     answers = must(realloc(answers, (answer_count + 1) * sizeof *answers));
-    answers[answer_count++] = (answer_t){copy(tool), copy(text), kind, host_error};
+    answers[answer_count++] = (answer_t){copy(tool), copy(text), kind, host_error, NULL};
 }
 
 void guild_test_tool_answer(const char *tool, const char *output_json) {
     set_answer(tool, ANSWER_SUCCESS, 0, output_json);
+}
+
+void guild_test_tool_answer_id(const char *tool, const char *output_json, const char *external_id) {
+    set_answer(tool, ANSWER_SUCCESS, 0, output_json);
+    answers[answer_count - 1].external_id = copy(external_id);
 }
 
 void guild_test_tool_fail(const char *tool, const char *message) {
@@ -266,6 +273,10 @@ bool guild_plugin_tools_call(guild_string_t *name, guild_string_t *input,
     case ANSWER_SUCCESS:
         guild_string_from(&ret->output, answer->text);
         ret->status.tag = GUILD_PLUGIN_TYPES_CALL_STATUS_SUCCESS;
+        if (answer->external_id) {
+            ret->external_id.is_some = true;
+            guild_string_from(&ret->external_id.val, answer->external_id);
+        }
         return true;
     case ANSWER_FAILED: {
         char *quoted = guild_json_quote(answer->text, strlen(answer->text));

@@ -69,6 +69,8 @@ void guild_test_config_set(const char *key, const char *value);
 
 /* `tool` (`connector.tool`) succeeds with the JSON document `output_json`. */
 void guild_test_tool_answer(const char *tool, const char *output_json);
+/* `tool` succeeds with `output_json` and reports `external_id` (what a mutating tool does). */
+void guild_test_tool_answer_id(const char *tool, const char *output_json, const char *external_id);
 /* `tool` runs and fails: status `failed(message)`, output `{"error": message}`. */
 void guild_test_tool_fail(const char *tool, const char *message);
 /* The host refuses `tool`: `host_error` is a GUILD_PLUGIN_TYPES_HOST_ERROR_* tag. */

@@ -15,6 +15,29 @@ function witError(tag, val) {
   return err;
 }
 
+/**
+ * `stack` with the component's bundle positions (`run@bundle.js:414:2`) shown as the author's
+ * files and lines (`run@app.js:12`), from the table sdk/js/componentize.sh appends to the bundle
+ * (sdk/js/line-table.mjs). Unchanged outside a component (plain Node already names the files).
+ */
+export function authorStack(stack) {
+  const table = globalThis.__guildLines;
+  if (!table || typeof stack !== "string") return stack;
+  return stack.replace(/[^@\s]*bundle\.js:(\d+):\d+/g, (whole, line) => {
+    const at = table.lines[Number(line) - 1];
+    return at ? `${table.sources[at[0]]}:${at[1]}` : whole;
+  });
+}
+
+/** ` (at app.js:12)`: the first frame of `e`'s stack in the author's own files, if any. */
+function authorFrame(e) {
+  const frames = authorStack(e?.stack ?? "").split("\n");
+  const own = frames
+    .map((frame) => frame.slice(frame.lastIndexOf("@") + 1).trim())
+    .find((at) => /:\d+$/.test(at) && !/guild-sdk\/|bundle\.js|initializer\.js|^node:/.test(at));
+  return own ? ` (at ${own})` : "";
+}
+
 function describeText(describe) {
   return typeof describe === "function" ? String(describe()) : String(describe ?? "");
 }
@@ -34,24 +57,35 @@ export function specialist({ describe, run }) {
         report = await run({ taskId: brief.taskId, description: brief.description });
       } catch (e) {
         // The SDK's own errors are expected; anything else is a bug worth its stack in the log.
-        if (!(e instanceof GuildError)) log.error(`run threw: ${e?.stack ?? e}`);
-        throw witError(e instanceof InvalidBrief ? "invalid-brief" : "failed", e?.message ?? String(e));
+        if (e instanceof GuildError) throw witError(e instanceof InvalidBrief ? "invalid-brief" : "failed", e.message);
+        log.error(`run threw: ${authorStack(e?.stack) ?? e}`);
+        throw witError("failed", `${e?.message ?? String(e)}${authorFrame(e)}`);
       }
-      if (!(report instanceof Report)) report = new Report(report ?? {});
+      if (!(report instanceof Report)) {
+        const what = report === null ? "null" : Array.isArray(report) ? "an array" : typeof report === "object" ? `a plain ${report.constructor?.name ?? "object"}` : typeof report;
+        throw witError("failed", `specialist run() returned ${what}, not a Report: return Report.satisfied(summary), Report.partial(...) or Report.failed(...) from guild-sdk`);
+      }
       return report.toWit();
     },
   };
 }
 
+// A mutating tool names its receipt type and operation, as in every kit:
+// `mutating: ["issue", "create"]` (or `mutating: true, receiptType, operation`).
 function specOf(name, tool) {
   const schema = tool.inputSchema ?? { type: "object" };
+  let { mutating, receiptType, operation } = tool;
+  if (Array.isArray(mutating)) {
+    if (mutating.length !== 2) throw new TypeError(`tool ${name}: mutating: [receiptType, operation], e.g. ["issue", "create"]`);
+    [receiptType, operation] = mutating;
+  }
   return {
     name,
     description: String(tool.description ?? ""),
     inputSchema: typeof schema === "string" ? schema : JSON.stringify(schema),
-    mutating: Boolean(tool.mutating),
-    receiptType: tool.receiptType,
-    operation: tool.operation,
+    mutating: Boolean(mutating),
+    receiptType,
+    operation,
     requiresSkill: tool.requiresSkill,
     approval: tool.approval === "always" ? "always" : "never",
   };
@@ -70,8 +104,8 @@ export async function runTool(handler, tool, inputText) {
     result = await handler(input);
   } catch (e) {
     if (e instanceof ToolError) return ToolOutcome.failed(e.error, e.output);
-    log.error(`tool ${tool} threw: ${e?.stack ?? e}`);
-    return ToolOutcome.failed(`${tool} threw ${e?.name ?? "an error"}: ${e?.message ?? e}`);
+    log.error(`tool ${tool} threw: ${authorStack(e?.stack) ?? e}`);
+    return ToolOutcome.failed(`${tool} threw ${e?.name ?? "an error"}: ${e?.message ?? e}${authorFrame(e)}`);
   }
   if (result instanceof ToolOutcome) return result;
   try {

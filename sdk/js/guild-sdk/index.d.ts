@@ -62,7 +62,10 @@ export class Report {
   withHardPassed(passed: boolean): this;
   openIssue(text: string): this;
   remainingIssue(text: string): this;
-  claim(tool: string, text: string, externalId?: string): this;
+  /** `claim(tool, externalId, text)`, the order of every kit; `claim(tool, text)` claims without an id. */
+  claim(tool: string, externalId: string | undefined, text: string): this;
+  claim(tool: string, text: string): this;
+  claimWithoutId(tool: string, text: string): this;
   artifact(ref: ArtifactRef): this;
   suggest(action: NextAction, suggestedTask?: string): this;
   toWit(): T.Report;
@@ -199,7 +202,8 @@ export const memory: {
 export interface ToolDefinition {
   description: string;
   inputSchema?: object | string;
-  mutating?: boolean;
+  /** `[receiptType, operation]` (e.g. `["issue", "create"]`), or `true` with `receiptType` and `operation`. */
+  mutating?: boolean | [receiptType: string, operation: string];
   receiptType?: string;
   operation?: string;
   requiresSkill?: string;

@@ -45,9 +45,19 @@ export class Report {
     this.remainingIssues.push(String(text));
     return this;
   }
-  /** Claims an external effect of `tool`, with the external id it returned if any. */
-  claim(tool, text, externalId) {
-    this.claims.push({ tool, text, externalId });
+  /**
+   * Claims an external effect of `tool`: `claim(tool, externalId, text)`, the order of every kit
+   * (the id the call returned, e.g. `outcome.externalId`). `claim(tool, text)` with two
+   * arguments claims without an id, as `claimWithoutId` does.
+   */
+  claim(tool, externalId, text) {
+    if (text === undefined) return this.claimWithoutId(tool, externalId);
+    this.claims.push({ tool, externalId: externalId ?? undefined, text });
+    return this;
+  }
+  /** Claims an effect of a tool that returned no external id. */
+  claimWithoutId(tool, text) {
+    this.claims.push({ tool, text, externalId: undefined });
     return this;
   }
   /** Adds an artifact: `{id, kind?, mimeType?, sha256, version?}`. */

@@ -43,14 +43,22 @@ def tool(
     input_schema: Any = None,
     *,
     name: Optional[str] = None,
-    mutating: bool = False,
+    mutating: Any = False,
     receipt_type: Optional[str] = None,
     operation: Optional[str] = None,
     requires_skill: Optional[str] = None,
     approval: str = "never",
 ):
     """Marks a `Connector` method as a tool. The method takes the parsed JSON input and returns
-    a `ToolOutcome` or any JSON value (a success); raising `ToolError` reports a failure."""
+    a `ToolOutcome` or any JSON value (a success); raising `ToolError` reports a failure.
+
+    A mutating tool names its receipt type and operation, as in every kit:
+    `mutating=("issue", "create")` (or `mutating=True, receipt_type=..., operation=...`)."""
+    if isinstance(mutating, (tuple, list)):
+        if len(mutating) != 2:
+            raise TypeError("mutating=(receipt_type, operation), e.g. mutating=(\"issue\", \"create\")")
+        receipt_type, operation = mutating
+        mutating = True
 
     def mark(method: Callable) -> Callable:
         method.__guild_tool__ = ToolSpec(

@@ -134,8 +134,18 @@ class Report:
         self.remaining_issues.append(text)
         return self
 
-    def claim(self, tool: str, text: str, external_id: Optional[str] = None) -> "Report":
-        self.claims.append(Claim(tool=tool, text=text, external_id=external_id))
+    def claim(self, tool: str, external_id: Optional[str] = None, text: Optional[str] = None) -> "Report":
+        """Claims an external effect of `tool`: `claim(tool, external_id, text)`, the order of
+        every kit (the id the call returned, e.g. `outcome.external_id`). `claim(tool, text)`
+        with two arguments claims without an id, as `claim_without_id` does."""
+        if text is None:
+            external_id, text = None, external_id
+        self.claims.append(Claim(tool=tool, text=str(text), external_id=external_id))
+        return self
+
+    def claim_without_id(self, tool: str, text: str) -> "Report":
+        """Claims an effect of a tool that returned no external id."""
+        self.claims.append(Claim(tool=tool, text=text, external_id=None))
         return self
 
     def artifact(self, artifact: ArtifactRef) -> "Report":

@@ -11,11 +11,15 @@ class Tracker(guild.Connector):
     def search_issues(self, input):
         return {"items": [input["query"]]}
 
-    @guild.tool("Creates an issue.", mutating=True, receipt_type="issue", operation="create")
+    @guild.tool("Creates an issue.", mutating=("issue", "create"))
     def create_issue(self, input):
         if not input.get("title"):
             raise guild.ToolError("a title is required")
         return guild.ToolOutcome.success({"number": 7}, external_id="7")
+
+    @guild.tool("Closes an issue.", mutating=True, receipt_type="issue", operation="close")
+    def close_issue(self, input):
+        return {"closed": True}
 
     @guild.tool("Breaks.")
     def broken(self, input):
@@ -25,11 +29,12 @@ class Tracker(guild.Connector):
 class ConnectorTest(unittest.TestCase):
     def test_tools_come_from_the_marked_methods(self):
         specs = Tracker().tools()
-        self.assertEqual([s.name for s in specs], ["broken", "create_issue", "search_issues"])
-        create = specs[1]
-        self.assertTrue(create.mutating)
+        self.assertEqual([s.name for s in specs], ["broken", "close_issue", "create_issue", "search_issues"])
+        close, create = specs[1], specs[2]
+        self.assertTrue(create.mutating and close.mutating)
         self.assertEqual((create.receipt_type, create.operation), ("issue", "create"))
-        self.assertIn('"query"', specs[2].schema_json())
+        self.assertEqual((close.receipt_type, close.operation), ("issue", "close"))
+        self.assertIn('"query"', specs[3].schema_json())
 
     def test_call_success_failure_and_bugs(self):
         t = Tracker()

@@ -36,6 +36,16 @@ pub fn call<T: Serialize + ?Sized>(name: &str, input: &T) -> Result<ToolOutcome,
     call_raw(name, &input)
 }
 
+/// [`call`] under the name the other kits give the call that returns the whole outcome
+/// (Python `tools.call_outcome`, JavaScript `tools.callOutcome`, C `guild_tool_call`): status,
+/// output, external id, verifiable URL and preview.
+pub fn call_outcome<T: Serialize + ?Sized>(
+    name: &str,
+    input: &T,
+) -> Result<ToolOutcome, HostError> {
+    call(name, input)
+}
+
 /// Calls `connector.tool` with an input that is already a JSON document.
 pub fn call_raw(name: &str, input_json: &str) -> Result<ToolOutcome, HostError> {
     raw::call(name, input_json, None)

@@ -123,9 +123,56 @@ pub(crate) async fn build_and_check(
     // plugins, and not at all without one.
     info.unavailable = operator.and_then(|operator| {
         not_configured_note(&dir, operator);
+        for warning in unoffered_tools(&info, operator) {
+            eprintln!("warning: {warning}");
+        }
         roster_check(&manifest, operator)
     });
     Ok(info)
+}
+
+/// For a connector: the tools of it that `operator`'s grants or its plugins' manifests name
+/// but it does not offer (a typo on either side), each with where it is written and the
+/// nearest tool it does offer. The load check loaded this plugin alone, so a specialist's own
+/// tool names are judged when its host loads (`guild dev`, `guild task`).
+fn unoffered_tools(info: &PluginInfo, operator: &Config) -> Vec<String> {
+    if info.kind != PluginKind::Connector {
+        return Vec::new();
+    }
+    let offered: Vec<String> = info
+        .tools
+        .iter()
+        .map(|t| format!("{}.{}", info.name, t.name))
+        .collect();
+    let prefix = format!("{}.", info.name);
+    let granted = operator.grants.iter().flat_map(|(plugin, grant)| {
+        let place = format!("[grants.{plugin}] tools in {}", operator.file.display());
+        grant.tools.iter().map(move |t| (t.clone(), place.clone()))
+    });
+    let requested = operator
+        .plugin_folders()
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|folder| Manifest::load(&folder).ok())
+        .flat_map(|m| {
+            let place = format!(
+                "[capabilities] tools in {}",
+                m.dir.join("plugin.toml").display()
+            );
+            m.capabilities
+                .tools
+                .into_iter()
+                .map(move |t| (t, place.clone()))
+        });
+    granted
+        .chain(requested)
+        .filter(|(tool, _)| tool.starts_with(&prefix) && !offered.contains(tool))
+        .map(|(tool, place)| {
+            let why =
+                guild_host::tool_names::unknown_tool(&tool, offered.iter().map(String::as_str));
+            format!("{place} names `{tool}`, but {why}")
+        })
+        .collect()
 }
 
 /// Runs `dir/build.sh` and checks it produced the component `plugin.toml` names. The caller

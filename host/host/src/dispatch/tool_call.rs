@@ -9,8 +9,9 @@ use tracing::Instrument;
 
 use guild_core::capability::{denied, trace_decision};
 use guild_core::limits::MAX_IDEMPOTENCY_KEY_BYTES;
-use guild_core::manifest::{PluginKind, parse_tool_name};
+use guild_core::manifest::parse_tool_name;
 use guild_core::text::truncate as truncate_str;
+use guild_core::tool_names::unknown_tool;
 use guild_core::types::{CallStatus, ToolCallRecord, ToolError, ToolOutcome, ToolSpec};
 use guild_receipts::{Completion, Intent, LedgerError, Receipt, ReceiptStatus};
 use guild_runtime::Failure;
@@ -115,11 +116,24 @@ pub(crate) async fn call_tool(
                 .runtime
                 .connector_call(&plugin.runtime, &tool, input)
                 .await;
-            let (outcome, answer) = match result {
-                Ok(outcome) => {
-                    let outcome = normalise(outcome);
-                    (outcome.clone(), Ok(outcome))
-                }
+            let (outcome, answer) = match result.map(normalise) {
+                Ok(outcome) => match not_json(&outcome) {
+                    None => (outcome.clone(), Ok(outcome)),
+                    Some(e) => {
+                        let message = format!(
+                            "tool '{full}' failed: connector '{}' returned output that is not JSON ({e}); a connector's output must be one JSON document",
+                            plugin.ident
+                        );
+                        // What the connector said it changed stays on the record.
+                        let failed = ToolOutcome {
+                            external_id: outcome.external_id,
+                            verifiable_url: outcome.verifiable_url,
+                            preview: outcome.preview,
+                            ..failed_outcome(&message)
+                        };
+                        (failed, Err(ToolError::Failed(message)))
+                    }
+                },
                 Err(failure) => {
                     let message = format!(
                         "tool '{full}' failed: connector '{}' {failure}",
@@ -178,28 +192,27 @@ async fn admit<'a>(
     let caller = &task.plugin;
     let refusal = caller.runtime.effective().tool_refusal(&caller.name, full);
     trace_decision(&caller.ident, "tools", full, refusal.is_none());
+    // A name no connector offers is most often a typo: say that first, with the nearest tool,
+    // rather than sending the author to add the typo to the manifest and the grants.
+    if task.snapshot.tool_spec(full).is_none() {
+        let offered = task.snapshot.offered_tools();
+        let unknown = unknown_tool(full, offered.iter().map(String::as_str));
+        return Err(match refusal {
+            Some(_) => ToolError::Denied(denied(&caller.name, "tools", full, &unknown)),
+            None => ToolError::InvalidInput(unknown),
+        });
+    }
     if let Some(why) = refusal {
         return Err(ToolError::Denied(denied(&caller.name, "tools", full, &why)));
     }
-    let Ok((connector, tool)) = parse_tool_name(full) else {
-        return Err(ToolError::InvalidInput(format!(
-            "{full:?} is not a tool name: expected `connector.tool`"
-        )));
-    };
-    let plugin = match task.snapshot.plugins.get(connector) {
-        Some(p) if p.manifest.plugin.kind == PluginKind::Connector => p.clone(),
-        _ => {
-            return Err(ToolError::Failed(format!(
-                "connector '{connector}' is not loaded"
-            )));
-        }
-    };
-    let Some(spec) = plugin.tools.iter().find(|t| t.name == tool).cloned() else {
-        let names: Vec<_> = plugin.tools.iter().map(|t| t.name.as_str()).collect();
-        return Err(ToolError::InvalidInput(format!(
-            "connector '{connector}' has no tool '{tool}'; it has: {}",
-            names.join(", ")
-        )));
+    // Offered, so loaded and well-formed; checked again rather than trusted.
+    let (connector, tool) = parse_tool_name(full).map_err(ToolError::InvalidInput)?;
+    let found = task.snapshot.plugins.get(connector).and_then(|p| {
+        let spec = p.tools.iter().find(|t| t.name == tool)?;
+        Some((p.clone(), spec.clone()))
+    });
+    let Some((plugin, spec)) = found else {
+        return Err(ToolError::InvalidInput(unknown_tool(full, [])));
     };
     // Checked against the tool's declared schema before any connector instance exists. The
     // connector then gets `input` itself, the bytes checked here: a key repeated in an object
@@ -302,6 +315,17 @@ async fn approve(
             }
         }
     }
+}
+
+/// Why a connector's output is not one JSON document, if it is not. A failed outcome may leave
+/// its output empty, as the host's own failed outcomes do.
+fn not_json(o: &ToolOutcome) -> Option<String> {
+    if o.status == CallStatus::Failed && o.output.trim().is_empty() {
+        return None;
+    }
+    serde_json::from_str::<serde::de::IgnoredAny>(&o.output)
+        .err()
+        .map(|e| e.to_string())
 }
 
 /// Makes a connector's report self-consistent: a failure always carries an error, a success

@@ -27,12 +27,18 @@ test("a report has a default for every field", () => {
 
 test("report builders chain into the WIT record", () => {
   const wit = Report.satisfied("filed", "- #12")
-    .claim("tracker.create_issue", "created #12", "12")
+    .claim("tracker.create_issue", "12", "created #12")
+    .claim("memory.update", "recorded a line")
+    .claimWithoutId("notes.echo", "echoed")
     .openIssue("log truncated")
     .artifact({ id: "a.md", sha256: "ab" })
     .suggest("refine", "retry")
     .toWit();
-  assert.deepEqual(wit.claims, [{ tool: "tracker.create_issue", externalId: "12", text: "created #12" }]);
+  assert.deepEqual(wit.claims, [
+    { tool: "tracker.create_issue", externalId: "12", text: "created #12" },
+    { tool: "memory.update", externalId: undefined, text: "recorded a line" },
+    { tool: "notes.echo", externalId: undefined, text: "echoed" },
+  ]);
   assert.deepEqual(wit.artifacts, [{ id: "a.md", kind: "file", mimeType: "application/octet-stream", sha256: "ab", version: undefined }]);
   assert.deepEqual(wit.nextStep, { action: "refine", suggestedTask: "retry" });
 });
@@ -133,7 +139,8 @@ test("specialist() converts the report and maps thrown errors to run-errors", as
     run: (brief) => {
       if (!brief.description) throw new guild.InvalidBrief("name someone");
       if (brief.description === "boom") throw new Error("bug");
-      return { summary: `greeted ${brief.description}` };
+      if (brief.description === "plain") return { summary: "not a Report" };
+      return Report.satisfied(`greeted ${brief.description}`);
     },
   });
   assert.deepEqual(api.describe(), { description: "Greets." });
@@ -146,6 +153,11 @@ test("specialist() converts the report and maps thrown errors to run-errors", as
     assert.rejects(api.run({ taskId: "t", description: "boom" }), (e) => e.payload.tag === "failed" && e.payload.val === "bug"),
   );
   assert.equal(host.logs[0][0], "error");
+  // A run that returns anything but a Report is refused, as in the Python kit.
+  await assert.rejects(
+    api.run({ taskId: "t", description: "plain" }),
+    (e) => e.payload.tag === "failed" && /returned a plain Object, not a Report: return Report.satisfied/.test(e.payload.val),
+  );
 });
 
 test("connector() lists tools and turns every failure into a failed outcome", async () => {
@@ -154,9 +166,7 @@ test("connector() lists tools and turns every failure into a failed outcome", as
       search: { description: "Searches.", inputSchema: { type: "object" }, run: (i) => ({ items: [i.q] }) },
       create: {
         description: "Creates.",
-        mutating: true,
-        receiptType: "issue",
-        operation: "create",
+        mutating: ["issue", "create"],
         run: (i) => {
           if (!i.title) throw new guild.ToolError("a title is required");
           return ToolOutcome.success({ number: 7 }, { externalId: "7" });
@@ -166,7 +176,7 @@ test("connector() lists tools and turns every failure into a failed outcome", as
   });
   const specs = api.tools();
   assert.deepEqual(specs.map((s) => s.name), ["create", "search"]);
-  assert.equal(specs[0].mutating, true);
+  assert.deepEqual([specs[0].mutating, specs[0].receiptType, specs[0].operation], [true, "issue", "create"]);
   assert.equal(specs[1].inputSchema, '{"type":"object"}');
   assert.deepEqual(await api.call("search", '{"q":"x"}'), {
     output: '{"items":["x"]}',
@@ -179,4 +189,21 @@ test("connector() lists tools and turns every failure into a failed outcome", as
   assert.deepEqual((await api.call("create", "{}")).status, { tag: "failed", val: "a title is required" });
   assert.match((await api.call("nope", "{}")).status.val, /unknown tool/);
   assert.match((await api.call("search", "{")).status.val, /not JSON/);
+});
+
+test("stack frames in the component's bundle name the author's file and line", async () => {
+  const { authorStack } = await import("../exports.js");
+  const stack = "inner@bundle.js:3:2\nrun@/tmp/x/bundle.js:2:8\nfn@/tmp/x/sources/initializer.js:4338:36";
+  assert.equal(authorStack(stack), stack, "no table outside a component");
+  globalThis.__guildLines = { sources: ["../sdk/js/guild-sdk/exports.js", "app.js"], lines: [0, [0, 90], [1, 4]] };
+  try {
+    assert.equal(authorStack(stack), "inner@app.js:4\nrun@../sdk/js/guild-sdk/exports.js:90\nfn@/tmp/x/sources/initializer.js:4338:36");
+    // A run that throws names the author's line in its run error.
+    const api = guild.specialist({ describe: "", run: () => { const e = new TypeError("x is undefined"); e.stack = stack; throw e; } });
+    await withHost(new FakeHost(), () =>
+      assert.rejects(api.run({ taskId: "t", description: "" }), (e) => e.payload.val === "x is undefined (at app.js:4)"),
+    );
+  } finally {
+    delete globalThis.__guildLines;
+  }
 });

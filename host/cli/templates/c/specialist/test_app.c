@@ -5,7 +5,8 @@
 
 #include "guild_test.h"
 
-static const char TOOL_NAME[] = "{{tool}}";
+extern const char TOOL[]; /* app.c's: the tool it calls */
+#define TOOL_NAME TOOL
 
 /* Runs a brief with `description` as the host would; the caller frees *report or *err. */
 static bool run(const char *description, guild_plugin_types_report_t *report,
@@ -38,6 +39,18 @@ int main(void) {
                 ok && report.outcome == GUILD_PLUGIN_TYPES_OUTCOME_SATISFIED && report.hard_passed);
     GUILD_CHECK("the report's details are the tool's answer",
                 ok && guild_string_eq(&report.details, "{\"text\":\"hi\"}"));
+    GUILD_CHECK("an answer without an external id claims nothing", ok && report.claims.len == 0);
+    if (ok) guild_plugin_types_report_free(&report);
+    else guild_plugin_types_run_error_free(&err);
+    guild_test_reset();
+
+    /* The tool reports an external id: the report claims that effect. */
+    guild_test_tool_answer_id(TOOL_NAME, "{\"id\":\"n1\"}", "n1");
+    ok = run("hi", &report, &err);
+    GUILD_CHECK("an external id is claimed with its tool",
+                ok && report.claims.len == 1 && guild_string_eq(&report.claims.ptr[0].tool, TOOL_NAME) &&
+                    report.claims.ptr[0].external_id.is_some &&
+                    guild_string_eq(&report.claims.ptr[0].external_id.val, "n1"));
     if (ok) guild_plugin_types_report_free(&report);
     else guild_plugin_types_run_error_free(&err);
     guild_test_reset();

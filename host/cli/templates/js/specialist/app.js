@@ -1,6 +1,7 @@
-// Specialist `{{name}}`: sends its brief to the `{{tool}}` tool and reports what came back.
-// Test with `npm test` (plain Node, the SDK's FakeHost).
-import { InvalidBrief, Report, ToolFailed, log, specialist, tools } from "guild-sdk";
+// Specialist `{{name}}`: sends its brief to the `{{tool}}` tool and reports what came back. When
+// the tool reports an external id (a mutating tool's note, issue, message ...), the report claims
+// that effect; the host checks every claim against the call's receipt. Test with `npm test`.
+import { InvalidBrief, Report, log, specialist, tools } from "guild-sdk";
 
 // The tool this specialist calls: requested in plugin.toml, granted in guild.toml.
 export const TOOL = "{{tool}}";
@@ -9,15 +10,14 @@ export function run(brief) {
   const text = brief.description.trim();
   if (!text) throw new InvalidBrief(`the brief is empty: say what to send to ${TOOL}`);
   log.info(`calling ${TOOL}`);
-  let answer;
-  try {
-    answer = tools.call(TOOL, { text });
-  } catch (e) {
-    if (e instanceof ToolFailed) return Report.failed(`${TOOL} failed`, e.error).openIssue(e.message);
-    // A refusal by the host (Denied, ...) ends the task with its text.
-    throw e;
+  // Every fact of the call; a refusal by the host (Denied, ...) ends the task with its text.
+  const outcome = tools.callOutcome(TOOL, { text });
+  if (outcome.status === "failed") {
+    return Report.failed(`${TOOL} failed`, outcome.error).openIssue(`${TOOL} failed: ${outcome.error}`);
   }
-  return Report.satisfied(`${TOOL} answered`, JSON.stringify(answer));
+  const report = Report.satisfied(`${TOOL} answered`, outcome.output);
+  if (outcome.externalId) report.claim(TOOL, outcome.externalId, `${TOOL} recorded the brief as ${outcome.externalId}`);
+  return report;
 }
 
 // guild:plugin@0.2.0 exports one interface per world: the specialist's is `specialist-api`.

@@ -11,6 +11,13 @@ test("the brief goes to the tool and the answer is reported", async () => {
   assert.deepEqual(host.calls, [[TOOL, { text: "hi" }]]);
   assert.equal(report.outcome, "satisfied");
   assert.deepEqual(JSON.parse(report.details), { echo: "hi" });
+  assert.deepEqual(report.claims, []);
+});
+
+test("an external id is claimed", async () => {
+  const host = new FakeHost({ tools: { [TOOL]: ToolOutcome.success({ id: "n1" }, { externalId: "n1" }) } });
+  const report = await withHost(host, () => run({ taskId: "t1", description: "hi" }));
+  assert.deepEqual(report.claims.map((c) => [c.tool, c.externalId]), [[TOOL, "n1"]]);
 });
 
 test("a failed tool fails the report", async () => {

@@ -2,6 +2,6 @@
 
 import guild_sdk as guild
 
-from logic import Echo
+from logic import Notes
 
-ConnectorApi = guild.export_connector(Echo)
+ConnectorApi = guild.export_connector(Notes)

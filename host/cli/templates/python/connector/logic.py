@@ -1,22 +1,37 @@
-"""Connector `{{name}}`: one tool, `echo`, that returns the text it is given. Add a tool by
-adding a method marked `@guild.tool(description, input_schema)`."""
+"""Connector `{{name}}`: `echo` returns the text it is given; `save` is a mutating tool (the host
+writes a receipt for every call) that answers with an external id. Add a tool by adding a method
+marked `@guild.tool(description, input_schema)`; callers name it `{{name}}.TOOL`."""
+
+import hashlib
 
 import guild_sdk as guild
 
-ECHO_SCHEMA = {
+TEXT_SCHEMA = {
     "type": "object",
-    "properties": {"text": {"type": "string", "description": "What to echo."}},
+    "properties": {"text": {"type": "string", "description": "The text."}},
     "required": ["text"],
     "additionalProperties": False,
 }
 
 
-class Echo(guild.Connector):
-    @guild.tool("Returns the `text` it is given, unchanged.", ECHO_SCHEMA)
+def text_of(input):
+    """The `text` field. The host checked the input against the schema; this names the field
+    for other callers."""
+    text = input.get("text") if isinstance(input, dict) else None
+    if not isinstance(text, str):
+        raise guild.ToolError("field `text` is required and must be a string")
+    return text
+
+
+class Notes(guild.Connector):
+    @guild.tool("Returns the `text` it is given, unchanged.", TEXT_SCHEMA)
     def echo(self, input):
-        # The host checked the input against ECHO_SCHEMA; this names the field for other callers.
-        text = input.get("text") if isinstance(input, dict) else None
-        if not isinstance(text, str):
-            raise guild.ToolError("field `text` is required and must be a string")
-        guild.log.info(f"echoing {len(text)} characters")
-        return {"echo": text}
+        return {"echo": text_of(input)}
+
+    @guild.tool("Saves the `text` as a note and returns the note's id.", TEXT_SCHEMA, mutating=("note", "create"))
+    def save(self, input):
+        text = text_of(input)
+        guild.log.info(f"saving {len(text)} characters")
+        # The id the external system gave the note (this template stands one in).
+        note_id = "note-" + hashlib.sha256(text.encode()).hexdigest()[:12]
+        return guild.ToolOutcome.success({"id": note_id, "saved": text}, external_id=note_id)

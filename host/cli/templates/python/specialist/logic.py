@@ -1,6 +1,6 @@
-"""Specialist `{{name}}`: sends its brief to the `{{tool}}` tool and reports what came back."""
-
-import json
+"""Specialist `{{name}}`: sends its brief to the `{{tool}}` tool and reports what came back. When
+the tool reports an external id (a mutating tool's note, issue, message ...), the report claims
+that effect; the host checks every claim against the call's receipt."""
 
 import guild_sdk as guild
 
@@ -16,9 +16,11 @@ class Ask(guild.Specialist):
         if not text:
             raise guild.InvalidBrief(f"the brief is empty: say what to send to {TOOL}")
         guild.log.info(f"calling {TOOL}")
-        try:
-            answer = guild.tools.call(TOOL, {"text": text})
-        except guild.ToolFailed as err:
-            return guild.Report.failed(f"{TOOL} failed", err.error).open_issue(str(err))
-        # A refusal by the host (Denied, ...) is not caught: the task ends with its text.
-        return guild.Report.satisfied(f"{TOOL} answered", json.dumps(answer))
+        # Every fact of the call; a refusal by the host (Denied, ...) ends the task with its text.
+        outcome = guild.tools.call_outcome(TOOL, {"text": text})
+        if outcome.status == guild.FAILED:
+            return guild.Report.failed(f"{TOOL} failed", outcome.error).open_issue(f"{TOOL} failed: {outcome.error}")
+        report = guild.Report.satisfied(f"{TOOL} answered", outcome.output)
+        if outcome.external_id:
+            report.claim(TOOL, outcome.external_id, f"{TOOL} recorded the brief as {outcome.external_id}")
+        return report

@@ -1,0 +1,117 @@
+/* Unit tests of the C kit's own helpers (sdk/c/guild.c) with the fake host, for the specialist
+ * and connector worlds: `sdk/c/testing/test.sh specialist|connector sdk/c/testing/kit_test.c`
+ * (tests/all/c_plugins.rs runs both). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "guild_test.h"
+
+/* The world's exports are not under test here: empty ones, so the program links. */
+#if defined(GUILD_WORLD_SPECIALIST)
+void exports_guild_plugin_specialist_api_describe(guild_plugin_types_specialist_info_t *ret) {
+    guild_string_from(&ret->description, "kit test");
+}
+bool exports_guild_plugin_specialist_api_run(guild_plugin_types_brief_t *brief,
+                                             guild_plugin_types_report_t *ret,
+                                             guild_plugin_types_run_error_t *err) {
+    guild_plugin_types_brief_free(brief);
+    return guild_run_error(err, false, "not under test");
+}
+#else
+void exports_guild_plugin_connector_api_tools(exports_guild_plugin_connector_api_list_tool_spec_t *ret) {
+    ret->ptr = NULL;
+    ret->len = 0;
+}
+void exports_guild_plugin_connector_api_call(guild_string_t *tool, guild_string_t *input,
+                                             guild_plugin_types_tool_outcome_t *ret) {
+    guild_string_free(tool);
+    guild_string_free(input);
+    guild_outcome_failed(ret, "not under test");
+}
+#endif
+
+static void json_reader(void) {
+    const char *j = "{\"a\":{\"x\":\"}\"},\"text\":\"h\\u00e9 \\\"q\\\" \\ud83d\\ude00\",\"n\":-4.5e1,"
+                    "\"ok\":true,\"no\":false,\"list\":[1,[2],\"]\"]}";
+    char *s = guild_json_get_string(j, "text");
+    GUILD_CHECK("a string member is unescaped", s && strcmp(s, "h\xc3\xa9 \"q\" \xf0\x9f\x98\x80") == 0);
+    free(s);
+    double n = 0;
+    GUILD_CHECK("a number member", guild_json_get_number(j, "n", &n) && n == -45.0);
+    bool b = false;
+    GUILD_CHECK("a true member", guild_json_get_bool(j, "ok", &b) && b);
+    b = true;
+    GUILD_CHECK("a false member", guild_json_get_bool(j, "no", &b) && !b);
+    char *raw = guild_json_get_raw(j, "list");
+    GUILD_CHECK("an array member, raw", raw && strcmp(raw, "[1,[2],\"]\"]") == 0);
+    free(raw);
+    raw = guild_json_get_raw(j, "a");
+    GUILD_CHECK("an object member, raw", raw && strcmp(raw, "{\"x\":\"}\"}") == 0);
+    free(raw);
+    GUILD_CHECK("a nested member is not a top-level one", guild_json_get_string(j, "x") == NULL);
+    GUILD_CHECK("a member of another type is not read",
+                guild_json_get_string(j, "n") == NULL && !guild_json_get_number(j, "text", &n));
+    GUILD_CHECK("not an object, or cut short: nothing",
+                guild_json_get_string("[1]", "a") == NULL && guild_json_get_string("{\"a\":", "a") == NULL &&
+                    guild_json_get_string("{\"a\":\"b", "a") == NULL && guild_json_get_string(NULL, "a") == NULL);
+}
+
+#if defined(GUILD_WORLD_SPECIALIST)
+static void specialist_helpers(void) {
+    guild_plugin_types_report_t r;
+    guild_report(&r, GUILD_PLUGIN_TYPES_OUTCOME_SATISFIED, "s", "d");
+    guild_report_add_claim(&r, "notes.save", "n-1", "saved");
+    guild_report_add_claim(&r, "notes.echo", NULL, "echoed");
+    GUILD_CHECK("claims keep tool, external id and text in that order",
+                r.claims.len == 2 && guild_string_eq(&r.claims.ptr[0].tool, "notes.save") &&
+                    r.claims.ptr[0].external_id.is_some && guild_string_eq(&r.claims.ptr[0].external_id.val, "n-1") &&
+                    guild_string_eq(&r.claims.ptr[0].text, "saved") && !r.claims.ptr[1].external_id.is_some);
+    guild_plugin_types_report_free(&r);
+
+    guild_call_t call;
+    guild_tool_call("x.y", "{}", &call);
+    GUILD_CHECK("a refusal's kind is said once", call.status == GUILD_CALL_DENIED && call.error &&
+                                                      strncmp(call.error, "denied: ", 8) == 0 &&
+                                                      strstr(call.error + 8, "denied:") == NULL);
+    guild_call_free(&call);
+
+    char *error = NULL;
+    GUILD_CHECK("progress is sent", guild_progress_send("half way", &error) && guild_test_progress_count() == 1 &&
+                                        strcmp(guild_test_progress(0), "half way") == 0);
+    GUILD_CHECK("a refused memory read says why",
+                guild_memory_read(GUILD_MEMORY_TEAM, &error) == NULL && error && strncmp(error, "denied: ", 8) == 0);
+    free(error);
+    error = NULL;
+    GUILD_CHECK("a refused skill says why", guild_skills_load("guide", &error) == NULL && error != NULL);
+    free(error);
+}
+#else
+static void connector_helpers(void) {
+    guild_plugin_types_tool_spec_t spec;
+    guild_tool_spec_mutating(&spec, "save", "Saves.", "{\"type\":\"object\"}", "note", "create");
+    GUILD_CHECK("a mutating spec has its receipt type and operation",
+                spec.mutating && spec.receipt_type.is_some && guild_string_eq(&spec.receipt_type.val, "note") &&
+                    spec.operation.is_some && guild_string_eq(&spec.operation.val, "create"));
+    guild_plugin_types_tool_spec_free(&spec);
+
+    guild_plugin_types_tool_outcome_t out;
+    guild_outcome_success(&out, "{\"id\":\"n-1\"}");
+    guild_outcome_external_id(&out, "n-0");
+    guild_outcome_external_id(&out, "n-1");
+    guild_outcome_verifiable_url(&out, "http://127.0.0.1/n-1");
+    GUILD_CHECK("an outcome's external id is the last one set",
+                out.external_id.is_some && guild_string_eq(&out.external_id.val, "n-1") &&
+                    out.verifiable_url.is_some && !out.preview.is_some);
+    guild_plugin_types_tool_outcome_free(&out);
+}
+#endif
+
+int main(void) {
+    json_reader();
+#if defined(GUILD_WORLD_SPECIALIST)
+    specialist_helpers();
+#else
+    connector_helpers();
+#endif
+    return guild_test_finish();
+}
