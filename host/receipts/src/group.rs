@@ -9,33 +9,66 @@
 //! ([`LedgerError::GroupCommit`]): nothing of it was recorded. Nothing is acknowledged before the
 //! commit returns, so a crash loses no acknowledged receipt.
 //!
+//! An outcome need not be waited for where it is queued ([`Ledger::complete_queued`]): the
+//! tool-call path queues it and lets the specialist go on, and waits for it
+//! ([`Ledger::wait`]) before the task's result leaves the host. The queue is first in, first
+//! out and groups are committed in the order they were taken, so a write queued later (the
+//! task's next intent, an idempotent retry) is never committed before the outcome, and shares
+//! its fsync when it arrives while that outcome is still queued.
+//!
 //! No thread is added: the caller that takes the connection lock writes for everyone queued
 //! behind it (the "combining" pattern), so a lone write costs what it did before.
 
-use std::sync::mpsc::{SyncSender, sync_channel};
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{MutexGuard, PoisonError};
 
 use super::LedgerError;
 use super::chain::Entry;
-use super::ledger::{Inner, Ledger, Writer, begin_one, complete_one};
-use super::model::{Begin, Completion, Intent, IntentId, Receipt};
+use super::ledger::{Inner, Ledger, Writer, begin_one, complete_one, move_anchor};
+use super::model::{AuditEntry, Begin, Completion, Intent, IntentId, Receipt};
 
 /// One queued write.
 enum Op {
     Begin(Intent),
     Complete(IntentId, Completion),
+    Audit(Box<Entry>),
 }
 
 /// What a queued write produced before the commit.
 enum Staged {
     Begin(Begin),
     Complete(Box<Entry>, u64),
+    Audit(Box<Entry>),
 }
 
 /// Its answer after the commit.
 enum Answer {
     Begin(Begin),
     Complete(Box<Receipt>),
+    Audit(Box<AuditEntry>),
+}
+
+/// An outcome queued by [`Ledger::complete_queued`], not yet known to be durable: pass it to
+/// [`Ledger::wait`].
+#[must_use = "an outcome is durable only once `Ledger::wait` returned Ok for it"]
+pub struct QueuedOutcome {
+    receipt_id: String,
+    answer: Receiver<Result<Answer, LedgerError>>,
+}
+
+impl QueuedOutcome {
+    /// The receipt the outcome completes (its intent's id).
+    pub fn receipt_id(&self) -> &str {
+        &self.receipt_id
+    }
+}
+
+impl std::fmt::Debug for QueuedOutcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("QueuedOutcome")
+            .field("receipt_id", &self.receipt_id)
+            .finish_non_exhaustive()
+    }
 }
 
 /// A write waiting for the next group commit, with where to send its answer.
@@ -53,7 +86,7 @@ impl Ledger {
     pub(super) fn submit_begin(&self, intent: Intent) -> Result<Begin, LedgerError> {
         match self.submit(Op::Begin(intent))? {
             Answer::Begin(b) => Ok(b),
-            Answer::Complete(_) => Err(mismatch()),
+            _ => Err(mismatch()),
         }
     }
 
@@ -64,14 +97,39 @@ impl Ledger {
     ) -> Result<Receipt, LedgerError> {
         match self.submit(Op::Complete(IntentId(intent.0.clone()), outcome))? {
             Answer::Complete(r) => Ok(*r),
-            Answer::Begin(_) => Err(mismatch()),
+            _ => Err(mismatch()),
         }
     }
 
-    /// Queues `op`; whoever holds the connection next (this caller or another) writes it.
+    /// Appends an audit entry in the next group commit, so that audits (a reload's) share
+    /// fsyncs with concurrent tool calls instead of taking turns with them.
+    pub(super) fn submit_audit(&self, entry: Entry) -> Result<AuditEntry, LedgerError> {
+        match self.submit(Op::Audit(Box::new(entry)))? {
+            Answer::Audit(a) => Ok(*a),
+            _ => Err(mismatch()),
+        }
+    }
+
+    /// Queues `op` and waits until it is committed.
     fn submit(&self, op: Op) -> Result<Answer, LedgerError> {
+        let answer = self.enqueue(op);
+        self.await_answer(&answer)
+    }
+
+    /// Puts `op` at the end of the queue; nothing is written yet. Writes are committed in the
+    /// order they were queued: a write queued after this one is never committed before it.
+    fn enqueue(&self, op: Op) -> Receiver<Result<Answer, LedgerError>> {
         let (reply, answer) = sync_channel(1);
         self.queue().push(Waiting { op, reply });
+        answer
+    }
+
+    /// Waits for the answer of a queued write: whoever holds the connection next (this caller
+    /// or another) commits everything queued so far, this write included.
+    fn await_answer(
+        &self,
+        answer: &Receiver<Result<Answer, LedgerError>>,
+    ) -> Result<Answer, LedgerError> {
         {
             let mut inner = self.lock();
             // A writer that held the lock while we queued may have written us already.
@@ -87,6 +145,29 @@ impl Ledger {
                 reason: "the writer of the group stopped before answering".into(),
             })
         })
+    }
+
+    /// Queues the outcome of `intent` without waiting for it to be written: the caller's next
+    /// write (or anyone's) is committed after it, in the same transaction or a later one, so
+    /// an idempotent retry queued behind it sees the outcome. It is durable once
+    /// [`Ledger::wait`] returns `Ok` for it, and not before: acknowledge nothing that depends
+    /// on it until then. Dropping the handle does not cancel the write; the next group commit
+    /// writes it.
+    pub fn complete_queued(&self, intent: &IntentId, outcome: Completion) -> QueuedOutcome {
+        QueuedOutcome {
+            receipt_id: intent.0.clone(),
+            answer: self.enqueue(Op::Complete(IntentId(intent.0.clone()), outcome)),
+        }
+    }
+
+    /// Waits until a queued outcome is committed (fsynced), committing it and everything
+    /// queued before it if no other writer is doing so; returns the completed receipt or why
+    /// it could not be recorded (the errors of [`Ledger::complete`]).
+    pub fn wait(&self, queued: QueuedOutcome) -> Result<Receipt, LedgerError> {
+        match self.await_answer(&queued.answer)? {
+            Answer::Complete(r) => Ok(*r),
+            _ => Err(mismatch()),
+        }
     }
 
     /// Writes `group` in one transaction, each write in its own savepoint, and answers each.
@@ -108,6 +189,7 @@ impl Ledger {
                 }
                 Op::Complete(id, outcome) => complete_one(&mut w, &id, outcome)
                     .map(|(entry, first)| Staged::Complete(Box::new(entry), first)),
+                Op::Audit(entry) => w.append(*entry).map(|e| Staged::Audit(Box::new(e))),
             });
             let closed = match &result {
                 Ok(_) => savepoint(&w, "RELEASE guild_write"),
@@ -126,10 +208,13 @@ impl Ledger {
             }
             staged.push((reply, result));
         }
-        if let Err(e) = w.commit(self.anchor.as_deref()) {
-            let answers = staged.into_iter().map(|(reply, _)| reply).collect();
-            return fail_replies(answers, writes, &e);
-        }
+        let head = match w.commit_durably() {
+            Ok(head) => head,
+            Err(e) => {
+                let answers = staged.into_iter().map(|(reply, _)| reply).collect();
+                return fail_replies(answers, writes, &e);
+            }
+        };
         in_flight.extend(new_ids);
         for (reply, result) in staged {
             let answer = result.and_then(|s| match s {
@@ -138,10 +223,16 @@ impl Ledger {
                     in_flight.remove(&entry.receipt_id);
                     Receipt::from_entry(*entry, first).map(|r| Answer::Complete(Box::new(r)))
                 }
+                Staged::Audit(entry) => {
+                    AuditEntry::from_entry(*entry).map(|a| Answer::Audit(Box::new(a)))
+                }
             });
             // A caller that gave up waiting (its thread died) needs no answer.
             let _ = reply.send(answer);
         }
+        // After the answers: they wait for the fsync, not for the anchor. The connection lock
+        // is still held, so anchors are written in commit order.
+        move_anchor(self.anchor.as_deref(), head);
     }
 }
 
@@ -321,5 +412,71 @@ mod tests {
             let stored = ledger.get(&r.id).expect("get").expect("stored");
             assert_eq!(stored.external_id, r.external_id);
         }
+    }
+    fn done(ext: &str) -> Completion {
+        Completion {
+            status: CallStatus::Success,
+            external_id: Some(ext.into()),
+            verifiable_url: None,
+            preview: None,
+            error: None,
+        }
+    }
+
+    #[test]
+    fn a_queued_outcome_is_written_only_when_waited_for_or_by_the_next_write() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let ledger = Ledger::open(dir.path().join("l.db")).expect("open");
+        let Ok(Begin::Proceed(id)) = ledger.begin(intent("t", Some("k"), 1)) else {
+            panic!("first call");
+        };
+        let queued = ledger.complete_queued(&id, done("ISSUE-1"));
+        assert_eq!(queued.receipt_id(), id.as_str());
+        // Queued, not committed: readers still see the intent alone.
+        let seen = ledger.get(id.as_str()).expect("get").expect("stored");
+        assert_eq!(seen.status, ReceiptStatus::Unknown);
+        // The same call retried with its key, queued behind the outcome: a replay of the
+        // completed receipt, not "in flight", and committed with (or after) the outcome.
+        let Ok(Begin::Replay(replayed)) = ledger.begin(intent("t", Some("k"), 1)) else {
+            panic!("the retry was not answered from the outcome");
+        };
+        assert_eq!(
+            (replayed.status, replayed.external_id.as_deref()),
+            (ReceiptStatus::Success, Some("ISSUE-1"))
+        );
+        let receipt = ledger.wait(queued).expect("the outcome was committed");
+        assert_eq!(receipt.status, ReceiptStatus::Success);
+        let report = ledger.verify().expect("verify");
+        assert!(report.ok && report.entries == 2, "{report:?}");
+    }
+
+    #[test]
+    fn a_queued_outcome_that_cannot_be_written_fails_alone_when_waited_for() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let ledger = Ledger::open(dir.path().join("l.db")).expect("open");
+        let Ok(Begin::Proceed(id)) = ledger.begin(intent("t", None, 1)) else {
+            panic!("begin");
+        };
+        let Ok(Begin::Proceed(other)) = ledger.begin(intent("t", None, 2)) else {
+            panic!("begin");
+        };
+        let first = ledger.complete_queued(&id, done("ISSUE-1"));
+        let twice = ledger.complete_queued(&id, done("again"));
+        let fine = ledger.complete_queued(&other, done("ISSUE-2"));
+        assert!(matches!(
+            ledger.wait(twice),
+            Err(LedgerError::AlreadyCompleted { .. })
+        ));
+        // Both good outcomes were committed in that same group: waiting finds them done.
+        assert_eq!(
+            ledger.wait(fine).expect("other").external_id.as_deref(),
+            Some("ISSUE-2")
+        );
+        assert_eq!(
+            ledger.wait(first).expect("first").external_id.as_deref(),
+            Some("ISSUE-1")
+        );
+        let report = ledger.verify().expect("verify");
+        assert!(report.ok && report.entries == 4, "{report:?}");
     }
 }
