@@ -16,8 +16,13 @@
 //! task's next intent, an idempotent retry) is never committed before the outcome, and shares
 //! its fsync when it arrives while that outcome is still queued.
 //!
-//! No thread is added: the caller that takes the connection lock writes for everyone queued
-//! behind it (the "combining" pattern), so a lone write costs what it did before.
+//! No thread is added (the "combining" pattern): a caller that finds nobody writing takes the
+//! writer's role and commits everything queued, its own write included, so a lone write costs
+//! one transaction as before. Callers that queue meanwhile wait on their own channel, not on
+//! the connection: the writer answers each write of its group as soon as the group is
+//! committed, then hands the role to the oldest caller still waiting (who commits the next
+//! group), or gives it up. No caller writes more than the group it finds, and none whose write
+//! is committed waits for a later group.
 
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{MutexGuard, PoisonError};
@@ -53,7 +58,7 @@ enum Answer {
 #[must_use = "an outcome is durable only once `Ledger::wait` returned Ok for it"]
 pub struct QueuedOutcome {
     receipt_id: String,
-    answer: Receiver<Result<Answer, LedgerError>>,
+    ticket: Ticket,
 }
 
 impl QueuedOutcome {
@@ -71,15 +76,44 @@ impl std::fmt::Debug for QueuedOutcome {
     }
 }
 
+/// The writes waiting for a group commit, and whether someone is writing groups now.
+#[derive(Default)]
+pub(crate) struct Queue {
+    waiting: Vec<Waiting>,
+    /// True while one caller has the writer's role: it commits groups and, when done, passes
+    /// the role to a caller blocked on a queued write, or gives it up if there is none.
+    writing: bool,
+    /// Ticket of the next queued write.
+    next_ticket: u64,
+}
+
 /// A write waiting for the next group commit, with where to send its answer.
 pub(crate) struct Waiting {
     op: Op,
-    reply: SyncSender<Result<Answer, LedgerError>>,
+    ticket: u64,
+    reply: SyncSender<Reply>,
+    /// Its caller is blocked waiting for it (a queued outcome may not be yet): only such a
+    /// caller can be handed the writer's role.
+    waited: bool,
+}
+
+/// What a queued write's caller is told.
+enum Reply {
+    /// Its write was committed (or refused).
+    Done(Result<Answer, LedgerError>),
+    /// It has the writer's role now: commit what is queued, its own write included.
+    Write,
+}
+
+/// A queued write's side of its channel.
+struct Ticket {
+    id: u64,
+    answer: Receiver<Reply>,
 }
 
 impl Ledger {
-    fn queue(&self) -> MutexGuard<'_, Vec<Waiting>> {
-        // Only pushes and takes happen under this lock: a panic cannot leave it half-changed.
+    fn queue(&self) -> MutexGuard<'_, Queue> {
+        // Only short, panic-free changes happen under this lock.
         self.queue.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -112,39 +146,76 @@ impl Ledger {
 
     /// Queues `op` and waits until it is committed.
     fn submit(&self, op: Op) -> Result<Answer, LedgerError> {
-        let answer = self.enqueue(op);
-        self.await_answer(&answer)
+        let ticket = self.enqueue(op);
+        self.await_answer(&ticket)
     }
 
     /// Puts `op` at the end of the queue; nothing is written yet. Writes are committed in the
     /// order they were queued: a write queued after this one is never committed before it.
-    fn enqueue(&self, op: Op) -> Receiver<Result<Answer, LedgerError>> {
+    fn enqueue(&self, op: Op) -> Ticket {
         let (reply, answer) = sync_channel(1);
-        self.queue().push(Waiting { op, reply });
-        answer
+        let mut q = self.queue();
+        let id = q.next_ticket;
+        q.next_ticket += 1;
+        q.waiting.push(Waiting {
+            op,
+            ticket: id,
+            reply,
+            waited: false,
+        });
+        Ticket { id, answer }
     }
 
-    /// Waits for the answer of a queued write: whoever holds the connection next (this caller
-    /// or another) commits everything queued so far, this write included.
-    fn await_answer(
-        &self,
-        answer: &Receiver<Result<Answer, LedgerError>>,
-    ) -> Result<Answer, LedgerError> {
-        {
+    /// Waits for the answer of a queued write. With nobody writing, this caller takes the
+    /// writer's role and commits everything queued (its write included) in one group; else it
+    /// waits for the writer, which answers it or hands it the role. A caller whose write was
+    /// answered never waits for a later group: it is not behind the connection lock.
+    fn await_answer(&self, ticket: &Ticket) -> Result<Answer, LedgerError> {
+        loop {
+            let group = {
+                let mut q = self.queue();
+                match ticket.answer.try_recv() {
+                    Ok(Reply::Done(answer)) => return answer,
+                    // Handed the role: `writing` stays true, it is ours.
+                    Ok(Reply::Write) => std::mem::take(&mut q.waiting),
+                    Err(_) if !q.writing => {
+                        q.writing = true;
+                        std::mem::take(&mut q.waiting)
+                    }
+                    Err(_) => {
+                        if let Some(w) = q.waiting.iter_mut().find(|w| w.ticket == ticket.id) {
+                            w.waited = true;
+                        }
+                        drop(q);
+                        match ticket.answer.recv() {
+                            Ok(Reply::Done(answer)) => return answer,
+                            Ok(Reply::Write) => std::mem::take(&mut self.queue().waiting),
+                            Err(_) => return Err(stopped()),
+                        }
+                    }
+                }
+            };
+            self.write_and_pass(group);
+        }
+    }
+
+    /// Commits `group` with the writer's role held, then passes the role to the oldest caller
+    /// blocked on a write still queued, or gives it up when there is none. Queued writes nobody
+    /// waits for yet (queued outcomes) stay queued for the next writer.
+    fn write_and_pass(&self, group: Vec<Waiting>) {
+        if !group.is_empty() {
             let mut inner = self.lock();
-            // A writer that held the lock while we queued may have written us already.
-            if let Ok(done) = answer.try_recv() {
-                return done;
-            }
-            let group = std::mem::take(&mut *self.queue());
             self.write_group(&mut inner, group);
         }
-        answer.recv().unwrap_or_else(|_| {
-            Err(LedgerError::GroupCommit {
-                writes: 0,
-                reason: "the writer of the group stopped before answering".into(),
-            })
-        })
+        let mut q = self.queue();
+        let handed = q
+            .waiting
+            .iter()
+            .filter(|w| w.waited)
+            .any(|w| w.reply.try_send(Reply::Write).is_ok());
+        if !handed {
+            q.writing = false;
+        }
     }
 
     /// Queues the outcome of `intent` without waiting for it to be written: the caller's next
@@ -156,7 +227,7 @@ impl Ledger {
     pub fn complete_queued(&self, intent: &IntentId, outcome: Completion) -> QueuedOutcome {
         QueuedOutcome {
             receipt_id: intent.0.clone(),
-            answer: self.enqueue(Op::Complete(IntentId(intent.0.clone()), outcome)),
+            ticket: self.enqueue(Op::Complete(IntentId(intent.0.clone()), outcome)),
         }
     }
 
@@ -164,7 +235,7 @@ impl Ledger {
     /// queued before it if no other writer is doing so; returns the completed receipt or why
     /// it could not be recorded (the errors of [`Ledger::complete`]).
     pub fn wait(&self, queued: QueuedOutcome) -> Result<Receipt, LedgerError> {
-        match self.await_answer(&queued.answer)? {
+        match self.await_answer(&queued.ticket)? {
             Answer::Complete(r) => Ok(*r),
             _ => Err(mismatch()),
         }
@@ -180,7 +251,7 @@ impl Ledger {
         };
         let mut new_ids = Vec::new();
         let mut staged = Vec::with_capacity(writes);
-        for Waiting { op, reply } in group {
+        for Waiting { op, reply, .. } in group {
             let mark = w.mark();
             let ids_before = new_ids.len();
             let result = savepoint(&w, "SAVEPOINT guild_write").and_then(|()| match op {
@@ -228,7 +299,7 @@ impl Ledger {
                 }
             });
             // A caller that gave up waiting (its thread died) needs no answer.
-            let _ = reply.send(answer);
+            let _ = reply.send(Reply::Done(answer));
         }
         // After the answers: they wait for the fsync, not for the anchor. The connection lock
         // is still held, so anchors are written in commit order.
@@ -249,26 +320,29 @@ fn savepoint(w: &Writer<'_>, sql: &str) -> Result<(), LedgerError> {
 fn fail_all(group: Vec<Waiting>, writes: usize, e: &LedgerError) {
     if let LedgerError::HeadMismatch { path, problem } = e {
         for w in group {
-            let _ = w.reply.send(Err(LedgerError::HeadMismatch {
+            let _ = w.reply.send(Reply::Done(Err(LedgerError::HeadMismatch {
                 path: path.clone(),
                 problem: problem.clone(),
-            }));
+            })));
         }
         return;
     }
     fail_replies(group.into_iter().map(|w| w.reply).collect(), writes, e);
 }
 
-fn fail_replies(
-    replies: Vec<SyncSender<Result<Answer, LedgerError>>>,
-    writes: usize,
-    e: &LedgerError,
-) {
+fn fail_replies(replies: Vec<SyncSender<Reply>>, writes: usize, e: &LedgerError) {
     for reply in replies {
-        let _ = reply.send(Err(LedgerError::GroupCommit {
+        let _ = reply.send(Reply::Done(Err(LedgerError::GroupCommit {
             writes,
             reason: e.to_string(),
-        }));
+        })));
+    }
+}
+
+fn stopped() -> LedgerError {
+    LedgerError::GroupCommit {
+        writes: 0,
+        reason: "the writer of the group stopped before answering".into(),
     }
 }
 
@@ -292,11 +366,11 @@ mod tests {
     /// One write run on a writer thread.
     type Write<T> = Box<dyn FnOnce(&Ledger) -> T + Send>;
 
-    /// Holds the connection while `writes` queue up behind it, then lets them go: they are
-    /// written as one group by whichever of them takes the connection first.
+    /// Holds the writer's role while `writes` queue up behind it, then passes it on: they
+    /// are written as one group by the first of them to get it.
     fn queued_group<T: Send + 'static>(ledger: &Arc<Ledger>, writes: Vec<Write<T>>) -> Vec<T> {
         let expected = writes.len();
-        let held = ledger.lock();
+        ledger.queue().writing = true;
         let threads: Vec<_> = writes
             .into_iter()
             .map(|write| {
@@ -304,10 +378,10 @@ mod tests {
                 std::thread::spawn(move || write(&ledger))
             })
             .collect();
-        while ledger.queue().len() < expected {
+        while ledger.queue().waiting.iter().filter(|w| w.waited).count() < expected {
             std::thread::sleep(Duration::from_millis(1));
         }
-        drop(held);
+        ledger.write_and_pass(Vec::new());
         threads
             .into_iter()
             .map(|t| t.join().expect("writer thread"))

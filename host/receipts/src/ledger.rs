@@ -21,7 +21,7 @@ const MAX_KEY_BYTES: usize = 256;
 pub struct Ledger {
     inner: Mutex<Inner>,
     /// Single writes waiting for the next group commit (see [`super::group`]).
-    pub(super) queue: Mutex<Vec<super::group::Waiting>>,
+    pub(super) queue: Mutex<super::group::Queue>,
     path: PathBuf,
     /// Where the head anchor lives (see [`super::anchor`]).
     pub(super) anchor: Option<PathBuf>,
@@ -89,7 +89,7 @@ impl Ledger {
                 conn,
                 in_flight: HashSet::new(),
             }),
-            queue: Mutex::new(Vec::new()),
+            queue: Mutex::new(super::group::Queue::default()),
             path,
             anchor,
             legacy: false,
