@@ -53,6 +53,15 @@ enum Answer {
     Audit(Box<AuditEntry>),
 }
 
+/// Passes the writer's role on when dropped (see [`Ledger::write_and_pass`]).
+struct PassOn<'a>(&'a Ledger);
+
+impl Drop for PassOn<'_> {
+    fn drop(&mut self) {
+        self.0.pass_role();
+    }
+}
+
 /// An outcome queued by [`Ledger::complete_queued`], not yet known to be durable: pass it to
 /// [`Ledger::wait`].
 #[must_use = "an outcome is durable only once `Ledger::wait` returned Ok for it"]
@@ -203,10 +212,17 @@ impl Ledger {
     /// blocked on a write still queued, or gives it up when there is none. Queued writes nobody
     /// waits for yet (queued outcomes) stay queued for the next writer.
     fn write_and_pass(&self, group: Vec<Waiting>) {
+        // Passed on even if writing panics: the group's callers then get no answer (their
+        // channels close), and the others are not left waiting for a writer that is gone.
+        let _pass = PassOn(self);
         if !group.is_empty() {
             let mut inner = self.lock();
             self.write_group(&mut inner, group);
         }
+    }
+
+    /// Hands the writer's role to the oldest caller blocked on a queued write, or gives it up.
+    fn pass_role(&self) {
         let mut q = self.queue();
         let handed = q
             .waiting
