@@ -1,5 +1,6 @@
 //! The receipts ledger on real files: an acknowledged receipt survives SIGKILL of the writer
-//! (kill loop), and `verify` finds tampering done with raw SQL on the file.
+//! (kill loop, one writer and 8 concurrent ones), every effect has a durable intent, and
+//! `verify` finds tampering done with raw SQL on the file.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -36,18 +37,29 @@ fn seed() -> u64 {
         | 1
 }
 
-/// Reads complete lines only: a line cut by the kill has no newline and was never acknowledged.
-fn acknowledged(out: impl std::io::Read) -> Vec<String> {
+/// What a writer announced: receipts acknowledged (outcome committed) and effects started
+/// (intent committed). Complete lines only: a line cut by the kill has no newline and was never
+/// announced.
+#[derive(Default)]
+struct Announced {
+    acked: Vec<String>,
+    effects: Vec<String>,
+}
+
+fn announced(out: impl std::io::Read) -> Announced {
     let mut reader = BufReader::new(out);
-    let mut ids = Vec::new();
+    let mut seen = Announced::default();
     let mut line = String::new();
     while reader.read_line(&mut line).is_ok_and(|n| n > 0) {
         if let Some(id) = line.strip_suffix('\n') {
-            ids.push(id.to_owned());
+            match id.strip_prefix("effect ") {
+                Some(effect) => seen.effects.push(effect.to_owned()),
+                None => seen.acked.push(id.to_owned()),
+            }
         }
         line.clear();
     }
-    ids
+    seen
 }
 
 #[test]
@@ -58,8 +70,9 @@ fn acknowledged_receipts_survive_sigkill() {
     let mut rng = Rng(seed);
     let started = Instant::now();
     let mut acked: Vec<String> = Vec::new();
+    let mut effects: Vec<String> = Vec::new();
     for round in 0..ROUNDS {
-        let mode = if round % 2 == 0 { "single" } else { "batch" };
+        let mode = ["single", "batch", "concurrent"][round % 3];
         let mut child = Command::new(env!("CARGO_BIN_EXE_receipt-writer"))
             .arg(&path)
             .arg(mode)
@@ -68,12 +81,12 @@ fn acknowledged_receipts_survive_sigkill() {
             .spawn()
             .expect("start receipt-writer");
         let stdout = child.stdout.take().expect("stdout piped");
-        let reader = std::thread::spawn(move || acknowledged(stdout));
+        let reader = std::thread::spawn(move || announced(stdout));
         std::thread::sleep(Duration::from_millis(rng.next() % MAX_ROUND_MS + 1));
         // Child::kill is SIGKILL on Unix: no destructor, no rollback, no flush runs.
         let _ = child.kill();
         let status = child.wait().expect("wait");
-        let ids = reader.join().expect("reader thread");
+        let seen = reader.join().expect("reader thread");
         if let Some(mut err) = child.stderr.take() {
             let mut text = String::new();
             let _ = std::io::Read::read_to_string(&mut err, &mut text);
@@ -82,7 +95,8 @@ fn acknowledged_receipts_survive_sigkill() {
                 "round {round}: writer said {text:?} ({status})"
             );
         }
-        acked.extend(ids);
+        acked.extend(seen.acked);
+        effects.extend(seen.effects);
 
         let ledger = Ledger::open(&path).expect("reopen after kill");
         for id in &acked {
@@ -90,6 +104,18 @@ fn acknowledged_receipts_survive_sigkill() {
                 panic!("round {round} (seed {seed}): acknowledged receipt {id} is missing")
             });
             assert_eq!(r.status, ReceiptStatus::Success, "{id}");
+        }
+        // No effect without its intent: every call that started has a receipt (success, or
+        // unknown when the kill came before its outcome was committed).
+        for id in &effects {
+            let r = ledger.get(id).expect("read").unwrap_or_else(|| {
+                panic!("round {round} (seed {seed}): effect {id} has no intent in the ledger")
+            });
+            assert!(
+                matches!(r.status, ReceiptStatus::Success | ReceiptStatus::Unknown),
+                "{id}: {:?}",
+                r.status
+            );
         }
         let v = ledger.verify().expect("verify");
         assert!(v.ok, "round {round} (seed {seed}): {v}");
@@ -108,6 +134,10 @@ fn acknowledged_receipts_survive_sigkill() {
         all.len()
     );
     assert!(!acked.is_empty(), "the writer never acknowledged anything");
+    assert!(
+        !effects.is_empty(),
+        "the concurrent writer never started an effect"
+    );
     // Interrupted calls read as unknown, never as success.
     assert!(
         all.iter()

@@ -4,7 +4,8 @@
 //! Reports medians and ratios; no timing is asserted anywhere.
 //!
 //! 1. fresh-instance task dispatch (probe specialist → one echo tool call → report), read-only
-//!    and mutating (intent + outcome receipt appended durably), vs a plain Rust function doing
+//!    and mutating (intent + outcome receipt appended durably, read against one durable ledger
+//!    commit timed alone in the same run), vs a plain Rust function doing
 //!    the same JSON work, vs spawning a process per call, vs one long-lived child process
 //!    answering JSON lines (how MCP stdio servers actually run);
 //!    The floor beside it: the runtime alone running the same two guests (fresh specialist
@@ -334,6 +335,24 @@ fn main() {
             }
         })
         .await;
+        // One durable commit on its own, on the same disk: what the mutating row is read in.
+        let ledger = guild_host::receipts::Ledger::open(dir.path().join("one-commit.db"))
+            .expect("ledger");
+        let mut k = 0u64;
+        let one_commit = time(iters, || {
+            k += 1;
+            let intent = guild_host::receipts::Intent {
+                task_id: "bench".into(),
+                route: "bench".into(),
+                plugin: "echo@0.1.0".into(),
+                tool: "echo.create".into(),
+                receipt_type: String::new(),
+                operation: String::new(),
+                input_sha256: format!("{k:064x}"),
+                idempotency_key: None,
+            };
+            std::hint::black_box(ledger.begin(intent).expect("one commit"));
+        });
         let process = time(iters.min(500), || {
             std::hint::black_box(process_per_call(&brief));
         });
@@ -400,12 +419,14 @@ fn main() {
         println!(
             "   guild task vs process per call: {:.1}x faster; guild task / bare wasmtime: {:.2}x; \
              guild task / runtime floor: {:.2}x; runtime floor / bare wasmtime: {:.2}x; \
-             mutating - read-only task: {:.1} µs",
+             mutating - read-only task: {:.1} µs = {:.2} durable commits (one commit alone: {:.1} µs)",
             process.as_secs_f64() / task.as_secs_f64(),
             task.as_secs_f64() / bare_one.as_secs_f64(),
             task.as_secs_f64() / floor.as_secs_f64(),
             floor.as_secs_f64() / bare_one.as_secs_f64(),
-            (mutating.as_secs_f64() - task.as_secs_f64()) * 1e6
+            (mutating.as_secs_f64() - task.as_secs_f64()) * 1e6,
+            (mutating.as_secs_f64() - task.as_secs_f64()) / one_commit.as_secs_f64(),
+            one_commit.as_secs_f64() * 1e6
         );
 
         println!("\n== batch throughput: 1,000 tool-calling tasks (best of 3)");

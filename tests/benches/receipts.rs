@@ -5,9 +5,10 @@
 //!
 //! 1. receipts appended per second, durably (WAL, `synchronous=FULL`, a file under target/):
 //!    one-by-one (begin + complete, each its own transaction: 2 fsyncs per receipt) vs group
-//!    commit (`begin_many` + `complete_many`, N receipts per pair of transactions) vs 8 threads
-//!    each writing one receipt at a time (what concurrent tool calls do; the ledger groups
-//!    their writes into shared commits on its own);
+//!    commit (`begin_many` + `complete_many`, N receipts per pair of transactions) vs 1 and 8
+//!    writers each writing one receipt at a time the way a task with one mutating tool call
+//!    does (intent committed, outcome queued, then waited for before the next receipt; the
+//!    ledger groups concurrent writers' writes into shared commits on its own);
 //! 2. validation time per report: 10 claims against 50 receipts vs a report with neither.
 
 use std::time::{Duration, Instant};
@@ -81,8 +82,9 @@ fn append_run(batch: u64) -> Duration {
     t.elapsed()
 }
 
-/// Time for `threads` threads to append `RECEIPTS_PER_RUN` receipts between them, one
-/// `begin` + `complete` at a time each, to a fresh file ledger.
+/// Time for `threads` writers to append `RECEIPTS_PER_RUN` receipts between them to a fresh
+/// file ledger, each receipt as the tool-call path writes it: `begin` (committed before the
+/// effect), `complete_queued`, then `wait` (the outcome durable before the task's result).
 fn concurrent_run(threads: u64) -> Duration {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
     let ledger = std::sync::Arc::new(Ledger::open(dir.path().join("ledger.db")).expect("open"));
@@ -93,7 +95,8 @@ fn concurrent_run(threads: u64) -> Duration {
             std::thread::spawn(move || {
                 for n in (w..RECEIPTS_PER_RUN).step_by(threads as usize) {
                     let id = proceed(ledger.begin(intent(n)).expect("begin"));
-                    ledger.complete(&id, success(n)).expect("complete");
+                    let queued = ledger.complete_queued(&id, success(n));
+                    ledger.wait(queued).expect("outcome");
                 }
             })
         })
@@ -176,8 +179,14 @@ fn main() {
         let d = guild_tests::median((0..RUNS).map(|_| append_run(batch)).collect());
         row(&format!("group commit, {batch} per transaction"), d);
     }
-    let d = guild_tests::median((0..RUNS).map(|_| concurrent_run(8)).collect());
-    row("8 threads, one at a time each", d);
+    let one = guild_tests::median((0..RUNS).map(|_| concurrent_run(1)).collect());
+    row("1 writer, tool-call path", one);
+    let eight = guild_tests::median((0..RUNS).map(|_| concurrent_run(8)).collect());
+    row("8 writers, tool-call path", eight);
+    println!(
+        "8 writers / 1 writer: {:.1}x",
+        one.as_secs_f64() / eight.as_secs_f64()
+    );
 
     println!();
     let (report, receipts) = validation_inputs();

@@ -5,7 +5,8 @@
 //! 2. reload latency (a plugin's files changed → the new version serving) for the Rust probe
 //!    and the Python digest plugin, cold (component bytes never compiled) and with the compile
 //!    cache (bytes compiled before);
-//! 3. task throughput (4 clients, tool-calling tasks) during a reload storm vs without.
+//! 3. task throughput (4 clients, tool-calling tasks) during a reload storm vs without, and
+//!    how many tasks failed or lacked their success receipt in each.
 //!
 //! Run (release, after `plugins/build.sh`): `cargo build --release --workspace && cargo bench
 //! -p guild-tests --bench serve`. The MCP part drives the built `target/release/guild` with raw
@@ -409,7 +410,8 @@ fn storm(runtime: &tokio::runtime::Runtime, dir: &Path) {
         echo.write(v, v);
         runtime.block_on(host.reload_with(None));
     }
-    let run = |reloading: bool| -> (f64, usize) {
+    // (tasks/s, reloads meanwhile, tasks that did not succeed or lack their receipt)
+    let run = |reloading: bool| -> (f64, usize, usize) {
         let stop = Arc::new(AtomicBool::new(false));
         let reloads = Arc::new(AtomicUsize::new(0));
         let storm = reloading.then(|| {
@@ -438,37 +440,48 @@ fn storm(runtime: &tokio::runtime::Runtime, dir: &Path) {
         });
         let tasks = 2000;
         let t = Instant::now();
-        runtime.block_on(async {
+        let failed = runtime.block_on(async {
             let mut clients = Vec::new();
             for c in 0..4 {
                 let host = host.clone();
                 clients.push(tokio::spawn(async move {
+                    let mut failed = 0;
                     for n in 0..tasks / 4 {
                         let brief = json!({"op": "tool", "name": "echo.create",
                                            "input": {"c": c, "n": n}});
-                        host.task("probe", &brief.to_string())
+                        let r = host
+                            .task("probe", &brief.to_string())
                             .await
                             .expect("task runs");
+                        let receipted = r.receipts.len() == 1
+                            && r.receipts[0].status == guild_host::receipts::ReceiptStatus::Success;
+                        if r.status != guild_host::types::TaskStatus::Succeeded || !receipted {
+                            failed += 1;
+                        }
                     }
+                    failed
                 }));
             }
+            let mut failed = 0;
             for c in clients {
-                c.await.expect("client");
+                failed += c.await.expect("client");
             }
+            failed
         });
         let rate = tasks as f64 / t.elapsed().as_secs_f64();
         stop.store(true, Ordering::SeqCst);
         if let Some(s) = storm {
             let _ = runtime.block_on(s);
         }
-        (rate, reloads.load(Ordering::SeqCst))
+        (rate, reloads.load(Ordering::SeqCst), failed)
     };
-    let (calm, _) = run(false);
-    let (stormy, reloads) = run(true);
+    let (calm, _, calm_failed) = run(false);
+    let (stormy, reloads, stormy_failed) = run(true);
     println!("task throughput (probe calling echo.create, 4 clients, 2000 tasks):");
-    println!("  no reloads          {calm:>8.0} tasks/s  1.00x");
+    println!("  no reloads          {calm:>8.0} tasks/s  1.00x  ({calm_failed} failed)");
     println!(
-        "  reload storm        {stormy:>8.0} tasks/s  {:.2}x  ({reloads} reloads meanwhile)",
+        "  reload storm        {stormy:>8.0} tasks/s  {:.2}x  ({reloads} reloads meanwhile, \
+         {stormy_failed} failed)",
         stormy / calm
     );
 }

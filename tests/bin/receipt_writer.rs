@@ -2,8 +2,11 @@
 //! after the ledger acknowledged it (the commit returned). The kill-loop durability test in
 //! `all/receipts.rs` SIGKILLs it at random points and checks every printed id survived.
 //!
-//! Usage: `receipt-writer LEDGER single|batch`. `single` does begin + complete per receipt;
-//! `batch` uses group commit, 8 receipts per transaction.
+//! Usage: `receipt-writer LEDGER single|batch|concurrent`. `single` does begin + complete per
+//! receipt; `batch` uses group commit, 8 receipts per transaction; `concurrent` runs 8 writers
+//! the way concurrent tool calls write (intent committed, outcome queued, then waited for):
+//! each prints `effect ID` once its intent is committed (where the connector would run) and
+//! `ID` once the outcome is.
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -44,6 +47,42 @@ fn proceed(b: Begin) -> Result<IntentId, String> {
     }
 }
 
+const WRITERS: u64 = 8;
+
+/// 8 writers sharing one ledger, each writing one receipt at a time as the tool-call path does.
+fn concurrent(path: &str) -> Result<(), String> {
+    let ledger = Ledger::open(path).map_err(|e| e.to_string())?;
+    let out = std::sync::Mutex::new(std::io::stdout());
+    let say = |line: String| -> Result<(), String> {
+        let mut out = out.lock().map_err(|e| e.to_string())?;
+        writeln!(out, "{line}")
+            .and_then(|()| out.flush())
+            .map_err(|e| e.to_string())
+    };
+    std::thread::scope(|s| {
+        let writers: Vec<_> = (0..WRITERS)
+            .map(|w| {
+                let (ledger, say) = (&ledger, &say);
+                s.spawn(move || -> Result<(), String> {
+                    for n in (w..).step_by(WRITERS as usize) {
+                        let id = proceed(ledger.begin(intent(n)).map_err(|e| e.to_string())?)?;
+                        // The intent is committed: the effect may happen now.
+                        say(format!("effect {}", id.as_str()))?;
+                        let queued = ledger.complete_queued(&id, success(n));
+                        let receipt = ledger.wait(queued).map_err(|e| e.to_string())?;
+                        say(receipt.id)?;
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        for w in writers {
+            w.join().map_err(|_| "a writer panicked".to_owned())??;
+        }
+        Ok(())
+    })
+}
+
 fn run(path: &str, batch: bool) -> Result<(), String> {
     let ledger = Ledger::open(path).map_err(|e| e.to_string())?;
     let mut stdout = std::io::stdout().lock();
@@ -75,10 +114,14 @@ fn run(path: &str, batch: bool) -> Result<(), String> {
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
     let (Some(path), Some(mode)) = (args.get(1), args.get(2)) else {
-        eprintln!("usage: receipt-writer LEDGER single|batch");
+        eprintln!("usage: receipt-writer LEDGER single|batch|concurrent");
         return ExitCode::from(2);
     };
-    match run(path, mode == "batch") {
+    let written = match mode.as_str() {
+        "concurrent" => concurrent(path),
+        _ => run(path, mode == "batch"),
+    };
+    match written {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("receipt-writer: {e}");

@@ -21,7 +21,7 @@ const MAX_KEY_BYTES: usize = 256;
 pub struct Ledger {
     inner: Mutex<Inner>,
     /// Single writes waiting for the next group commit (see [`super::group`]).
-    pub(super) queue: Mutex<Vec<super::group::Waiting>>,
+    pub(super) queue: Mutex<super::group::Queue>,
     path: PathBuf,
     /// Where the head anchor lives (see [`super::anchor`]).
     pub(super) anchor: Option<PathBuf>,
@@ -89,7 +89,7 @@ impl Ledger {
                 conn,
                 in_flight: HashSet::new(),
             }),
-            queue: Mutex::new(Vec::new()),
+            queue: Mutex::new(super::group::Queue::default()),
             path,
             anchor,
             legacy: false,
@@ -271,18 +271,15 @@ impl Ledger {
         Receipt::from_entry(entry, first)
     }
 
-    /// Appends an audit entry (plugin loaded or unloaded, grant changed) to the same chain.
+    /// Appends an audit entry (plugin loaded or unloaded, grant changed) to the same chain;
+    /// concurrent writes share its commit, like [`Ledger::begin`].
     pub fn audit(
         &self,
         kind: AuditKind,
         plugin: &str,
         detail: &str,
     ) -> Result<AuditEntry, LedgerError> {
-        let mut inner = self.lock();
-        let mut w = self.writer(&mut inner.conn)?;
-        let entry = w.append(audit_entry(kind, plugin, detail))?;
-        w.commit(self.anchor.as_deref())?;
-        AuditEntry::from_entry(entry)
+        self.submit_audit(audit_entry(kind, plugin, detail))
     }
 
     /// One receipt by id, showing its latest status.
@@ -762,18 +759,31 @@ impl<'c> Writer<'c> {
     /// commit returns, so a failed anchor write is logged, not returned: an anchor left behind
     /// the database is harmless (see [`super::anchor`]).
     pub(super) fn commit(self, anchor: Option<&Path>) -> Result<(), LedgerError> {
+        let head = self.commit_durably()?;
+        move_anchor(anchor, head);
+        Ok(())
+    }
+
+    /// Commits (fsync) and returns the new head when entries were appended, for
+    /// [`move_anchor`]: a group commit answers its writers before it moves the anchor.
+    pub(super) fn commit_durably(self) -> Result<Option<Head>, LedgerError> {
         self.tx
             .commit()
             .map_err(LedgerError::sqlite("commit (fsync) a write"))?;
-        if let (Some(path), true) = (anchor, self.appended) {
-            let head = Head {
-                seq: self.seq,
-                hash: self.hash,
-            };
-            if let Err(e) = anchor::write(path, &head) {
-                tracing::error!(anchor = %path.display(), seq = head.seq, "failed to write the head anchor: {e}");
-            }
-        }
-        Ok(())
+        Ok(self.appended.then_some(Head {
+            seq: self.seq,
+            hash: self.hash,
+        }))
+    }
+}
+
+/// Moves the head anchor at `anchor` to `head` (entries up to it are committed). A failed
+/// write is logged, not returned: an anchor left behind the database is harmless (see
+/// [`super::anchor`]).
+pub(super) fn move_anchor(anchor: Option<&Path>, head: Option<Head>) {
+    if let (Some(path), Some(head)) = (anchor, head)
+        && let Err(e) = anchor::write(path, &head)
+    {
+        tracing::error!(anchor = %path.display(), seq = head.seq, "failed to write the head anchor: {e}");
     }
 }

@@ -20,7 +20,9 @@
 //! `BEGIN IMMEDIATE` transaction that reads the chain head inside the transaction, so even a
 //! second process writing the same file extends the chain correctly. The API is synchronous;
 //! async callers use `spawn_blocking`. [`Ledger::begin_many`] and [`Ledger::complete_many`]
-//! commit N entries in one transaction (group commit: one fsync instead of N).
+//! commit N entries in one transaction (group commit: one fsync instead of N); concurrent
+//! single writes are grouped the same way on their own, and an outcome can be queued now and
+//! waited for later ([`Ledger::complete_queued`], [`Ledger::wait`]).
 //!
 //! # Tamper evidence
 //! Each entry's hash covers every field, its sequence and the previous hash, so
@@ -62,6 +64,7 @@ use std::path::PathBuf;
 
 use thiserror::Error;
 
+pub use group::QueuedOutcome;
 pub use guild_store::DbFileError;
 pub use ledger::Ledger;
 pub use schema::APPLICATION_ID;

@@ -39,6 +39,7 @@ use crate::registry::{LoadedPlugin, Snapshot};
 
 pub(crate) use gate::TaskGate;
 pub(crate) use in_flight::InFlight;
+use open_intent::PendingOutcome;
 pub(crate) use services::Services;
 
 use guild_core::limits::{
@@ -71,6 +72,9 @@ pub(crate) struct TaskScope {
     /// The plugin set the task started with; its tool calls use the same versions.
     pub(crate) snapshot: Arc<Snapshot>,
     calls: Mutex<Vec<ToolCallRecord>>,
+    /// Outcomes of this task's mutating calls queued in the ledger and not yet known durable:
+    /// waited for before the task's result is built ([`TaskScope::settle_outcomes`]).
+    outcomes: Mutex<Vec<PendingOutcome>>,
     /// Tool calls attempted, refused ones included (checked against `max_tool_calls`).
     calls_made: AtomicU64,
     /// Bytes of the records kept so far (checked against [`MAX_RECORDED_BYTES`]).
@@ -107,6 +111,7 @@ impl TaskScope {
             plugin,
             snapshot,
             calls: Mutex::new(Vec::new()),
+            outcomes: Mutex::new(Vec::new()),
             calls_made: AtomicU64::new(0),
             recorded_bytes: AtomicUsize::new(0),
             reports: Mutex::new(Vec::new()),
@@ -236,6 +241,38 @@ impl TaskScope {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .push(record);
+    }
+
+    /// Keeps a queued outcome until the task ends.
+    fn defer_outcome(&self, pending: PendingOutcome) {
+        self.outcomes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(pending);
+    }
+
+    /// Waits until every outcome this task queued is committed, so that nothing built from
+    /// them (the result, its receipts, the validation) leaves the host before they are
+    /// durable. A call whose outcome could not be recorded loses its receipt id: its receipt
+    /// reads `unknown`, as when the outcome write fails on the spot.
+    async fn settle_outcomes(&self) {
+        let pending = std::mem::take(&mut *self.outcomes.lock().unwrap_or_else(|p| p.into_inner()));
+        let mut lost = Vec::new();
+        for outcome in pending {
+            let id = outcome.receipt_id.clone();
+            if !outcome.settled().await {
+                lost.push(id);
+            }
+        }
+        if lost.is_empty() {
+            return;
+        }
+        let mut calls = self.calls.lock().unwrap_or_else(|p| p.into_inner());
+        for call in calls.iter_mut() {
+            if call.receipt_id.as_ref().is_some_and(|id| lost.contains(id)) {
+                call.receipt_id = None;
+            }
+        }
     }
 
     fn take_calls(&self) -> Vec<ToolCallRecord> {
@@ -437,6 +474,8 @@ async fn finish(
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .take();
+    // The outcomes of its mutating calls are durable before anything built on them leaves.
+    scope.settle_outcomes().await;
     let tool_calls = scope.take_calls();
     let reports = scope.take_reports();
     let skills = scope.skills.stats();

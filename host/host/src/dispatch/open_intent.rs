@@ -3,10 +3,16 @@
 //! does not stay "in flight" in the ledger: dropping an `OpenIntent` that was not completed
 //! releases it, so the receipt reads `unknown`, can be resolved, and its idempotency key replays
 //! it instead of being refused for the life of the process.
+//!
+//! A tool call's outcome is queued, not waited for ([`OpenIntent::complete_later`]): the
+//! specialist goes on while it is committed, grouped with whatever else is queued, and the
+//! task waits for it ([`PendingOutcome`]) before its result is built (docs/receipts-and-validation.md, "Durability").
 
 use std::sync::Arc;
 
 use guild_receipts::{Begin, Completion, Intent, IntentId, Ledger, LedgerError, Receipt};
+
+use super::in_flight::CallGuard;
 
 /// Answer of [`begin`].
 pub(crate) enum Started {
@@ -59,6 +65,64 @@ impl OpenIntent {
             Err(e) => {
                 tracing::error!("receipts ledger task failed for '{tool}': {e}");
                 None
+            }
+        }
+    }
+}
+
+impl OpenIntent {
+    /// Queues the call's outcome and returns at once: whatever the ledger writes next comes
+    /// after it. A blocking thread then waits until it is committed (committing it if no other
+    /// writer is); `counted` is held until then, so a host about to stop waits for it. If it
+    /// cannot be written the intent is released and the receipt reads `unknown`.
+    pub(crate) fn complete_later(
+        mut self,
+        tool: &str,
+        completion: Completion,
+        counted: Option<CallGuard>,
+    ) -> Option<PendingOutcome> {
+        let id = self.id.take()?;
+        let ledger = self.ledger.clone();
+        let queued = ledger.complete_queued(&id, completion);
+        let receipt_id = queued.receipt_id().to_owned();
+        let tool = tool.to_owned();
+        let durable = tokio::task::spawn_blocking(move || {
+            let _counted = counted;
+            match ledger.wait(queued) {
+                Ok(_) => true,
+                Err(e) => {
+                    tracing::error!("failed to record the outcome of '{tool}': {e}");
+                    ledger.release(&id);
+                    false
+                }
+            }
+        });
+        Some(PendingOutcome {
+            receipt_id,
+            durable,
+        })
+    }
+}
+
+/// An outcome queued by [`OpenIntent::complete_later`], being committed.
+pub(crate) struct PendingOutcome {
+    /// The receipt it completes.
+    pub(crate) receipt_id: String,
+    durable: tokio::task::JoinHandle<bool>,
+}
+
+impl PendingOutcome {
+    /// Waits until the outcome is committed: `true` when it was recorded, `false` when it
+    /// could not be (the receipt reads `unknown`).
+    pub(crate) async fn settled(self) -> bool {
+        match self.durable.await {
+            Ok(recorded) => recorded,
+            Err(e) => {
+                tracing::error!(
+                    receipt = %self.receipt_id,
+                    "receipts ledger task failed while recording an outcome: {e}"
+                );
+                false
             }
         }
     }

@@ -1,7 +1,9 @@
 //! The one tool-call path: every connector call a specialist makes goes through
 //! [`call_tool`]. It checks the tool, gates it on skills and approvals, writes the two-phase
 //! receipt for mutating tools, runs the connector in a fresh instance, and records the call in
-//! the task's result.
+//! the task's result. The intent is committed before the connector runs; the outcome is queued
+//! and the specialist goes on, and the task waits for it before its result is built
+//! ([`super::TaskScope::settle_outcomes`]).
 
 use std::time::Instant;
 
@@ -111,7 +113,6 @@ pub(crate) async fn call_tool(
         // (see `in_flight`).
         let counted = intent.as_ref().map(|_| services.calls.enter());
         async move {
-            let _counted = counted;
             let result = services
                 .runtime
                 .connector_call(&plugin.runtime, &tool, input)
@@ -144,15 +145,15 @@ pub(crate) async fn call_tool(
                 }
             };
             tracing::info!(status = ?outcome.status, "tool call finished");
-            let receipt_id = match intent {
-                Some(open) => open.complete(&full, Completion::from(&outcome)).await,
-                None => None,
-            };
-            (outcome, answer, receipt_id)
+            // Queued, not waited for: the next write of the ledger comes after it, and the
+            // task waits for it before its result leaves the host.
+            let pending = intent
+                .and_then(|open| open.complete_later(&full, Completion::from(&outcome), counted));
+            (outcome, answer, pending)
         }
         .instrument(span)
     };
-    let (outcome, answer, receipt_id) = if spec.mutating {
+    let (outcome, answer, pending) = if spec.mutating {
         match tokio::spawn(call).await {
             Ok(done) => done,
             Err(e) => {
@@ -167,7 +168,11 @@ pub(crate) async fn call_tool(
     } else {
         call.await
     };
+    let receipt_id = pending.as_ref().map(|p| p.receipt_id.clone());
     record(outcome, receipt_id, false);
+    if let Some(pending) = pending {
+        task.defer_outcome(pending);
+    }
     answer
 }
 
