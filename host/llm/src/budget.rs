@@ -1,5 +1,9 @@
 //! Daily token budgets: tokens each plugin spent per UTC day, in `DATA_DIR/llm.db`, so a
 //! restart does not reset them. One row per plugin and day; an answered call adds its tokens.
+//!
+//! The file is in WAL mode with `synchronous = NORMAL`: a commit is not flushed to disk on its
+//! own (an fsync per model call would cost more than the host's whole share of the call), so a
+//! crash of the machine, not of Guild, may forget the last calls' tokens; the file stays whole.
 
 use std::path::Path;
 use std::sync::Mutex;
@@ -50,6 +54,17 @@ impl DailyTokens {
     /// Opens (or creates) `dir/llm.db`.
     pub fn open(dir: &Path) -> Result<Self, DbFileError> {
         let opened = guild_store::open(&dir.join(FILE), &SPEC, Access::ReadWrite)?;
+        let path = dir.join(FILE);
+        let pragma =
+            |e: rusqlite::Error| DbFileError::from_sqlite(SPEC.what, path.clone(), "configure", e);
+        opened
+            .conn
+            .pragma_update(None, "journal_mode", "WAL")
+            .map_err(pragma)?;
+        opened
+            .conn
+            .pragma_update(None, "synchronous", "NORMAL")
+            .map_err(pragma)?;
         Ok(Self {
             conn: Mutex::new(opened.conn),
         })

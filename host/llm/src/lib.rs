@@ -15,6 +15,8 @@
 pub mod budget;
 mod call;
 pub mod standin;
+#[cfg(test)]
+mod tests;
 pub mod wire;
 
 use std::collections::{BTreeMap, HashMap};
@@ -78,7 +80,7 @@ struct Inner {
     /// alias → (endpoint, model id).
     models: BTreeMap<String, (String, String)>,
     daily: budget::DailyTokens,
-    /// Calls in flight per plugin (the grant's `concurrency`).
+    /// Calls in flight per plugin and grant size (the grant's `concurrency`).
     slots: Mutex<HashMap<String, Arc<Semaphore>>>,
     /// Every key, in every form the redactor knows.
     redactor: Redactor,
@@ -185,12 +187,6 @@ impl Broker {
         })
     }
 
-    /// A broker with nothing configured: every call is refused as not configured.
-    pub fn none() -> Self {
-        Self::start(&LlmSettings::default(), Path::new("."), None, |_| None)
-            .unwrap_or_else(|_| unreachable!("an empty configuration always starts"))
-    }
-
     /// Tokens `plugin` spent today (UTC), across tasks and restarts.
     pub fn used_today(&self, plugin: &str) -> u64 {
         self.inner
@@ -199,10 +195,12 @@ impl Broker {
             .unwrap_or_default()
     }
 
+    /// The plugin's call slots; keyed by the concurrency too, so a reload that changes the
+    /// grant gets slots of the new size.
     fn slots(&self, plugin: &str, concurrency: u32) -> Arc<Semaphore> {
         let mut slots = self.inner.slots.lock().unwrap_or_else(|p| p.into_inner());
         slots
-            .entry(plugin.to_owned())
+            .entry(format!("{plugin}#{concurrency}"))
             .or_insert_with(|| Arc::new(Semaphore::new(concurrency.max(1) as usize)))
             .clone()
     }
