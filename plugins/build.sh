@@ -3,8 +3,8 @@
 # Rust SDK in sdk/rust for wasm32-wasip2), then each plugin folder's own build.sh (non-Rust
 # plugins: Python ones call sdk/python/componentize.sh, which bundles the Python SDK; JavaScript
 # ones sdk/js/componentize.sh, which bundles the JavaScript SDK). Copies each component next to its plugin.toml as the file its `component` key
-# names. Last, runs the SDK's doctests (on the host target: the SDK is its own workspace, so
-# `cargo test --workspace` does not reach it). First, tests/setup.sh installs what the plugin
+# names. Last, runs the SDK's tests and agent-loop's (on the host target: they are their own
+# workspaces, so `cargo test --workspace` does not reach them). First, tests/setup.sh installs what the plugin
 # builds and `cargo test --workspace` need besides Rust (the MCP test client in .venv/,
 # ssh-keygen, Node.js, the JavaScript and C toolchains). Idempotent; run from anywhere.
 set -euo pipefail
@@ -56,6 +56,17 @@ while IFS= read -r manifest; do
     printf 'built %-28s %8s bytes\n' "${dir#"$here"/}/$component" "$(size_of "$dir/$component")"
 done < <(find "$here" -path "$target_dir" -prune -o -name plugin.toml -print | sort)
 
+# Shared components: Rust crates without a plugin.toml, copied next to their Cargo.toml as
+# CRATE.wasm. agent-loop is the component every prompt-defined specialist copies into its own
+# folder (their build.sh, run below).
+for crate in agent-loop; do
+    built="$target_dir/wasm32-wasip2/release/${crate//-/_}.wasm"
+    [[ -f "$built" ]] || fail "cargo did not produce $built"
+    cp "$built" "$here/$crate/$crate.wasm.tmp"
+    mv "$here/$crate/$crate.wasm.tmp" "$here/$crate/$crate.wasm"
+    printf 'built %-28s %8s bytes\n' "$crate/$crate.wasm" "$(size_of "$here/$crate/$crate.wasm")"
+done
+
 # Other languages: each plugin folder may bring its own build.sh.
 for script in "$here"/*/build.sh "$here"/testing/*/build.sh; do
     [[ -f "$script" ]] || continue
@@ -70,7 +81,10 @@ for script in "$here"/*/build.sh "$here"/testing/*/build.sh; do
     fi
 done
 
-# The SDK's doctests: the examples plugin authors copy must keep compiling and passing.
-echo "testing sdk/rust doctests"
-cargo test --quiet --doc --manifest-path "$here/../sdk/rust/Cargo.toml" --target-dir "$target_dir" ||
-    fail "the Rust SDK's doctests failed (cargo test --doc --manifest-path sdk/rust/Cargo.toml)"
+# The SDK's tests and doctests (the examples plugin authors copy must keep compiling and
+# passing), and the agent loop's logic against scripted models, natively.
+echo "testing sdk/rust and plugins/agent-loop"
+cargo test --quiet --manifest-path "$here/../sdk/rust/Cargo.toml" --target-dir "$target_dir" ||
+    fail "the Rust SDK's tests failed (cargo test --manifest-path sdk/rust/Cargo.toml)"
+cargo test --quiet --manifest-path "$here/Cargo.toml" --target-dir "$target_dir" -p agent-loop ||
+    fail "agent-loop's tests failed (cargo test --manifest-path plugins/Cargo.toml -p agent-loop)"

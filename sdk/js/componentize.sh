@@ -28,7 +28,7 @@ die() { echo "$name build: $*" >&2; exit 1; }
 [ -f "$entry" ] || die "no entry module $entry"
 
 case "$world" in
-specialist) imports="log config http tools progress skills memory"; export_name=specialistApi ;;
+specialist) imports="log config http tools progress skills memory llm definition"; export_name=specialistApi ;;
 connector) imports="log config http"; export_name=connectorApi ;;
 skill-loader) imports="log config http"; export_name=skillLoaderApi ;;
 *) die "unknown world '$world': specialist, connector or skill-loader" ;;
@@ -56,7 +56,7 @@ trap 'rm -rf "$work"' EXIT
 # The entry module the component is built from: the world's imports handed to the SDK, then
 # the plugin's exports.
 {
-    for i in $imports; do echo "import * as $i from \"guild:plugin/$i@0.2.0\";"; done
+    for i in $imports; do echo "import * as $i from \"guild:plugin/$i@0.3.0\";"; done
     echo "import { installBindings } from \"guild-sdk\";"
     echo "installBindings({ $(echo "$imports" | sed 's/ /, /g') });"
     echo "export { $export_name } from $(node -e 'console.log(JSON.stringify(process.argv[1]))' "$entry");"

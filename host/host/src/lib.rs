@@ -31,8 +31,8 @@ pub use guild_core::{
     capability, config, error, limits, manifest, schema, serve, settings, text, tool_names,
 };
 pub use {
-    guild_bundle as bundle, guild_http as http, guild_receipts as receipts, guild_skills as skills,
-    guild_validate as validate, guild_watch as watch,
+    guild_bundle as bundle, guild_http as http, guild_llm as llm, guild_receipts as receipts,
+    guild_skills as skills, guild_validate as validate, guild_watch as watch,
 };
 
 pub use config::Config;

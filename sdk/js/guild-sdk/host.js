@@ -13,6 +13,16 @@ export function installBindings(interfaces) {
   bindings = interfaces;
 }
 
+/** The raw WIT interface `name` (for the SDK's own modules); `Denied` when the world lacks it. */
+export function witInterface(name) {
+  if (!bindings) {
+    throw new Error(
+      `guild-sdk: not running inside a Guild component (no WIT bindings were installed); in unit tests, use the test double of \`${name}\``,
+    );
+  }
+  return need(name);
+}
+
 /** For guild-sdk/testing: push or remove a test double. */
 export function installHost(host) {
   installed.push(host);

@@ -4,7 +4,7 @@
 /// <reference path="./wit/connector.d.ts" />
 /// <reference path="./wit/skill-loader.d.ts" />
 
-import type * as T from "guild:plugin/types@0.2.0";
+import type * as T from "guild:plugin/types@0.3.0";
 
 export type Outcome = T.Outcome;
 export type NextAction = T.NextAction;
@@ -238,3 +238,49 @@ export function runTool(handler: (input: any) => unknown, tool: string, input: s
 
 /** Called by the entry module sdk/js/componentize.sh generates. */
 export function installBindings(interfaces: Record<string, unknown>): void;
+
+/** Chat completions through the operator's models (`llm = true`); see llm.js. */
+export namespace llm {
+  type Message = import("guild:plugin/llm@0.3.0").Message;
+  type ToolCall = import("guild:plugin/llm@0.3.0").ToolCall;
+  type Answer = import("guild:plugin/llm@0.3.0").Answer;
+  type Request = import("guild:plugin/llm@0.3.0").Request;
+  interface ToolDefinition {
+    name: string;
+    description?: string;
+    parameters?: object | string;
+  }
+  class LlmError extends GuildError {
+    kind: string;
+    isFinal: boolean;
+  }
+  class BudgetExceeded extends LlmError {
+    budget: "task-tokens" | "daily-tokens";
+    limit: number;
+    used: number;
+  }
+  class RateLimited extends LlmError {
+    retryAfterMs?: number;
+  }
+  class Upstream extends LlmError {
+    status: number;
+  }
+  class ScriptedModel {
+    constructor(script: Array<Partial<Answer> | LlmError>, models?: string[]);
+    requests: Request[];
+    models(): string[];
+    complete(request: Request): Answer;
+  }
+  function llmError(variant: unknown): LlmError;
+  function system(text: string): Message;
+  function user(text: string): Message;
+  function assistant(content: string | undefined, toolCalls?: ToolCall[]): Message;
+  function tool(callId: string, content: string): Message;
+  function withModel<R>(model: ScriptedModel, fn: () => R): R;
+  function models(): string[];
+  function complete(
+    model: string,
+    messages: Message[],
+    options?: { tools?: ToolDefinition[]; maxTokens?: number; temperature?: number; stop?: string[] },
+  ): Answer;
+}

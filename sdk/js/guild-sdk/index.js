@@ -4,3 +4,4 @@ export * from "./errors.js";
 export { Report, ToolOutcome } from "./report.js";
 export { config, http, log, memory, progress, skills, tools, installBindings } from "./host.js";
 export { connector, runTool, skillLoader, specialist } from "./exports.js";
+export * as llm from "./llm.js";

@@ -24,7 +24,7 @@ otherwise the call raises `Denied`. `guild_sdk.testing.FakeHost` stands in for t
 tests under plain CPython.
 """
 
-from . import config, http, log, memory, progress, skills, tools
+from . import config, http, llm, log, memory, progress, skills, tools
 from .errors import (
     Denied,
     GuildError,

@@ -1,14 +1,13 @@
 //! Raw WIT bindings for the three Guild worlds; nothing outside this crate uses them directly.
 //!
 //! Each world is generated in its own module. The specialist world generates every shared
-//! interface (`types`, `log`, `config`, `http`, `tools`, `progress`, `skills`,
-//! `memory`); the connector and
-//! skill-loader worlds
-//! reuse those through `with`, so a host error or a tool spec is one Rust type whichever world a
-//! plugin exports. `pub_export_macro` makes wit-bindgen put the full world description (with its
-//! exports) only where a plugin invokes an export macro; the library-level sections describe
-//! imports only and are dropped by the componentizer when unused, so one crate can hold all three
-//! worlds and a plugin still exports exactly one.
+//! interface (`types`, `log`, `config`, `http`, `tools`, `progress`, `skills`, `memory`, `llm`,
+//! `definition`); the connector and skill-loader worlds reuse those through `with`, so a host
+//! error or a tool spec is one Rust type whichever world a plugin exports. `pub_export_macro`
+//! makes wit-bindgen put the full world description (with its exports) only where a plugin
+//! invokes an export macro; the library-level sections describe imports only and are dropped by
+//! the componentizer when unused, so one crate can hold all three worlds and a plugin still
+//! exports exactly one.
 #![allow(missing_docs, unreachable_pub, unsafe_code, clippy::all)]
 
 /// The `specialist` world and every shared interface.
@@ -29,10 +28,10 @@ pub mod connector {
         path: "../../wit",
         world: "guild:plugin/connector",
         with: {
-            "guild:plugin/types@0.2.0": crate::bindings::specialist::guild::plugin::types,
-            "guild:plugin/log@0.2.0": crate::bindings::specialist::guild::plugin::log,
-            "guild:plugin/config@0.2.0": crate::bindings::specialist::guild::plugin::config,
-            "guild:plugin/http@0.2.0": crate::bindings::specialist::guild::plugin::http,
+            "guild:plugin/types@0.3.0": crate::bindings::specialist::guild::plugin::types,
+            "guild:plugin/log@0.3.0": crate::bindings::specialist::guild::plugin::log,
+            "guild:plugin/config@0.3.0": crate::bindings::specialist::guild::plugin::config,
+            "guild:plugin/http@0.3.0": crate::bindings::specialist::guild::plugin::http,
         },
         pub_export_macro: true,
         export_macro_name: "export",
@@ -46,10 +45,10 @@ pub mod skill_loader {
         path: "../../wit",
         world: "guild:plugin/skill-loader",
         with: {
-            "guild:plugin/types@0.2.0": crate::bindings::specialist::guild::plugin::types,
-            "guild:plugin/log@0.2.0": crate::bindings::specialist::guild::plugin::log,
-            "guild:plugin/config@0.2.0": crate::bindings::specialist::guild::plugin::config,
-            "guild:plugin/http@0.2.0": crate::bindings::specialist::guild::plugin::http,
+            "guild:plugin/types@0.3.0": crate::bindings::specialist::guild::plugin::types,
+            "guild:plugin/log@0.3.0": crate::bindings::specialist::guild::plugin::log,
+            "guild:plugin/config@0.3.0": crate::bindings::specialist::guild::plugin::config,
+            "guild:plugin/http@0.3.0": crate::bindings::specialist::guild::plugin::http,
         },
         pub_export_macro: true,
         export_macro_name: "export",

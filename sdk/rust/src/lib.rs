@@ -3,7 +3,8 @@
 //! Implement one of [`Specialist`], [`Connector`] or [`SkillLoader`], export it with the matching
 //! macro, and build with `cargo build --target wasm32-wasip2 --release` (crate type `cdylib`).
 //! Host capabilities are plain functions: [`log`], [`config`], [`http`] and, for specialists,
-//! [`tools`], [`skills`], [`progress`] and [`memory`]. Each must be requested in `plugin.toml`
+//! [`tools`], [`skills`], [`progress`], [`memory`], [`llm`] and [`definition`]; [`agent`] runs a
+//! model's tool calls in a loop. Each must be requested in `plugin.toml`
 //! and granted by the operator; otherwise the call returns a `denied` error
 //! ([`HostError::Denied`]).
 //!
@@ -37,10 +38,13 @@
 // work when the export macros expand inside a plugin crate.
 extern crate self as guild_sdk;
 
+pub mod agent;
 mod bindings;
 pub mod config;
+pub mod definition;
 mod export;
 pub mod http;
+pub mod llm;
 pub mod log;
 pub mod memory;
 pub mod progress;

@@ -8,6 +8,7 @@
 
 mod gate;
 mod in_flight;
+mod llm;
 mod memory;
 #[cfg(test)]
 mod memory_tests;
@@ -94,6 +95,8 @@ pub(crate) struct TaskScope {
     parent_live: AtomicBool,
     /// Pushes each accepted report to subscribers; closed when the task ends.
     subscriber: Mutex<Option<tokio::sync::mpsc::UnboundedSender<ProgressReport>>>,
+    /// Model calls: per-alias usage, tokens spent, transcripts, the deadline ([`llm`]).
+    pub(crate) llm: llm::TaskModels,
 }
 
 impl TaskScope {
@@ -105,6 +108,7 @@ impl TaskScope {
         approval: Approval,
         subscriber: Option<tokio::sync::mpsc::UnboundedSender<ProgressReport>>,
     ) -> Self {
+        let deadline = llm::deadline(&services.config, &plugin);
         Self {
             task_id,
             services,
@@ -122,6 +126,7 @@ impl TaskScope {
             skills: guild_skills::TaskSkills::new(),
             parent_live: AtomicBool::new(true),
             subscriber: Mutex::new(subscriber),
+            llm: llm::TaskModels::new(deadline),
         }
     }
 
@@ -484,6 +489,7 @@ async fn finish(
         instantiate_us: stats.instantiate_us,
         tool_calls: tool_calls.len() as u32,
         peak_memory_bytes: stats.peak_memory,
+        models: scope.take_model_usage(),
     };
     let plugin = &scope.plugin;
     let ident = plugin.ident.to_string();
@@ -511,6 +517,7 @@ async fn finish(
         skills,
         warning: None,
         usage,
+        transcripts: scope.take_transcripts(),
     }
 }
 

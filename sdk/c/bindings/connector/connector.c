@@ -3,24 +3,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-// Imported Functions from `guild:plugin/log@0.2.0`
+// Imported Functions from `guild:plugin/log@0.3.0`
 
-__attribute__((__import_module__("guild:plugin/log@0.2.0"), __import_name__("log")))
+__attribute__((__import_module__("guild:plugin/log@0.3.0"), __import_name__("log")))
 extern void __wasm_import_guild_plugin_log_log(int32_t, uint8_t *, size_t);
 
-// Imported Functions from `guild:plugin/config@0.2.0`
+// Imported Functions from `guild:plugin/config@0.3.0`
 
-__attribute__((__import_module__("guild:plugin/config@0.2.0"), __import_name__("get")))
+__attribute__((__import_module__("guild:plugin/config@0.3.0"), __import_name__("get")))
 extern void __wasm_import_guild_plugin_config_get(uint8_t *, size_t, uint8_t *);
 
-// Imported Functions from `guild:plugin/http@0.2.0`
+// Imported Functions from `guild:plugin/http@0.3.0`
 
-__attribute__((__import_module__("guild:plugin/http@0.2.0"), __import_name__("send")))
+__attribute__((__import_module__("guild:plugin/http@0.3.0"), __import_name__("send")))
 extern void __wasm_import_guild_plugin_http_send(uint8_t *, size_t, uint8_t *, size_t, uint8_t *, size_t, int32_t, uint8_t *, size_t, uint8_t *);
 
-// Exported Functions from `guild:plugin/connector-api@0.2.0`
+// Exported Functions from `guild:plugin/connector-api@0.3.0`
 
-__attribute__((__weak__, __export_name__("cabi_post_guild:plugin/connector-api@0.2.0#tools")))
+__attribute__((__weak__, __export_name__("cabi_post_guild:plugin/connector-api@0.3.0#tools")))
 void __wasm_export_exports_guild_plugin_connector_api_tools_post_return(uint8_t * arg0) {
   size_t len = *((size_t*) (arg0 + sizeof(void*)));
   if (len > 0) {
@@ -75,7 +75,7 @@ void __wasm_export_exports_guild_plugin_connector_api_tools_post_return(uint8_t 
   }
 }
 
-__attribute__((__weak__, __export_name__("cabi_post_guild:plugin/connector-api@0.2.0#call")))
+__attribute__((__weak__, __export_name__("cabi_post_guild:plugin/connector-api@0.3.0#call")))
 void __wasm_export_exports_guild_plugin_connector_api_call_post_return(uint8_t * arg0) {
   if ((*((size_t*) (arg0 + sizeof(void*)))) > 0) {
     free(*((uint8_t **) (arg0 + 0)));
@@ -536,7 +536,7 @@ bool guild_plugin_http_send(guild_plugin_http_request_t *request, guild_plugin_h
   }
 }
 
-__attribute__((__export_name__("guild:plugin/connector-api@0.2.0#tools")))
+__attribute__((__export_name__("guild:plugin/connector-api@0.3.0#tools")))
 uint8_t * __wasm_export_exports_guild_plugin_connector_api_tools(void) {
   exports_guild_plugin_connector_api_list_tool_spec_t ret;
   exports_guild_plugin_connector_api_tools(&ret);
@@ -546,7 +546,7 @@ uint8_t * __wasm_export_exports_guild_plugin_connector_api_tools(void) {
   return ptr;
 }
 
-__attribute__((__export_name__("guild:plugin/connector-api@0.2.0#call")))
+__attribute__((__export_name__("guild:plugin/connector-api@0.3.0#call")))
 uint8_t * __wasm_export_exports_guild_plugin_connector_api_call(uint8_t * arg, size_t arg0, uint8_t * arg1, size_t arg2) {
   connector_string_t arg3 = (connector_string_t) { (uint8_t*)(arg), (arg0) };
   connector_string_t arg4 = (connector_string_t) { (uint8_t*)(arg1), (arg2) };

@@ -309,17 +309,17 @@ typedef struct {
   size_t len;
 } exports_guild_plugin_connector_api_list_tool_spec_t;
 
-// Imported Functions from `guild:plugin/log@0.2.0`
+// Imported Functions from `guild:plugin/log@0.3.0`
 extern void guild_plugin_log_log(guild_plugin_log_level_t level, connector_string_t *message);
 
-// Imported Functions from `guild:plugin/config@0.2.0`
+// Imported Functions from `guild:plugin/config@0.3.0`
 // The value of a granted key; `denied` for a key that was not both requested and granted.
 extern bool guild_plugin_config_get(connector_string_t *key, connector_string_t *ret, guild_plugin_config_host_error_t *err);
 
-// Imported Functions from `guild:plugin/http@0.2.0`
+// Imported Functions from `guild:plugin/http@0.3.0`
 extern bool guild_plugin_http_send(guild_plugin_http_request_t *request, guild_plugin_http_response_t *ret, guild_plugin_http_host_error_t *err);
 
-// Exported Functions from `guild:plugin/connector-api@0.2.0`
+// Exported Functions from `guild:plugin/connector-api@0.3.0`
 void exports_guild_plugin_connector_api_tools(exports_guild_plugin_connector_api_list_tool_spec_t *ret);
 void exports_guild_plugin_connector_api_call(connector_string_t *tool, connector_string_t *input, exports_guild_plugin_connector_api_tool_outcome_t *ret);
 

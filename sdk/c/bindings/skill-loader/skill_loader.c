@@ -3,24 +3,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-// Imported Functions from `guild:plugin/log@0.2.0`
+// Imported Functions from `guild:plugin/log@0.3.0`
 
-__attribute__((__import_module__("guild:plugin/log@0.2.0"), __import_name__("log")))
+__attribute__((__import_module__("guild:plugin/log@0.3.0"), __import_name__("log")))
 extern void __wasm_import_guild_plugin_log_log(int32_t, uint8_t *, size_t);
 
-// Imported Functions from `guild:plugin/config@0.2.0`
+// Imported Functions from `guild:plugin/config@0.3.0`
 
-__attribute__((__import_module__("guild:plugin/config@0.2.0"), __import_name__("get")))
+__attribute__((__import_module__("guild:plugin/config@0.3.0"), __import_name__("get")))
 extern void __wasm_import_guild_plugin_config_get(uint8_t *, size_t, uint8_t *);
 
-// Imported Functions from `guild:plugin/http@0.2.0`
+// Imported Functions from `guild:plugin/http@0.3.0`
 
-__attribute__((__import_module__("guild:plugin/http@0.2.0"), __import_name__("send")))
+__attribute__((__import_module__("guild:plugin/http@0.3.0"), __import_name__("send")))
 extern void __wasm_import_guild_plugin_http_send(uint8_t *, size_t, uint8_t *, size_t, uint8_t *, size_t, int32_t, uint8_t *, size_t, uint8_t *);
 
-// Exported Functions from `guild:plugin/skill-loader-api@0.2.0`
+// Exported Functions from `guild:plugin/skill-loader-api@0.3.0`
 
-__attribute__((__weak__, __export_name__("cabi_post_guild:plugin/skill-loader-api@0.2.0#list")))
+__attribute__((__weak__, __export_name__("cabi_post_guild:plugin/skill-loader-api@0.3.0#list")))
 void __wasm_export_exports_guild_plugin_skill_loader_api_list_post_return(uint8_t * arg0) {
   size_t len = *((size_t*) (arg0 + sizeof(void*)));
   if (len > 0) {
@@ -39,7 +39,7 @@ void __wasm_export_exports_guild_plugin_skill_loader_api_list_post_return(uint8_
   }
 }
 
-__attribute__((__weak__, __export_name__("cabi_post_guild:plugin/skill-loader-api@0.2.0#load")))
+__attribute__((__weak__, __export_name__("cabi_post_guild:plugin/skill-loader-api@0.3.0#load")))
 void __wasm_export_exports_guild_plugin_skill_loader_api_load_post_return(uint8_t * arg0) {
   switch ((int32_t) (int32_t) *((uint8_t*) (arg0 + 0))) {
     case 0: {
@@ -80,7 +80,7 @@ void __wasm_export_exports_guild_plugin_skill_loader_api_load_post_return(uint8_
   }
 }
 
-__attribute__((__weak__, __export_name__("cabi_post_guild:plugin/skill-loader-api@0.2.0#read")))
+__attribute__((__weak__, __export_name__("cabi_post_guild:plugin/skill-loader-api@0.3.0#read")))
 void __wasm_export_exports_guild_plugin_skill_loader_api_read_post_return(uint8_t * arg0) {
   switch ((int32_t) (int32_t) *((uint8_t*) (arg0 + 0))) {
     case 0: {
@@ -549,7 +549,7 @@ bool guild_plugin_http_send(guild_plugin_http_request_t *request, guild_plugin_h
   }
 }
 
-__attribute__((__export_name__("guild:plugin/skill-loader-api@0.2.0#list")))
+__attribute__((__export_name__("guild:plugin/skill-loader-api@0.3.0#list")))
 uint8_t * __wasm_export_exports_guild_plugin_skill_loader_api_list(void) {
   exports_guild_plugin_skill_loader_api_list_skill_meta_t ret;
   exports_guild_plugin_skill_loader_api_list(&ret);
@@ -559,7 +559,7 @@ uint8_t * __wasm_export_exports_guild_plugin_skill_loader_api_list(void) {
   return ptr;
 }
 
-__attribute__((__export_name__("guild:plugin/skill-loader-api@0.2.0#load")))
+__attribute__((__export_name__("guild:plugin/skill-loader-api@0.3.0#load")))
 uint8_t * __wasm_export_exports_guild_plugin_skill_loader_api_load(uint8_t * arg, size_t arg0) {
   skill_loader_string_t arg1 = (skill_loader_string_t) { (uint8_t*)(arg), (arg0) };
   exports_guild_plugin_skill_loader_api_result_string_host_error_t ret;
@@ -613,7 +613,7 @@ uint8_t * __wasm_export_exports_guild_plugin_skill_loader_api_load(uint8_t * arg
   return ptr;
 }
 
-__attribute__((__export_name__("guild:plugin/skill-loader-api@0.2.0#read")))
+__attribute__((__export_name__("guild:plugin/skill-loader-api@0.3.0#read")))
 uint8_t * __wasm_export_exports_guild_plugin_skill_loader_api_read(uint8_t * arg, size_t arg0, uint8_t * arg1, size_t arg2) {
   skill_loader_string_t arg3 = (skill_loader_string_t) { (uint8_t*)(arg), (arg0) };
   skill_loader_string_t arg4 = (skill_loader_string_t) { (uint8_t*)(arg1), (arg2) };

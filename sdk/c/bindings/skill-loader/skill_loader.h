@@ -325,17 +325,17 @@ typedef struct {
   } val;
 } exports_guild_plugin_skill_loader_api_result_list_u8_host_error_t;
 
-// Imported Functions from `guild:plugin/log@0.2.0`
+// Imported Functions from `guild:plugin/log@0.3.0`
 extern void guild_plugin_log_log(guild_plugin_log_level_t level, skill_loader_string_t *message);
 
-// Imported Functions from `guild:plugin/config@0.2.0`
+// Imported Functions from `guild:plugin/config@0.3.0`
 // The value of a granted key; `denied` for a key that was not both requested and granted.
 extern bool guild_plugin_config_get(skill_loader_string_t *key, skill_loader_string_t *ret, guild_plugin_config_host_error_t *err);
 
-// Imported Functions from `guild:plugin/http@0.2.0`
+// Imported Functions from `guild:plugin/http@0.3.0`
 extern bool guild_plugin_http_send(guild_plugin_http_request_t *request, guild_plugin_http_response_t *ret, guild_plugin_http_host_error_t *err);
 
-// Exported Functions from `guild:plugin/skill-loader-api@0.2.0`
+// Exported Functions from `guild:plugin/skill-loader-api@0.3.0`
 void exports_guild_plugin_skill_loader_api_list(exports_guild_plugin_skill_loader_api_list_skill_meta_t *ret);
 bool exports_guild_plugin_skill_loader_api_load(skill_loader_string_t *name, skill_loader_string_t *ret, exports_guild_plugin_skill_loader_api_host_error_t *err);
 bool exports_guild_plugin_skill_loader_api_read(skill_loader_string_t *name, skill_loader_string_t *path, skill_loader_list_u8_t *ret, exports_guild_plugin_skill_loader_api_host_error_t *err);

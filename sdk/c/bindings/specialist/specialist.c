@@ -3,63 +3,82 @@
 #include <stdlib.h>
 #include <string.h>
 
-// Imported Functions from `guild:plugin/tools@0.2.0`
+// Imported Functions from `guild:plugin/tools@0.3.0`
 
-__attribute__((__import_module__("guild:plugin/tools@0.2.0"), __import_name__("granted")))
+__attribute__((__import_module__("guild:plugin/tools@0.3.0"), __import_name__("granted")))
 extern void __wasm_import_guild_plugin_tools_granted(uint8_t *);
 
-__attribute__((__import_module__("guild:plugin/tools@0.2.0"), __import_name__("call")))
+__attribute__((__import_module__("guild:plugin/tools@0.3.0"), __import_name__("call")))
 extern void __wasm_import_guild_plugin_tools_call(uint8_t *, size_t, uint8_t *, size_t, int32_t, uint8_t *, size_t, uint8_t *);
 
-// Imported Functions from `guild:plugin/progress@0.2.0`
+// Imported Functions from `guild:plugin/progress@0.3.0`
 
-__attribute__((__import_module__("guild:plugin/progress@0.2.0"), __import_name__("send")))
+__attribute__((__import_module__("guild:plugin/progress@0.3.0"), __import_name__("send")))
 extern void __wasm_import_guild_plugin_progress_send(uint8_t *, size_t, uint8_t *);
 
-// Imported Functions from `guild:plugin/skills@0.2.0`
+// Imported Functions from `guild:plugin/skills@0.3.0`
 
-__attribute__((__import_module__("guild:plugin/skills@0.2.0"), __import_name__("catalog")))
+__attribute__((__import_module__("guild:plugin/skills@0.3.0"), __import_name__("catalog")))
 extern void __wasm_import_guild_plugin_skills_catalog(uint8_t *);
 
-__attribute__((__import_module__("guild:plugin/skills@0.2.0"), __import_name__("load")))
+__attribute__((__import_module__("guild:plugin/skills@0.3.0"), __import_name__("load")))
 extern void __wasm_import_guild_plugin_skills_load(uint8_t *, size_t, uint8_t *);
 
-__attribute__((__import_module__("guild:plugin/skills@0.2.0"), __import_name__("read")))
+__attribute__((__import_module__("guild:plugin/skills@0.3.0"), __import_name__("read")))
 extern void __wasm_import_guild_plugin_skills_read(uint8_t *, size_t, uint8_t *, size_t, uint8_t *);
 
-// Imported Functions from `guild:plugin/memory@0.2.0`
+// Imported Functions from `guild:plugin/memory@0.3.0`
 
-__attribute__((__import_module__("guild:plugin/memory@0.2.0"), __import_name__("read")))
+__attribute__((__import_module__("guild:plugin/memory@0.3.0"), __import_name__("read")))
 extern void __wasm_import_guild_plugin_memory_read(int32_t, uint8_t *);
 
-__attribute__((__import_module__("guild:plugin/memory@0.2.0"), __import_name__("update")))
+__attribute__((__import_module__("guild:plugin/memory@0.3.0"), __import_name__("update")))
 extern void __wasm_import_guild_plugin_memory_update(int32_t, uint8_t *, size_t, uint8_t *);
 
-// Imported Functions from `guild:plugin/log@0.2.0`
+// Imported Functions from `guild:plugin/llm@0.3.0`
 
-__attribute__((__import_module__("guild:plugin/log@0.2.0"), __import_name__("log")))
+__attribute__((__import_module__("guild:plugin/llm@0.3.0"), __import_name__("models")))
+extern void __wasm_import_guild_plugin_llm_models(uint8_t *);
+
+__attribute__((__import_module__("guild:plugin/llm@0.3.0"), __import_name__("complete")))
+extern void __wasm_import_guild_plugin_llm_complete(uint8_t *, size_t, uint8_t *, size_t, uint8_t *, size_t, int32_t, int32_t, int32_t, float, uint8_t *, size_t, uint8_t *);
+
+// Imported Functions from `guild:plugin/definition@0.3.0`
+
+__attribute__((__import_module__("guild:plugin/definition@0.3.0"), __import_name__("name")))
+extern void __wasm_import_guild_plugin_definition_name(uint8_t *);
+
+__attribute__((__import_module__("guild:plugin/definition@0.3.0"), __import_name__("prompt")))
+extern void __wasm_import_guild_plugin_definition_prompt(uint8_t *);
+
+__attribute__((__import_module__("guild:plugin/definition@0.3.0"), __import_name__("settings")))
+extern void __wasm_import_guild_plugin_definition_settings(uint8_t *);
+
+// Imported Functions from `guild:plugin/log@0.3.0`
+
+__attribute__((__import_module__("guild:plugin/log@0.3.0"), __import_name__("log")))
 extern void __wasm_import_guild_plugin_log_log(int32_t, uint8_t *, size_t);
 
-// Imported Functions from `guild:plugin/config@0.2.0`
+// Imported Functions from `guild:plugin/config@0.3.0`
 
-__attribute__((__import_module__("guild:plugin/config@0.2.0"), __import_name__("get")))
+__attribute__((__import_module__("guild:plugin/config@0.3.0"), __import_name__("get")))
 extern void __wasm_import_guild_plugin_config_get(uint8_t *, size_t, uint8_t *);
 
-// Imported Functions from `guild:plugin/http@0.2.0`
+// Imported Functions from `guild:plugin/http@0.3.0`
 
-__attribute__((__import_module__("guild:plugin/http@0.2.0"), __import_name__("send")))
+__attribute__((__import_module__("guild:plugin/http@0.3.0"), __import_name__("send")))
 extern void __wasm_import_guild_plugin_http_send(uint8_t *, size_t, uint8_t *, size_t, uint8_t *, size_t, int32_t, uint8_t *, size_t, uint8_t *);
 
-// Exported Functions from `guild:plugin/specialist-api@0.2.0`
+// Exported Functions from `guild:plugin/specialist-api@0.3.0`
 
-__attribute__((__weak__, __export_name__("cabi_post_guild:plugin/specialist-api@0.2.0#describe")))
+__attribute__((__weak__, __export_name__("cabi_post_guild:plugin/specialist-api@0.3.0#describe")))
 void __wasm_export_exports_guild_plugin_specialist_api_describe_post_return(uint8_t * arg0) {
   if ((*((size_t*) (arg0 + sizeof(void*)))) > 0) {
     free(*((uint8_t **) (arg0 + 0)));
   }
 }
 
-__attribute__((__weak__, __export_name__("cabi_post_guild:plugin/specialist-api@0.2.0#run")))
+__attribute__((__weak__, __export_name__("cabi_post_guild:plugin/specialist-api@0.3.0#run")))
 void __wasm_export_exports_guild_plugin_specialist_api_run_post_return(uint8_t * arg0) {
   switch ((int32_t) (int32_t) *((uint8_t*) (arg0 + 0))) {
     case 0: {
@@ -516,6 +535,159 @@ void guild_plugin_memory_result_update_result_update_error_free(guild_plugin_mem
     guild_plugin_memory_update_result_free(&ptr->val.ok);
   } else {
     guild_plugin_memory_update_error_free(&ptr->val.err);
+  }
+}
+
+void guild_plugin_llm_tool_call_free(guild_plugin_llm_tool_call_t *ptr) {
+  specialist_string_free(&ptr->id);
+  specialist_string_free(&ptr->name);
+  specialist_string_free(&ptr->arguments);
+}
+
+void guild_plugin_llm_list_tool_call_free(guild_plugin_llm_list_tool_call_t *ptr) {
+  size_t list_len = ptr->len;
+  if (list_len > 0) {
+    guild_plugin_llm_tool_call_t *list_ptr = ptr->ptr;
+    for (size_t i = 0; i < list_len; i++) {
+      guild_plugin_llm_tool_call_free(&list_ptr[i]);
+    }
+    free(list_ptr);
+  }
+}
+
+void guild_plugin_llm_assistant_turn_free(guild_plugin_llm_assistant_turn_t *ptr) {
+  specialist_option_string_free(&ptr->content);
+  guild_plugin_llm_list_tool_call_free(&ptr->tool_calls);
+}
+
+void guild_plugin_llm_tool_result_free(guild_plugin_llm_tool_result_t *ptr) {
+  specialist_string_free(&ptr->call_id);
+  specialist_string_free(&ptr->content);
+}
+
+void guild_plugin_llm_message_free(guild_plugin_llm_message_t *ptr) {
+  switch ((int32_t) ptr->tag) {
+    case 0: {
+      specialist_string_free(&ptr->val.system);
+      break;
+    }
+    case 1: {
+      specialist_string_free(&ptr->val.user);
+      break;
+    }
+    case 2: {
+      guild_plugin_llm_assistant_turn_free(&ptr->val.assistant);
+      break;
+    }
+    case 3: {
+      guild_plugin_llm_tool_result_free(&ptr->val.tool);
+      break;
+    }
+  }
+}
+
+void guild_plugin_llm_tool_definition_free(guild_plugin_llm_tool_definition_t *ptr) {
+  specialist_string_free(&ptr->name);
+  specialist_string_free(&ptr->description);
+  specialist_string_free(&ptr->parameters);
+}
+
+void guild_plugin_llm_list_message_free(guild_plugin_llm_list_message_t *ptr) {
+  size_t list_len = ptr->len;
+  if (list_len > 0) {
+    guild_plugin_llm_message_t *list_ptr = ptr->ptr;
+    for (size_t i = 0; i < list_len; i++) {
+      guild_plugin_llm_message_free(&list_ptr[i]);
+    }
+    free(list_ptr);
+  }
+}
+
+void guild_plugin_llm_list_tool_definition_free(guild_plugin_llm_list_tool_definition_t *ptr) {
+  size_t list_len = ptr->len;
+  if (list_len > 0) {
+    guild_plugin_llm_tool_definition_t *list_ptr = ptr->ptr;
+    for (size_t i = 0; i < list_len; i++) {
+      guild_plugin_llm_tool_definition_free(&list_ptr[i]);
+    }
+    free(list_ptr);
+  }
+}
+
+void specialist_option_u32_free(specialist_option_u32_t *ptr) {
+  if (ptr->is_some) {
+  }
+}
+
+void specialist_option_f32_free(specialist_option_f32_t *ptr) {
+  if (ptr->is_some) {
+  }
+}
+
+void guild_plugin_llm_request_free(guild_plugin_llm_request_t *ptr) {
+  specialist_string_free(&ptr->model);
+  guild_plugin_llm_list_message_free(&ptr->messages);
+  guild_plugin_llm_list_tool_definition_free(&ptr->tools);
+  specialist_option_u32_free(&ptr->max_tokens);
+  specialist_option_f32_free(&ptr->temperature);
+  specialist_list_string_free(&ptr->stop);
+}
+
+void guild_plugin_llm_answer_free(guild_plugin_llm_answer_t *ptr) {
+  specialist_option_string_free(&ptr->content);
+  guild_plugin_llm_list_tool_call_free(&ptr->tool_calls);
+}
+
+void guild_plugin_llm_upstream_error_free(guild_plugin_llm_upstream_error_t *ptr) {
+  specialist_string_free(&ptr->message);
+}
+
+void specialist_option_u64_free(specialist_option_u64_t *ptr) {
+  if (ptr->is_some) {
+  }
+}
+
+void guild_plugin_llm_llm_error_free(guild_plugin_llm_llm_error_t *ptr) {
+  switch ((int32_t) ptr->tag) {
+    case 0: {
+      specialist_string_free(&ptr->val.denied);
+      break;
+    }
+    case 1: {
+      specialist_string_free(&ptr->val.model_not_granted);
+      break;
+    }
+    case 2: {
+      break;
+    }
+    case 3: {
+      specialist_option_u64_free(&ptr->val.rate_limited);
+      break;
+    }
+    case 4: {
+      guild_plugin_llm_upstream_error_free(&ptr->val.upstream);
+      break;
+    }
+    case 5: {
+      specialist_string_free(&ptr->val.timeout);
+      break;
+    }
+    case 6: {
+      specialist_string_free(&ptr->val.malformed_answer);
+      break;
+    }
+    case 7: {
+      specialist_string_free(&ptr->val.invalid_request);
+      break;
+    }
+  }
+}
+
+void guild_plugin_llm_result_answer_llm_error_free(guild_plugin_llm_result_answer_llm_error_t *ptr) {
+  if (!ptr->is_err) {
+    guild_plugin_llm_answer_free(&ptr->val.ok);
+  } else {
+    guild_plugin_llm_llm_error_free(&ptr->val.err);
   }
 }
 
@@ -1049,6 +1221,175 @@ bool guild_plugin_memory_update(guild_plugin_memory_scope_t scope, specialist_st
   }
 }
 
+void guild_plugin_llm_models(specialist_list_string_t *ret) {
+  __attribute__((__aligned__(sizeof(void*))))
+  uint8_t ret_area[(2*sizeof(void*))];
+  uint8_t *ptr = (uint8_t *) &ret_area;
+  __wasm_import_guild_plugin_llm_models(ptr);
+  *ret = (specialist_list_string_t) { (specialist_string_t*)(*((uint8_t **) (ptr + 0))), (*((size_t*) (ptr + sizeof(void*)))) };
+}
+
+bool guild_plugin_llm_complete(guild_plugin_llm_request_t *request, guild_plugin_llm_answer_t *ret, guild_plugin_llm_llm_error_t *err) {
+  __attribute__((__aligned__(8)))
+  uint8_t ret_area[(16+6*sizeof(void*))];
+  int32_t option;
+  int32_t option7;
+  if (((*request).max_tokens).is_some) {
+    const uint32_t *payload6 = &((*request).max_tokens).val;
+    option = 1;
+    option7 = (int32_t) (*payload6);
+  } else {
+    option = 0;
+    option7 = 0;
+  }
+  int32_t option10;
+  float option11;
+  if (((*request).temperature).is_some) {
+    const float *payload9 = &((*request).temperature).val;
+    option10 = 1;
+    option11 = *payload9;
+  } else {
+    option10 = 0;
+    option11 = 0;
+  }
+  uint8_t *ptr = (uint8_t *) &ret_area;
+  __wasm_import_guild_plugin_llm_complete((uint8_t *) ((*request).model).ptr, ((*request).model).len, (uint8_t *) ((*request).messages).ptr, ((*request).messages).len, (uint8_t *) ((*request).tools).ptr, ((*request).tools).len, option, option7, option10, option11, (uint8_t *) ((*request).stop).ptr, ((*request).stop).len, ptr);
+  guild_plugin_llm_result_answer_llm_error_t result;
+  switch ((int32_t) *((uint8_t*) (ptr + 0))) {
+    case 0: {
+      result.is_err = false;
+      specialist_option_string_t option12;
+      switch ((int32_t) *((uint8_t*) (ptr + 8))) {
+        case 0: {
+          option12.is_some = false;
+          break;
+        }
+        case 1: {
+          option12.is_some = true;
+          option12.val = (specialist_string_t) { (uint8_t*)(*((uint8_t **) (ptr + (8+1*sizeof(void*))))), (*((size_t*) (ptr + (8+2*sizeof(void*))))) };
+          break;
+        }
+      }
+
+      result.val.ok = (guild_plugin_llm_answer_t) {
+        (specialist_option_string_t) option12,
+        (guild_plugin_llm_list_tool_call_t) (guild_plugin_llm_list_tool_call_t) { (guild_plugin_llm_tool_call_t*)(*((uint8_t **) (ptr + (8+3*sizeof(void*))))), (*((size_t*) (ptr + (8+4*sizeof(void*))))) },
+        (guild_plugin_llm_finish_reason_t) (int32_t) *((uint8_t*) (ptr + (8+5*sizeof(void*)))),
+        (guild_plugin_llm_usage_t) (guild_plugin_llm_usage_t) {
+          (uint32_t) (uint32_t) (*((int32_t*) (ptr + (12+5*sizeof(void*))))),
+          (uint32_t) (uint32_t) (*((int32_t*) (ptr + (16+5*sizeof(void*))))),
+        },
+      };
+      break;
+    }
+    case 1: {
+      result.is_err = true;
+      guild_plugin_llm_llm_error_t variant;
+      variant.tag = (int32_t) *((uint8_t*) (ptr + 8));
+      switch ((int32_t) variant.tag) {
+        case 0: {
+          variant.val.denied = (specialist_string_t) { (uint8_t*)(*((uint8_t **) (ptr + 16))), (*((size_t*) (ptr + (16+1*sizeof(void*))))) };
+          break;
+        }
+        case 1: {
+          variant.val.model_not_granted = (specialist_string_t) { (uint8_t*)(*((uint8_t **) (ptr + 16))), (*((size_t*) (ptr + (16+1*sizeof(void*))))) };
+          break;
+        }
+        case 2: {
+          variant.val.budget_exceeded = (guild_plugin_llm_budget_exceeded_t) {
+            (guild_plugin_llm_budget_t) (int32_t) *((uint8_t*) (ptr + 16)),
+            (uint64_t) (uint64_t) (*((int64_t*) (ptr + 24))),
+            (uint64_t) (uint64_t) (*((int64_t*) (ptr + 32))),
+          };
+          break;
+        }
+        case 3: {
+          specialist_option_u64_t option13;
+          switch ((int32_t) *((uint8_t*) (ptr + 16))) {
+            case 0: {
+              option13.is_some = false;
+              break;
+            }
+            case 1: {
+              option13.is_some = true;
+              option13.val = (uint64_t) (*((int64_t*) (ptr + 24)));
+              break;
+            }
+          }
+          variant.val.rate_limited = option13;
+          break;
+        }
+        case 4: {
+          variant.val.upstream = (guild_plugin_llm_upstream_error_t) {
+            (uint16_t) (uint16_t) ((int32_t) *((uint16_t*) (ptr + 16))),
+            (specialist_string_t) (specialist_string_t) { (uint8_t*)(*((uint8_t **) (ptr + (16+1*sizeof(void*))))), (*((size_t*) (ptr + (16+2*sizeof(void*))))) },
+          };
+          break;
+        }
+        case 5: {
+          variant.val.timeout = (specialist_string_t) { (uint8_t*)(*((uint8_t **) (ptr + 16))), (*((size_t*) (ptr + (16+1*sizeof(void*))))) };
+          break;
+        }
+        case 6: {
+          variant.val.malformed_answer = (specialist_string_t) { (uint8_t*)(*((uint8_t **) (ptr + 16))), (*((size_t*) (ptr + (16+1*sizeof(void*))))) };
+          break;
+        }
+        case 7: {
+          variant.val.invalid_request = (specialist_string_t) { (uint8_t*)(*((uint8_t **) (ptr + 16))), (*((size_t*) (ptr + (16+1*sizeof(void*))))) };
+          break;
+        }
+      }
+
+      result.val.err = variant;
+      break;
+    }
+  }
+  if (!result.is_err) {
+    *ret = result.val.ok;
+    return 1;
+  } else {
+    *err = result.val.err;
+    return 0;
+  }
+}
+
+void guild_plugin_definition_name(specialist_string_t *ret) {
+  __attribute__((__aligned__(sizeof(void*))))
+  uint8_t ret_area[(2*sizeof(void*))];
+  uint8_t *ptr = (uint8_t *) &ret_area;
+  __wasm_import_guild_plugin_definition_name(ptr);
+  *ret = (specialist_string_t) { (uint8_t*)(*((uint8_t **) (ptr + 0))), (*((size_t*) (ptr + sizeof(void*)))) };
+}
+
+bool guild_plugin_definition_prompt(specialist_string_t *ret) {
+  __attribute__((__aligned__(sizeof(void*))))
+  uint8_t ret_area[(3*sizeof(void*))];
+  uint8_t *ptr = (uint8_t *) &ret_area;
+  __wasm_import_guild_plugin_definition_prompt(ptr);
+  specialist_option_string_t option;
+  switch ((int32_t) *((uint8_t*) (ptr + 0))) {
+    case 0: {
+      option.is_some = false;
+      break;
+    }
+    case 1: {
+      option.is_some = true;
+      option.val = (specialist_string_t) { (uint8_t*)(*((uint8_t **) (ptr + sizeof(void*)))), (*((size_t*) (ptr + (2*sizeof(void*))))) };
+      break;
+    }
+  }
+  *ret = option.val;
+  return option.is_some;
+}
+
+void guild_plugin_definition_settings(specialist_string_t *ret) {
+  __attribute__((__aligned__(sizeof(void*))))
+  uint8_t ret_area[(2*sizeof(void*))];
+  uint8_t *ptr = (uint8_t *) &ret_area;
+  __wasm_import_guild_plugin_definition_settings(ptr);
+  *ret = (specialist_string_t) { (uint8_t*)(*((uint8_t **) (ptr + 0))), (*((size_t*) (ptr + sizeof(void*)))) };
+}
+
 void guild_plugin_log_log(guild_plugin_log_level_t level, specialist_string_t *message) {
   __wasm_import_guild_plugin_log_log((int32_t) level, (uint8_t *) (*message).ptr, (*message).len);
 }
@@ -1166,7 +1507,7 @@ bool guild_plugin_http_send(guild_plugin_http_request_t *request, guild_plugin_h
   }
 }
 
-__attribute__((__export_name__("guild:plugin/specialist-api@0.2.0#describe")))
+__attribute__((__export_name__("guild:plugin/specialist-api@0.3.0#describe")))
 uint8_t * __wasm_export_exports_guild_plugin_specialist_api_describe(void) {
   exports_guild_plugin_specialist_api_specialist_info_t ret;
   exports_guild_plugin_specialist_api_describe(&ret);
@@ -1176,7 +1517,7 @@ uint8_t * __wasm_export_exports_guild_plugin_specialist_api_describe(void) {
   return ptr;
 }
 
-__attribute__((__export_name__("guild:plugin/specialist-api@0.2.0#run")))
+__attribute__((__export_name__("guild:plugin/specialist-api@0.3.0#run")))
 uint8_t * __wasm_export_exports_guild_plugin_specialist_api_run(uint8_t * arg, size_t arg0, uint8_t * arg1, size_t arg2) {
   exports_guild_plugin_specialist_api_brief_t arg3 = (guild_plugin_types_brief_t) {
     (specialist_string_t) (specialist_string_t) { (uint8_t*)(arg), (arg0) },

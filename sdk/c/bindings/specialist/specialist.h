@@ -391,6 +391,181 @@ typedef struct {
   } val;
 } guild_plugin_memory_result_update_result_update_error_t;
 
+// A tool call the model asked for.
+typedef struct guild_plugin_llm_tool_call_t {
+  // The model's id for the call; the tool message that answers it carries the same id.
+  specialist_string_t   id;
+  // The tool's name, as offered in `request.tools`.
+  specialist_string_t   name;
+  // The arguments as the model wrote them: a JSON document, not checked by the host.
+  specialist_string_t   arguments;
+} guild_plugin_llm_tool_call_t;
+
+typedef struct {
+  guild_plugin_llm_tool_call_t *ptr;
+  size_t len;
+} guild_plugin_llm_list_tool_call_t;
+
+// An assistant turn, as the model answered it (sent back in the next request).
+typedef struct guild_plugin_llm_assistant_turn_t {
+  specialist_option_string_t   content;
+  guild_plugin_llm_list_tool_call_t   tool_calls;
+} guild_plugin_llm_assistant_turn_t;
+
+// The answer to one tool call, sent to the model.
+typedef struct guild_plugin_llm_tool_result_t {
+  // The `tool-call.id` this answers.
+  specialist_string_t   call_id;
+  specialist_string_t   content;
+} guild_plugin_llm_tool_result_t;
+
+// One message of the conversation.
+typedef struct guild_plugin_llm_message_t {
+  uint8_t tag;
+  union {
+    specialist_string_t     system;
+    specialist_string_t     user;
+    guild_plugin_llm_assistant_turn_t     assistant;
+    guild_plugin_llm_tool_result_t     tool;
+  } val;
+} guild_plugin_llm_message_t;
+
+#define GUILD_PLUGIN_LLM_MESSAGE_SYSTEM 0
+#define GUILD_PLUGIN_LLM_MESSAGE_USER 1
+#define GUILD_PLUGIN_LLM_MESSAGE_ASSISTANT 2
+#define GUILD_PLUGIN_LLM_MESSAGE_TOOL 3
+
+// A tool the model may call.
+typedef struct guild_plugin_llm_tool_definition_t {
+  // `[a-zA-Z0-9_-]{1,64}`, as OpenAI-compatible endpoints require.
+  specialist_string_t   name;
+  specialist_string_t   description;
+  // The arguments' JSON Schema, as a JSON document.
+  specialist_string_t   parameters;
+} guild_plugin_llm_tool_definition_t;
+
+typedef struct {
+  guild_plugin_llm_message_t *ptr;
+  size_t len;
+} guild_plugin_llm_list_message_t;
+
+typedef struct {
+  guild_plugin_llm_tool_definition_t *ptr;
+  size_t len;
+} guild_plugin_llm_list_tool_definition_t;
+
+typedef struct {
+  bool is_some;
+  uint32_t val;
+} specialist_option_u32_t;
+
+typedef struct {
+  bool is_some;
+  float val;
+} specialist_option_f32_t;
+
+// One chat completion.
+typedef struct guild_plugin_llm_request_t {
+  // A model alias the operator granted to this plugin.
+  specialist_string_t   model;
+  guild_plugin_llm_list_message_t   messages;
+  guild_plugin_llm_list_tool_definition_t   tools;
+  specialist_option_u32_t   max_tokens;
+  specialist_option_f32_t   temperature;
+  specialist_list_string_t   stop;
+} guild_plugin_llm_request_t;
+
+// Why the model stopped.
+typedef uint8_t guild_plugin_llm_finish_reason_t;
+
+#define GUILD_PLUGIN_LLM_FINISH_REASON_STOP 0
+#define GUILD_PLUGIN_LLM_FINISH_REASON_LENGTH 1
+#define GUILD_PLUGIN_LLM_FINISH_REASON_TOOL_CALLS 2
+#define GUILD_PLUGIN_LLM_FINISH_REASON_CONTENT_FILTER 3
+#define GUILD_PLUGIN_LLM_FINISH_REASON_OTHER 4
+
+// Tokens one call spent, as the endpoint counted them.
+typedef struct guild_plugin_llm_usage_t {
+  uint32_t   prompt_tokens;
+  uint32_t   completion_tokens;
+} guild_plugin_llm_usage_t;
+
+// The model's answer.
+typedef struct guild_plugin_llm_answer_t {
+  specialist_option_string_t   content;
+  guild_plugin_llm_list_tool_call_t   tool_calls;
+  guild_plugin_llm_finish_reason_t   finish_reason;
+  guild_plugin_llm_usage_t   usage;
+} guild_plugin_llm_answer_t;
+
+// Which budget a refused call would have exceeded.
+typedef uint8_t guild_plugin_llm_budget_t;
+
+// The grant's tokens per task.
+#define GUILD_PLUGIN_LLM_BUDGET_TASK_TOKENS 0
+// The grant's tokens per day (UTC), across tasks and restarts.
+#define GUILD_PLUGIN_LLM_BUDGET_DAILY_TOKENS 1
+
+// A call refused before any request because a budget is spent.
+typedef struct guild_plugin_llm_budget_exceeded_t {
+  guild_plugin_llm_budget_t   budget;
+  // The budget, in tokens.
+  uint64_t   limit;
+  // Tokens already spent against it.
+  uint64_t   used;
+} guild_plugin_llm_budget_exceeded_t;
+
+// The endpoint answered with an error.
+typedef struct guild_plugin_llm_upstream_error_t {
+  // The HTTP status (0 when the endpoint could not be reached).
+  uint16_t   status;
+  // The provider's message (secrets redacted).
+  specialist_string_t   message;
+} guild_plugin_llm_upstream_error_t;
+
+typedef struct {
+  bool is_some;
+  uint64_t val;
+} specialist_option_u64_t;
+
+// Why a completion did not happen.
+typedef struct guild_plugin_llm_llm_error_t {
+  uint8_t tag;
+  union {
+    specialist_string_t     denied;
+    specialist_string_t     model_not_granted;
+    guild_plugin_llm_budget_exceeded_t     budget_exceeded;
+    specialist_option_u64_t     rate_limited;
+    guild_plugin_llm_upstream_error_t     upstream;
+    specialist_string_t     timeout;
+    specialist_string_t     malformed_answer;
+    specialist_string_t     invalid_request;
+  } val;
+} guild_plugin_llm_llm_error_t;
+
+// The `llm` capability was not requested or not granted; the text names plugin and capability.
+#define GUILD_PLUGIN_LLM_LLM_ERROR_DENIED 0
+// The alias is not granted to this plugin (or not configured); the text lists the granted ones.
+#define GUILD_PLUGIN_LLM_LLM_ERROR_MODEL_NOT_GRANTED 1
+#define GUILD_PLUGIN_LLM_LLM_ERROR_BUDGET_EXCEEDED 2
+// The endpoint is rate limiting and the host's retries ran out; retry after this many ms, if it said.
+#define GUILD_PLUGIN_LLM_LLM_ERROR_RATE_LIMITED 3
+#define GUILD_PLUGIN_LLM_LLM_ERROR_UPSTREAM 4
+// The task's deadline or the call's timeout passed before an answer.
+#define GUILD_PLUGIN_LLM_LLM_ERROR_TIMEOUT 5
+// The endpoint's answer was not a chat completion; what was wrong with it.
+#define GUILD_PLUGIN_LLM_LLM_ERROR_MALFORMED_ANSWER 6
+// The request was malformed (empty messages, a bad tool name or schema, too large).
+#define GUILD_PLUGIN_LLM_LLM_ERROR_INVALID_REQUEST 7
+
+typedef struct {
+  bool is_err;
+  union {
+    guild_plugin_llm_answer_t ok;
+    guild_plugin_llm_llm_error_t err;
+  } val;
+} guild_plugin_llm_result_answer_llm_error_t;
+
 typedef uint8_t guild_plugin_log_level_t;
 
 #define GUILD_PLUGIN_LOG_LEVEL_TRACE 0
@@ -465,7 +640,7 @@ typedef struct {
   } val;
 } exports_guild_plugin_specialist_api_result_report_run_error_t;
 
-// Imported Functions from `guild:plugin/tools@0.2.0`
+// Imported Functions from `guild:plugin/tools@0.3.0`
 // The tools this specialist may call.
 extern void guild_plugin_tools_granted(guild_plugin_tools_list_granted_tool_t *ret);
 // Calls `connector.tool` with a JSON input document. A mutating call may carry an
@@ -473,11 +648,11 @@ extern void guild_plugin_tools_granted(guild_plugin_tools_list_granted_tool_t *r
 // calling the connector again; the same key with a different input is refused.
 extern bool guild_plugin_tools_call(specialist_string_t *name, specialist_string_t *input, specialist_string_t *maybe_idempotency_key, guild_plugin_tools_tool_outcome_t *ret, guild_plugin_tools_host_error_t *err);
 
-// Imported Functions from `guild:plugin/progress@0.2.0`
+// Imported Functions from `guild:plugin/progress@0.3.0`
 // Sends one report; returns its stable message id.
 extern bool guild_plugin_progress_send(specialist_string_t *output, specialist_string_t *ret, guild_plugin_progress_progress_error_t *err);
 
-// Imported Functions from `guild:plugin/skills@0.2.0`
+// Imported Functions from `guild:plugin/skills@0.3.0`
 // Name and description of every skill visible to this specialist.
 extern void guild_plugin_skills_catalog(guild_plugin_skills_list_skill_meta_t *ret);
 // The body of one skill (frontmatter stripped) with a listing of its resource files.
@@ -485,23 +660,37 @@ extern bool guild_plugin_skills_load(specialist_string_t *name, specialist_strin
 // One resource file of a skill, by path relative to the skill folder.
 extern bool guild_plugin_skills_read(specialist_string_t *name, specialist_string_t *path, specialist_list_u8_t *ret, guild_plugin_skills_host_error_t *err);
 
-// Imported Functions from `guild:plugin/memory@0.2.0`
+// Imported Functions from `guild:plugin/memory@0.3.0`
 // Reads `scope`'s document; `denied` without the `SCOPE:read` right.
 extern bool guild_plugin_memory_read(guild_plugin_memory_scope_t scope, guild_plugin_memory_document_t *ret, guild_plugin_memory_host_error_t *err);
 // Replaces `scope`'s document with `text` (merge and curate; never append blindly).
 extern bool guild_plugin_memory_update(guild_plugin_memory_scope_t scope, specialist_string_t *text, guild_plugin_memory_update_result_t *ret, guild_plugin_memory_update_error_t *err);
 
-// Imported Functions from `guild:plugin/log@0.2.0`
+// Imported Functions from `guild:plugin/llm@0.3.0`
+// The model aliases this plugin may use (requested and granted).
+extern void guild_plugin_llm_models(specialist_list_string_t *ret);
+// One chat completion.
+extern bool guild_plugin_llm_complete(guild_plugin_llm_request_t *request, guild_plugin_llm_answer_t *ret, guild_plugin_llm_llm_error_t *err);
+
+// Imported Functions from `guild:plugin/definition@0.3.0`
+// The plugin's name (`[plugin] name`).
+extern void guild_plugin_definition_name(specialist_string_t *ret);
+// The text of `prompt.md` in the plugin's folder, if there is one.
+extern bool guild_plugin_definition_prompt(specialist_string_t *ret);
+// The manifest's `[agent]` table as a JSON object (`{}` when there is none).
+extern void guild_plugin_definition_settings(specialist_string_t *ret);
+
+// Imported Functions from `guild:plugin/log@0.3.0`
 extern void guild_plugin_log_log(guild_plugin_log_level_t level, specialist_string_t *message);
 
-// Imported Functions from `guild:plugin/config@0.2.0`
+// Imported Functions from `guild:plugin/config@0.3.0`
 // The value of a granted key; `denied` for a key that was not both requested and granted.
 extern bool guild_plugin_config_get(specialist_string_t *key, specialist_string_t *ret, guild_plugin_config_host_error_t *err);
 
-// Imported Functions from `guild:plugin/http@0.2.0`
+// Imported Functions from `guild:plugin/http@0.3.0`
 extern bool guild_plugin_http_send(guild_plugin_http_request_t *request, guild_plugin_http_response_t *ret, guild_plugin_http_host_error_t *err);
 
-// Exported Functions from `guild:plugin/specialist-api@0.2.0`
+// Exported Functions from `guild:plugin/specialist-api@0.3.0`
 void exports_guild_plugin_specialist_api_describe(exports_guild_plugin_specialist_api_specialist_info_t *ret);
 bool exports_guild_plugin_specialist_api_run(exports_guild_plugin_specialist_api_brief_t *brief, exports_guild_plugin_specialist_api_report_t *ret, exports_guild_plugin_specialist_api_run_error_t *err);
 
@@ -586,6 +775,38 @@ void guild_plugin_memory_update_error_free(guild_plugin_memory_update_error_t *p
 void guild_plugin_memory_result_document_host_error_free(guild_plugin_memory_result_document_host_error_t *ptr);
 
 void guild_plugin_memory_result_update_result_update_error_free(guild_plugin_memory_result_update_result_update_error_t *ptr);
+
+void guild_plugin_llm_tool_call_free(guild_plugin_llm_tool_call_t *ptr);
+
+void guild_plugin_llm_list_tool_call_free(guild_plugin_llm_list_tool_call_t *ptr);
+
+void guild_plugin_llm_assistant_turn_free(guild_plugin_llm_assistant_turn_t *ptr);
+
+void guild_plugin_llm_tool_result_free(guild_plugin_llm_tool_result_t *ptr);
+
+void guild_plugin_llm_message_free(guild_plugin_llm_message_t *ptr);
+
+void guild_plugin_llm_tool_definition_free(guild_plugin_llm_tool_definition_t *ptr);
+
+void guild_plugin_llm_list_message_free(guild_plugin_llm_list_message_t *ptr);
+
+void guild_plugin_llm_list_tool_definition_free(guild_plugin_llm_list_tool_definition_t *ptr);
+
+void specialist_option_u32_free(specialist_option_u32_t *ptr);
+
+void specialist_option_f32_free(specialist_option_f32_t *ptr);
+
+void guild_plugin_llm_request_free(guild_plugin_llm_request_t *ptr);
+
+void guild_plugin_llm_answer_free(guild_plugin_llm_answer_t *ptr);
+
+void guild_plugin_llm_upstream_error_free(guild_plugin_llm_upstream_error_t *ptr);
+
+void specialist_option_u64_free(specialist_option_u64_t *ptr);
+
+void guild_plugin_llm_llm_error_free(guild_plugin_llm_llm_error_t *ptr);
+
+void guild_plugin_llm_result_answer_llm_error_free(guild_plugin_llm_result_answer_llm_error_t *ptr);
 
 void guild_plugin_config_host_error_free(guild_plugin_config_host_error_t *ptr);
 

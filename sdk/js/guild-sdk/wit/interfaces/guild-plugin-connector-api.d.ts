@@ -1,5 +1,5 @@
 /// <reference path="./guild-plugin-types.d.ts" />
-declare module 'guild:plugin/connector-api@0.2.0' {
+declare module 'guild:plugin/connector-api@0.3.0' {
   /**
    * The tools this connector offers (called once, at load).
    */
@@ -9,6 +9,6 @@ declare module 'guild:plugin/connector-api@0.2.0' {
    * whose status is `failed`.
    */
   export function call(tool: string, input: string): ToolOutcome;
-  export type ToolSpec = import('guild:plugin/types@0.2.0').ToolSpec;
-  export type ToolOutcome = import('guild:plugin/types@0.2.0').ToolOutcome;
+  export type ToolSpec = import('guild:plugin/types@0.3.0').ToolSpec;
+  export type ToolOutcome = import('guild:plugin/types@0.3.0').ToolOutcome;
 }

@@ -1,7 +1,7 @@
 /// <reference path="./guild-plugin-types.d.ts" />
-declare module 'guild:plugin/http@0.2.0' {
+declare module 'guild:plugin/http@0.3.0' {
   export function send(request: Request): Response;
-  export type HostError = import('guild:plugin/types@0.2.0').HostError;
+  export type HostError = import('guild:plugin/types@0.3.0').HostError;
   export interface Request {
     /**
      * GET, POST, PUT, PATCH, DELETE or HEAD.

@@ -1,5 +1,5 @@
 /// <reference path="./guild-plugin-types.d.ts" />
-declare module 'guild:plugin/memory@0.2.0' {
+declare module 'guild:plugin/memory@0.3.0' {
   /**
    * Reads `scope`'s document; `denied` without the `SCOPE:read` right.
    */
@@ -8,7 +8,7 @@ declare module 'guild:plugin/memory@0.2.0' {
    * Replaces `scope`'s document with `text` (merge and curate; never append blindly).
    */
   export function update(scope: Scope, text: string): UpdateResult;
-  export type HostError = import('guild:plugin/types@0.2.0').HostError;
+  export type HostError = import('guild:plugin/types@0.3.0').HostError;
   /**
    * Which document: the workspace's shared one, or the user's own.
    * # Variants

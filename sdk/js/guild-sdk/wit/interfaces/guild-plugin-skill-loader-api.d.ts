@@ -1,5 +1,5 @@
 /// <reference path="./guild-plugin-types.d.ts" />
-declare module 'guild:plugin/skill-loader-api@0.2.0' {
+declare module 'guild:plugin/skill-loader-api@0.3.0' {
   /**
    * The catalog.
    */
@@ -12,6 +12,6 @@ declare module 'guild:plugin/skill-loader-api@0.2.0' {
    * One resource file of a skill, by path relative to the skill folder.
    */
   export function read(name: string, path: string): Uint8Array;
-  export type HostError = import('guild:plugin/types@0.2.0').HostError;
-  export type SkillMeta = import('guild:plugin/types@0.2.0').SkillMeta;
+  export type HostError = import('guild:plugin/types@0.3.0').HostError;
+  export type SkillMeta = import('guild:plugin/types@0.3.0').SkillMeta;
 }

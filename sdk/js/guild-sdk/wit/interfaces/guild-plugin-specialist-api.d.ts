@@ -1,5 +1,5 @@
 /// <reference path="./guild-plugin-types.d.ts" />
-declare module 'guild:plugin/specialist-api@0.2.0' {
+declare module 'guild:plugin/specialist-api@0.3.0' {
   /**
    * What the specialist says about itself (called once, at load).
    */
@@ -8,8 +8,8 @@ declare module 'guild:plugin/specialist-api@0.2.0' {
    * Does the work of one brief, in a fresh instance.
    */
   export function run(brief: Brief): Report;
-  export type Brief = import('guild:plugin/types@0.2.0').Brief;
-  export type Report = import('guild:plugin/types@0.2.0').Report;
-  export type RunError = import('guild:plugin/types@0.2.0').RunError;
-  export type SpecialistInfo = import('guild:plugin/types@0.2.0').SpecialistInfo;
+  export type Brief = import('guild:plugin/types@0.3.0').Brief;
+  export type Report = import('guild:plugin/types@0.3.0').Report;
+  export type RunError = import('guild:plugin/types@0.3.0').RunError;
+  export type SpecialistInfo = import('guild:plugin/types@0.3.0').SpecialistInfo;
 }

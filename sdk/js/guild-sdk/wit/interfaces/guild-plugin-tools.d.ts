@@ -1,5 +1,5 @@
 /// <reference path="./guild-plugin-types.d.ts" />
-declare module 'guild:plugin/tools@0.2.0' {
+declare module 'guild:plugin/tools@0.3.0' {
   /**
    * The tools this specialist may call.
    */
@@ -10,9 +10,9 @@ declare module 'guild:plugin/tools@0.2.0' {
    * calling the connector again; the same key with a different input is refused.
    */
   export function call(name: string, input: string, idempotencyKey: string | undefined): ToolOutcome;
-  export type ToolSpec = import('guild:plugin/types@0.2.0').ToolSpec;
-  export type ToolOutcome = import('guild:plugin/types@0.2.0').ToolOutcome;
-  export type HostError = import('guild:plugin/types@0.2.0').HostError;
+  export type ToolSpec = import('guild:plugin/types@0.3.0').ToolSpec;
+  export type ToolOutcome = import('guild:plugin/types@0.3.0').ToolOutcome;
+  export type HostError = import('guild:plugin/types@0.3.0').HostError;
   /**
    * A granted tool, as `connector.tool`, with its spec.
    */

@@ -1,4 +1,4 @@
-declare module 'guild:plugin/types@0.2.0' {
+declare module 'guild:plugin/types@0.3.0' {
   /**
    * Whether a tool call must be approved by the caller before it runs.
    * # Variants

@@ -1,0 +1,20 @@
+// Type-checked by test/types.test.js (never run): the llm wrapper
+// against the SDK's hand-written types and the WIT's generated ones.
+import { llm } from "guild-sdk";
+
+export function ask(question: string): string {
+  const model = new llm.ScriptedModel([{ content: "yes" }]);
+  return llm.withModel(model, () => {
+    try {
+      const answer = llm.complete("fast", [llm.system("Answer briefly."), llm.user(question)], {
+        tools: [{ name: "kb__search", parameters: { type: "object" } }],
+        maxTokens: 64,
+      });
+      const calls: string[] = answer.toolCalls.map((c) => c.name);
+      return answer.content ?? calls.join(", ");
+    } catch (e) {
+      if (e instanceof llm.BudgetExceeded) return `spent ${e.used} of ${e.limit}`;
+      throw e;
+    }
+  });
+}
