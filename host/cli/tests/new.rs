@@ -5,6 +5,7 @@
 //! (catalog, body, resource; C: it builds and loads as its kind). The Python, JavaScript and C
 //! scaffolds' own unit tests run too, outside wasm (C: `./test.sh`, natively with the C SDK's
 //! fake host), and a C scaffold whose echo is broken fails its `./test.sh` naming the check.
+//! A prompt scaffold (specialists only) builds by copying the shared agent-loop component in.
 //! Plus the refusals an author meets (existing folder, bad name, unknown language, wrong world).
 //! (The check that the C SDK's checked-in bindings match `wit/` is in tests/all/c_plugins.rs.)
 //!
