@@ -19,6 +19,7 @@ mod ledger;
 mod limits;
 mod memory;
 mod memory_cas;
+mod models;
 mod receipts;
 mod reload;
 mod reload_load;

@@ -1,7 +1,8 @@
 //! `guild:plugin` versions: components built against the frozen 0.1.0 WIT (plain wit-bindgen,
-//! `plugins/testing/legacy-*`) load and serve beside 0.2.0 ones, through the adapter at the
-//! runtime's bindings edge, with receipts written as for any call; a component of a version this
-//! host does not know is refused at load, naming the versions it supports.
+//! `plugins/testing/legacy-*`) and the frozen 0.2.0 WIT (`plugins/testing/v02-*`) load and serve
+//! beside 0.3.0 ones, through the adapters at the runtime's bindings edge, with receipts written
+//! as for any call; a component of a version this host does not know is refused at load, naming
+//! the versions it supports.
 
 use guild_host::receipts::ReceiptStatus;
 use guild_host::types::{CallStatus, TaskStatus};
@@ -147,7 +148,7 @@ async fn a_component_of_an_unknown_version_is_refused_naming_the_supported_ones(
     // (same length, so the component stays well-formed).
     let bytes = std::fs::read(guild_tests::plugin_dir("testing/echo").join("echo.wasm"))
         .expect("echo.wasm built by plugins/build.sh");
-    let (from, to) = (b"guild:plugin/".as_slice(), b"@0.2.0".as_slice());
+    let (from, to) = (b"guild:plugin/".as_slice(), b"@0.3.0".as_slice());
     let mut patched = bytes.clone();
     let mut renamed = 0;
     for i in 0..patched.len() {
@@ -188,7 +189,7 @@ async fn a_component_of_an_unknown_version_is_refused_naming_the_supported_ones(
     assert!(error.contains("future"), "{error}");
     assert!(error.contains("guild:plugin@0.9.0"), "{error}");
     assert!(
-        error.contains("guild:plugin@0.2.0, guild:plugin@0.1.0"),
+        error.contains("guild:plugin@0.3.0, guild:plugin@0.2.0, guild:plugin@0.1.0"),
         "{error}"
     );
     // Allowed: the unpatched echo beside it loads.
@@ -246,4 +247,74 @@ async fn a_0_1_skill_loader_serves_a_0_2_specialist() {
     .await;
     assert!(!missing.ok, "{missing:?}");
     assert!(missing.error.contains("absent.txt"), "{}", missing.error);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_0_2_specialist_and_connector_serve_beside_0_3_plugins() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let h = host(
+        dir.path(),
+        &[
+            "testing/v02-specialist",
+            "testing/v02-connector",
+            "testing/echo",
+        ],
+        "[grants.v02-specialist]\ntools = [\"echo.create\", \"v02-connector.note\"]\n\
+         config = { greeting = \"hello\" }\nreport = true",
+    )
+    .await;
+    let versions: Vec<_> = h
+        .plugins()
+        .into_iter()
+        .map(|p| (p.name, p.tools.len()))
+        .collect();
+    assert!(
+        versions.contains(&("v02-connector".to_owned(), 1)),
+        "{versions:?}"
+    );
+
+    // Allowed: a 0.2.0 specialist calls a 0.3.0 connector and a 0.2.0 one; progress and config
+    // go through the adapter; each mutating call is receipted.
+    for (tool, id) in [
+        ("echo.create", None),
+        ("v02-connector.note", Some("v02-note-7")),
+    ] {
+        let done = h
+            .task("v02-specialist", &format!("{tool}\n{{\"a\":1}}"))
+            .await
+            .expect("task starts");
+        assert_eq!(done.status, TaskStatus::Succeeded, "{:?}", done.error);
+        let details = &done.report.as_ref().expect("a report").details;
+        assert_eq!(field(details, "status"), "success", "{details}");
+        assert_eq!(field(details, "progress"), "sent", "{details}");
+        assert_eq!(field(details, "greeting"), "hello", "{details}");
+        if let Some(id) = id {
+            assert_eq!(field(details, "external_id"), id, "{details}");
+        }
+        let receipts = h.receipts(Some(&done.task_id), 10).await.expect("receipts");
+        assert_eq!(receipts.len(), 1, "{receipts:?}");
+        assert_eq!(receipts[0].status, ReceiptStatus::Success);
+    }
+
+    // A 0.2.0 connector's failed status reaches a 0.3.0 caller verbatim.
+    let done = h
+        .task("v02-specialist", "v02-connector.note\n{\"fail\":true}")
+        .await
+        .expect("task starts");
+    let details = &done.report.as_ref().expect("a report").details;
+    assert_eq!(
+        field(details, "status"),
+        "failed: v02 quota exceeded",
+        "{details}"
+    );
+
+    // Denied: a tool not granted is a 0.2.0 `host-error::denied` naming the tool.
+    let denied = h
+        .task("v02-specialist", "echo.echo\n{}")
+        .await
+        .expect("task starts");
+    let details = &denied.report.as_ref().expect("a report").details;
+    let refusal = field(details, "host-error");
+    assert!(refusal.starts_with("denied: "), "{details}");
+    assert!(refusal.contains("echo.echo"), "{details}");
 }

@@ -203,6 +203,13 @@ impl guild_runtime::TaskHost for ForwardOnly {
     ) -> BoxFuture<'_, Result<guild_runtime::MemoryWrite, guild_runtime::MemoryCallError>> {
         Box::pin(async { Err(guild_runtime::MemoryCallError::Denied("no memory".into())) })
     }
+
+    fn llm_complete(
+        &self,
+        _request: guild_core::llm::ChatRequest,
+    ) -> BoxFuture<'_, Result<guild_core::llm::ChatAnswer, guild_core::llm::LlmError>> {
+        Box::pin(async { Err(guild_core::llm::LlmError::Denied("no models".into())) })
+    }
 }
 
 /// The runtime floor: the probe and echo components prepared on `engine`, run with
@@ -235,7 +242,14 @@ async fn runtime_floor(
             let caps = Arc::new(Effective::none(name, Limits::default()));
             Arc::new(
                 runtime
-                    .prepare(name, &format!("{name}@0.1.0"), kind, &file, caps)
+                    .prepare(
+                        name,
+                        &format!("{name}@0.1.0"),
+                        kind,
+                        &file,
+                        caps,
+                        Default::default(),
+                    )
                     .await
                     .expect("prepare"),
             )

@@ -31,6 +31,8 @@ pub struct Config {
     pub trust: TrustSettings,
     /// `[serve]`: how `guild serve` bounds its clients (token, sessions, request size).
     pub serve: crate::serve::ServeSettings,
+    /// `[llm]`: model endpoints and aliases (docs/models.md).
+    pub llm: crate::llm::LlmSettings,
     /// Folder relative paths are resolved against.
     pub base_dir: PathBuf,
     /// The file this config was read from (empty when built in code): a plugin that could
@@ -236,6 +238,9 @@ pub struct Grant {
     /// Progress reports through the report channel.
     #[serde(default)]
     pub report: bool,
+    /// Model aliases and token budgets (`[grants.NAME.llm]`, docs/models.md); none denies.
+    #[serde(default)]
+    pub llm: Option<crate::llm::LlmGrant>,
     /// Lower ceilings than the manifest's.
     #[serde(default)]
     pub limits: LimitOverrides,
@@ -365,6 +370,8 @@ struct RawConfig {
     trust: TrustSettings,
     #[serde(default)]
     serve: crate::serve::ServeSettings,
+    #[serde(default)]
+    llm: crate::llm::LlmSettings,
 }
 
 impl Config {
@@ -401,6 +408,7 @@ impl Config {
             memory: raw.memory,
             trust: raw.trust,
             serve: raw.serve,
+            llm: raw.llm,
             base_dir: base_dir.to_owned(),
             file: file.to_owned(),
         };
@@ -426,6 +434,9 @@ impl Config {
             .validate()
             .map_err(|(key, message)| invalid(key, message))?;
         self.serve
+            .validate()
+            .map_err(|(key, message)| invalid(key, message))?;
+        self.llm
             .validate()
             .map_err(|(key, message)| invalid(key, message))?;
         for (key, name) in [
@@ -489,6 +500,10 @@ impl Config {
                         .map_err(|e| invalid(key.clone(), e.to_string()))?;
                 }
             }
+            if let Some(llm) = &grant.llm {
+                self.validate_llm_grant(name, llm)
+                    .map_err(|(key, message)| invalid(key, message))?;
+            }
             for (i, fs) in grant.fs.iter().enumerate() {
                 for (key, value) in [("quota_mb", fs.quota_mb), ("quota_files", fs.quota_files)] {
                     if value == Some(0) {
@@ -518,6 +533,29 @@ impl Config {
             }
         }
         self.refuse_nested_grants(file)
+    }
+
+    /// A model grant names configured aliases and allows at least one call at a time.
+    fn validate_llm_grant(
+        &self,
+        plugin: &str,
+        grant: &crate::llm::LlmGrant,
+    ) -> Result<(), (String, String)> {
+        for alias in &grant.models {
+            if !self.llm.models.contains_key(alias) {
+                return Err((
+                    format!("grants.{plugin}.llm.models"),
+                    format!("names model `{alias}`, which `[llm.models]` does not define"),
+                ));
+            }
+        }
+        if grant.concurrency == 0 {
+            return Err((
+                format!("grants.{plugin}.llm.concurrency"),
+                "expected at least 1".to_owned(),
+            ));
+        }
+        Ok(())
     }
 
     /// Refuses a folder grant (of any plugin) that lies inside another one granted read-write:

@@ -152,6 +152,16 @@ pub enum LoadError {
         /// Missing exports or imports that cannot be satisfied.
         message: String,
     },
+    /// A file the plugin's folder defines beside its component (`prompt.md`) cannot be used.
+    #[error("plugin '{plugin}': {}: {message}", file.display())]
+    Definition {
+        /// Plugin name.
+        plugin: String,
+        /// The file.
+        file: PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
     /// Two plugins (or a plugin and an alias) claim the same name.
     #[error("plugin '{plugin}': name is already taken by {other}")]
     Duplicate {

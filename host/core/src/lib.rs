@@ -4,7 +4,7 @@
 //! capability model that intersects them ([`capability`]): what a manifest requests, what
 //! `guild.toml` grants, and what is never grantable. The vocabulary the other crates share sits
 //! here too: the task and tool-call records ([`types`]), skill sources ([`skill_sources`]),
-//! memory rights ([`memory_access`]), host-wide limits ([`limits`]) and folder handling that never
+//! memory rights ([`memory_access`]), model access ([`llm`]), host-wide limits ([`limits`]) and folder handling that never
 //! follows a link ([`host_paths`]).
 //!
 //! The crates above build on this one and never the other way (docs/architecture.md):
@@ -15,9 +15,11 @@
 pub mod calendar;
 pub mod capability;
 pub mod config;
+pub mod definition;
 pub mod error;
 pub mod host_paths;
 pub mod limits;
+pub mod llm;
 pub mod manifest;
 pub mod memory_access;
 pub mod schema;

@@ -28,6 +28,9 @@ pub struct Manifest {
     pub capabilities: Requested,
     /// `[limits]`: the plugin's own ceilings (the operator may lower them).
     pub limits: Limits,
+    /// `[agent]`: a prompt-defined specialist's settings, handed to it as JSON (the WIT's
+    /// `definition.settings`); the host does not interpret them.
+    pub agent: toml::Table,
     /// The folder the manifest was read from.
     pub dir: PathBuf,
 }
@@ -134,9 +137,10 @@ pub struct Requested {
     /// Filesystem mounts by guest path.
     #[serde(default)]
     pub fs: Vec<FsRequest>,
-    /// LLM access (not granted by this host version).
+    /// Model access (docs/models.md): `true` for any alias the operator grants, or a list of
+    /// aliases.
     #[serde(default)]
-    pub llm: bool,
+    pub llm: crate::llm::LlmRequest,
     /// Memory rights (`team:read`, `team:write`, `private:read`, `private:write`), parsed
     /// when the manifest is read.
     #[serde(default)]
@@ -253,6 +257,8 @@ struct RawManifest {
     capabilities: Requested,
     #[serde(default)]
     limits: Limits,
+    #[serde(default)]
+    agent: toml::Table,
 }
 
 impl Manifest {
@@ -279,6 +285,7 @@ impl Manifest {
             requires: raw.requires,
             capabilities: raw.capabilities,
             limits: raw.limits,
+            agent: raw.agent,
             dir: dir.to_owned(),
         };
         manifest

@@ -99,6 +99,9 @@ pub struct Usage {
     pub tool_calls: u32,
     /// Peak linear memory of the specialist's instance, bytes.
     pub peak_memory_bytes: u64,
+    /// Model calls by alias: calls answered, prompt and completion tokens (docs/models.md).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub models: std::collections::BTreeMap<String, crate::llm::ModelUsage>,
 }
 
 /// One entry of the roster.

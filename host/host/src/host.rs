@@ -71,6 +71,10 @@ impl Host {
         let ledger = Arc::new(Ledger::open(data_dir.join(crate::receipts::LEDGER_FILE))?);
         let memory = Memory::open(&config).map_err(HostError::Memory)?;
         let (config_skills, base_dir) = (config.skills.clone(), config.base_dir.clone());
+        let llm = guild_llm::Broker::start(&config.llm, &config.base_dir, Some(&data_dir), |v| {
+            std::env::var(v).ok()
+        })
+        .map_err(HostError::Llm)?;
         let reloader = Arc::new(Reloader::new(Arc::new(config.clone())));
         let services = Arc::new(Services {
             runtime,
@@ -84,6 +88,7 @@ impl Host {
             skills: Arc::new(Skills::new(config_skills, base_dir)),
             memory,
             registry: Arc::new(Registry::default()),
+            llm,
         });
         let tasks_db = data_dir.join(crate::background::TASKS_FILE);
         let store = TaskStore::open(&tasks_db).map_err(|source| HostError::TaskStore {

@@ -44,6 +44,9 @@ pub enum HostError {
     /// The memory store could not be opened (the error names the file).
     #[error("failed to open the memory store: {0}")]
     Memory(#[source] crate::memory::MemoryError),
+    /// The model broker could not start (a key variable is not set, the budget store).
+    #[error("failed to start model access (`[llm]`): {0}")]
+    Llm(#[source] guild_llm::StartError),
     /// The skill folder watcher could not be started.
     #[error("failed to start the skill folder watcher: {0}")]
     Watcher(#[source] std::io::Error),

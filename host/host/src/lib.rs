@@ -29,8 +29,8 @@ pub mod types;
 
 pub use guild_core::{capability, config, error, limits, manifest, schema, serve, settings, text};
 pub use {
-    guild_bundle as bundle, guild_http as http, guild_receipts as receipts, guild_skills as skills,
-    guild_validate as validate, guild_watch as watch,
+    guild_bundle as bundle, guild_http as http, guild_llm as llm, guild_receipts as receipts,
+    guild_skills as skills, guild_validate as validate, guild_watch as watch,
 };
 
 pub use config::Config;

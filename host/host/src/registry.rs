@@ -337,10 +337,18 @@ pub(crate) async fn load_one(
     manifest
         .check_component_size(config.host.max_component_mb)
         .map_err(component_err)?;
+    let definition = guild_core::definition::Definition::load(&manifest)?;
     let kind = manifest.plugin.kind;
     let ident = format!("{}@{}", name, manifest.plugin.version);
     let prepared = runtime
-        .prepare(&name, &ident, kind, &path, Arc::new(effective))
+        .prepare(
+            &name,
+            &ident,
+            kind,
+            &path,
+            Arc::new(effective),
+            Arc::new(definition),
+        )
         .await
         .map_err(|e| match e {
             PrepareError::WrongWorld(message) => LoadError::WrongWorld {

@@ -33,4 +33,8 @@ pub struct TaskResult {
     pub warning: Option<String>,
     /// Resource use.
     pub usage: Usage,
+    /// Each model call's request and answer (keys redacted), when `[llm] record_transcripts`
+    /// is on (docs/models.md).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub transcripts: Vec<serde_json::Value>,
 }

@@ -1,5 +1,5 @@
 //! The bindings edge: host bindings generated from `wit/` (the latest `guild:plugin`, which the
-//! host implements once) and, in [`v0_1`], the frozen older versions adapted onto it.
+//! host implements once) and, in [`v0_1`] and [`v0_2`], the frozen older versions adapted onto it.
 //!
 //! A component's version is read from its export and import names before anything is
 //! instantiated ([`version`]); preparing it picks that version's bindings, which hand the rest of
@@ -105,10 +105,13 @@ use worlds;
 
 pub(crate) mod api;
 pub(crate) mod v0_1;
+pub(crate) mod v0_2;
 pub(crate) mod version;
 
 // The latest version, which the host implements once.
 worlds!("../../wit");
 
 pub(crate) use specialist::guild::plugin::types;
-pub(crate) use specialist::guild::plugin::{config, http, log, memory, progress, skills, tools};
+pub(crate) use specialist::guild::plugin::{
+    config, definition, http, llm, log, memory, progress, skills, tools,
+};

@@ -17,6 +17,7 @@ mod host_impl;
 mod imports;
 mod instance;
 mod limiter;
+mod llm_impl;
 mod loader;
 mod memory_impl;
 mod plugin;

@@ -11,6 +11,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use guild_core::capability::Effective;
+use guild_core::definition::Definition;
 use guild_core::manifest::PluginKind;
 use guild_http::redact::Redactor;
 use wasmtime::component::Linker;
@@ -58,6 +59,8 @@ pub struct Plugin {
     pub(crate) quotas: Arc<[QuotaMount]>,
     /// Its granted secrets, kept out of what crosses its boundary ([`guild_http::redact`]).
     pub(crate) redactor: Arc<Redactor>,
+    /// Its name, `prompt.md` and `[agent]` settings, read at load.
+    pub(crate) definition: Arc<Definition>,
     api_version: &'static str,
     sha256: String,
     source: CompileSource,
@@ -87,6 +90,11 @@ impl Plugin {
     /// The `guild:plugin` version it was built against (`0.2.0`), read before instantiation.
     pub fn api_version(&self) -> &'static str {
         self.api_version
+    }
+
+    /// Its name, `prompt.md` and `[agent]` settings, as read at load.
+    pub fn definition(&self) -> &Arc<Definition> {
+        &self.definition
     }
 
     /// Hex sha256 of the component bytes.
@@ -146,6 +154,7 @@ impl Runtime {
         kind: PluginKind,
         file: &Path,
         effective: Arc<Effective>,
+        definition: Arc<Definition>,
     ) -> Result<Plugin, PrepareError> {
         let engine = self.engine().clone();
         let path = file.to_path_buf();
@@ -192,6 +201,7 @@ impl Runtime {
             pre,
             quotas,
             redactor,
+            definition,
             api_version: bindings.version,
             sha256: compiled.sha256,
             source: compiled.source,

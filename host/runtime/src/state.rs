@@ -15,6 +15,7 @@ use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtxView, WasiHttpView};
 
 use guild_core::capability::Effective;
+use guild_core::definition::Definition;
 use guild_http::redact::Redactor;
 
 use crate::Runtime;
@@ -53,6 +54,8 @@ pub(crate) struct StoreState {
     /// The memory version this instance last read or stored, per scope: the base of its next
     /// update ([`crate::memory_impl`]).
     pub(crate) memory_bases: MemoryBases,
+    /// The plugin's name, `prompt.md` and `[agent]` settings (the `definition` interface).
+    pub(crate) definition: Arc<Definition>,
 }
 
 /// Why an instance was stopped: it kept making calls the host refuses.
@@ -189,6 +192,7 @@ pub(crate) fn new_store(
         fs_quota: FsQuotas::new(plugin.quotas.clone()),
         refused: 0,
         memory_bases: MemoryBases::default(),
+        definition: plugin.definition.clone(),
     };
     let mut store = Store::new(rt.engine().engine(), state);
     store.limiter(|s| &mut s.limiter);

@@ -1,11 +1,12 @@
 //! [`TaskHost`]: the narrow view of a running task that host functions need.
 //!
-//! A specialist instance serves exactly one task. Its `tools`, `progress`, `skills` and `memory` imports
+//! A specialist instance serves exactly one task. Its `tools`, `progress`, `skills`, `memory` and `llm` imports
 //! call through this trait, which dispatch implements: the grant checks, approvals, receipts and
 //! skill accounting all live behind it, in the one tool-call path. The runtime never sees the
 //! ledger, the registry or the session; store state holds only this trait object.
 
 use futures::future::BoxFuture;
+use guild_core::llm::{ChatAnswer, ChatRequest, LlmError};
 use guild_core::types::{ToolError, ToolOutcome, ToolSpec};
 use guild_memory::{Scope, Usage};
 use guild_skills::SkillError;
@@ -138,4 +139,9 @@ pub trait TaskHost: Send + Sync {
         base: Option<u64>,
         text: String,
     ) -> BoxFuture<'_, Result<MemoryWrite, MemoryCallError>>;
+
+    /// One chat completion for a model alias the specialist's grant holds (checked by the
+    /// caller): budgets, concurrency, retries, the task's deadline and the task's accounting all
+    /// happen behind this call (docs/models.md).
+    fn llm_complete(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatAnswer, LlmError>>;
 }

@@ -49,8 +49,23 @@ pub fn task_result(r: &TaskResult) -> String {
     if let Some(w) = &r.warning {
         out.push_str(&format!("  warning: {}\n", one_line(w)));
     }
+    model_lines(r, &mut out);
     tool_call_lines(r, &mut out);
     out
+}
+
+/// One line per model alias the task called: calls and tokens (docs/models.md).
+fn model_lines(r: &TaskResult, out: &mut String) {
+    for (alias, u) in &r.usage.models {
+        out.push_str(&format!(
+            "  model {}: {} call{}, {} prompt + {} completion tokens\n",
+            one_line(alias),
+            u.calls,
+            if u.calls == 1 { "" } else { "s" },
+            u.prompt_tokens,
+            u.completion_tokens
+        ));
+    }
 }
 
 /// The specialist's report: outcome, summary, details, artifacts, claims and open issues.

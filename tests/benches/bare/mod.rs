@@ -50,7 +50,9 @@ mod connector {
     });
 }
 
-use specialist::guild::plugin::{config, http, log, memory, progress, skills, tools, types};
+use specialist::guild::plugin::{
+    config, definition, http, llm, log, memory, progress, skills, tools, types,
+};
 use types::{HostError, ToolOutcome};
 
 /// The two guests, pre-instantiated on one engine, and that engine's epoch ticker.
@@ -227,6 +229,30 @@ impl skills::Host for Bare {
 
     async fn read(&mut self, _name: String, _path: String) -> Result<Vec<u8>, HostError> {
         denied()
+    }
+}
+
+impl llm::Host for Bare {
+    async fn models(&mut self) -> Vec<String> {
+        Vec::new()
+    }
+
+    async fn complete(&mut self, _request: llm::Request) -> Result<llm::Answer, llm::LlmError> {
+        Err(llm::LlmError::Denied("not in the bare floor".into()))
+    }
+}
+
+impl definition::Host for Bare {
+    async fn name(&mut self) -> String {
+        String::new()
+    }
+
+    async fn prompt(&mut self) -> Option<String> {
+        None
+    }
+
+    async fn settings(&mut self) -> String {
+        "{}".into()
     }
 }
 

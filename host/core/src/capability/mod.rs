@@ -9,6 +9,7 @@
 
 mod egress;
 mod fs;
+mod llm;
 mod memory;
 #[cfg(test)]
 mod memory_tests;
@@ -50,6 +51,8 @@ pub struct Effective {
     pub skills: Vec<SourceRequest>,
     /// Memory rights requested ∩ granted.
     pub memory: MemoryGrant,
+    /// Model aliases requested ∩ granted, with the grant's budgets (docs/models.md).
+    pub llm: crate::llm::ModelGrant,
     /// Progress reports through the report channel.
     pub report: bool,
     /// Effective limits.
@@ -68,6 +71,7 @@ impl Effective {
             tools_not_requested: BTreeSet::new(),
             skills: Vec::new(),
             memory: MemoryGrant::default(),
+            llm: crate::llm::ModelGrant::default(),
             report: false,
             limits,
         }
@@ -126,14 +130,8 @@ pub fn resolve(
     // Memory rights: requested by the manifest, granted by the operator.
     let memory = memory::resolve(&req.memory, &grant.memory, &mut rows);
 
-    // Capabilities this host version does not implement yet are reported, never granted.
-    if req.llm {
-        rows.push(CapabilityRow::denied(
-            "llm",
-            "",
-            "not supported by this host version",
-        ));
-    }
+    // Model aliases: requested by the manifest, granted (with budgets) by the operator.
+    let llm = llm::resolve(&req.llm, grant.llm.as_ref(), config, &mut rows);
     let report = report(req.report, grant.report, &mut rows);
     let limits = limits(manifest.limits, grant);
     rows.push(CapabilityRow::granted(
@@ -161,6 +159,7 @@ pub fn resolve(
             tools_not_requested,
             skills,
             memory,
+            llm,
             report,
             limits,
         },

@@ -129,6 +129,7 @@ pub mod conformance {
             skills: Default::default(),
             warning: None,
             usage: Default::default(),
+            transcripts: Vec::new(),
         }
     }
 

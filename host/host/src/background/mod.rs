@@ -457,5 +457,6 @@ fn failed_start(id: &str, specialist: &str, e: &DispatchError) -> TaskResult {
         skills: Default::default(),
         warning: None,
         usage: Default::default(),
+        transcripts: Vec::new(),
     }
 }

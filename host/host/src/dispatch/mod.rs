@@ -8,6 +8,7 @@
 
 mod gate;
 mod in_flight;
+mod llm;
 mod memory;
 #[cfg(test)]
 mod memory_tests;
@@ -90,6 +91,8 @@ pub(crate) struct TaskScope {
     parent_live: AtomicBool,
     /// Pushes each accepted report to subscribers; closed when the task ends.
     subscriber: Mutex<Option<tokio::sync::mpsc::UnboundedSender<ProgressReport>>>,
+    /// Model calls: per-alias usage, tokens spent, transcripts, the deadline ([`llm`]).
+    pub(crate) llm: llm::TaskModels,
 }
 
 impl TaskScope {
@@ -101,6 +104,7 @@ impl TaskScope {
         approval: Approval,
         subscriber: Option<tokio::sync::mpsc::UnboundedSender<ProgressReport>>,
     ) -> Self {
+        let deadline = llm::deadline(&services.config, &plugin);
         Self {
             task_id,
             services,
@@ -117,6 +121,7 @@ impl TaskScope {
             skills: guild_skills::TaskSkills::new(),
             parent_live: AtomicBool::new(true),
             subscriber: Mutex::new(subscriber),
+            llm: llm::TaskModels::new(deadline),
         }
     }
 
@@ -445,6 +450,7 @@ async fn finish(
         instantiate_us: stats.instantiate_us,
         tool_calls: tool_calls.len() as u32,
         peak_memory_bytes: stats.peak_memory,
+        models: scope.take_model_usage(),
     };
     let plugin = &scope.plugin;
     let ident = plugin.ident.to_string();
@@ -472,6 +478,7 @@ async fn finish(
         skills,
         warning: None,
         usage,
+        transcripts: scope.take_transcripts(),
     }
 }
 

@@ -33,6 +33,8 @@ pub(crate) struct Services {
     pub(crate) tasks: TaskGate,
     /// Mutating calls between their intent and their recorded outcome.
     pub(crate) calls: InFlight,
+    /// Model calls on the operator's `[llm]` endpoints (docs/models.md).
+    pub(crate) llm: guild_llm::Broker,
 }
 
 impl Services {

@@ -6,6 +6,7 @@
 //! `TaskScope::memory_read` / `memory_update` (grant check, validation, receipt).
 
 use futures::future::BoxFuture;
+use guild_core::llm::{ChatAnswer, ChatRequest, LlmError};
 use guild_core::types::{ToolError, ToolOutcome, ToolSpec};
 use guild_runtime::{
     MemoryCallError, MemoryText, MemoryWrite, ReportError, SkillSummary, TaskHost,
@@ -54,6 +55,10 @@ impl TaskScope {
 }
 
 impl TaskHost for TaskScope {
+    fn llm_complete(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatAnswer, LlmError>> {
+        Box::pin(self.model_call(request))
+    }
+
     fn granted_tools(&self) -> Vec<(String, ToolSpec)> {
         self.plugin
             .runtime

@@ -78,7 +78,7 @@ pub(crate) enum PluginPre {
 
 /// What one `guild:plugin` version brings to the bindings edge.
 pub(crate) struct Bindings {
-    /// The package version, `0.2.0`.
+    /// The package version, `0.3.0`.
     pub(crate) version: &'static str,
     /// Adds this version's host interfaces for `kind`'s world to `linker` (WASI is added once,
     /// by the caller).
@@ -92,21 +92,31 @@ pub(crate) struct Bindings {
 }
 
 /// Every version this host loads, newest first. The first is the one the host implements.
-pub(crate) const SUPPORTED: &[&Bindings] = &[&LATEST, &super::v0_1::BINDINGS];
+pub(crate) const SUPPORTED: &[&Bindings] =
+    &[&LATEST, &super::v0_2::BINDINGS, &super::v0_1::BINDINGS];
 
-/// `guild:plugin@0.2.0`, the version `wit/` holds.
+/// `guild:plugin@0.3.0`, the version `wit/` holds.
 pub(crate) const LATEST: Bindings = Bindings {
-    version: "0.2.0",
+    version: "0.3.0",
     add_to_linker,
     wrap,
     exports: |kind| match kind {
-        PluginKind::Specialist => &["guild:plugin/specialist-api@0.2.0"],
-        PluginKind::Connector => &["guild:plugin/connector-api@0.2.0"],
-        PluginKind::SkillLoader => &["guild:plugin/skill-loader-api@0.2.0"],
+        PluginKind::Specialist => &["guild:plugin/specialist-api@0.3.0"],
+        PluginKind::Connector => &["guild:plugin/connector-api@0.3.0"],
+        PluginKind::SkillLoader => &["guild:plugin/skill-loader-api@0.3.0"],
     },
     imports: |kind| match kind {
         PluginKind::Specialist => &[
-            "types", "log", "config", "http", "tools", "progress", "skills", "memory",
+            "types",
+            "log",
+            "config",
+            "http",
+            "tools",
+            "progress",
+            "skills",
+            "memory",
+            "llm",
+            "definition",
         ],
         PluginKind::Connector | PluginKind::SkillLoader => &["types", "log", "config", "http"],
     },

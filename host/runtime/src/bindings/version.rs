@@ -14,7 +14,7 @@ use super::api::{Bindings, SUPPORTED};
 
 const PACKAGE: &str = "guild:plugin/";
 
-/// The versions this host loads, for error messages: `0.2.0, 0.1.0`.
+/// The versions this host loads, for error messages: `0.3.0, 0.2.0, 0.1.0`.
 pub(crate) fn supported_list() -> String {
     SUPPORTED
         .iter()
@@ -88,6 +88,12 @@ mod tests {
 
     #[test]
     fn the_version_is_read_from_export_and_import_names() {
+        let v3 = detect(
+            PluginKind::Specialist,
+            &set(&["guild:plugin/specialist-api@0.3.0"]),
+            &set(&["guild:plugin/llm@0.3.0", "guild:plugin/definition@0.3.0"]),
+        );
+        assert_eq!(v3.map(|b| b.version), Ok("0.3.0"));
         let v2 = detect(
             PluginKind::Connector,
             &set(&["guild:plugin/connector-api@0.2.0"]),
@@ -107,7 +113,7 @@ mod tests {
         );
         assert_eq!(bare.map(|b| b.version), Ok("0.1.0"));
         let nothing = detect(PluginKind::Specialist, &set(&["other"]), &set(&[]));
-        assert_eq!(nothing.map(|b| b.version), Ok("0.2.0"));
+        assert_eq!(nothing.map(|b| b.version), Ok("0.3.0"));
     }
 
     #[test]
@@ -120,7 +126,10 @@ mod tests {
             panic!("0.9.0 accepted");
         };
         assert!(e.contains("guild:plugin@0.9.0"), "{e}");
-        assert!(e.contains("guild:plugin@0.2.0, guild:plugin@0.1.0"), "{e}");
+        assert!(
+            e.contains("guild:plugin@0.3.0, guild:plugin@0.2.0, guild:plugin@0.1.0"),
+            "{e}"
+        );
         let Err(e) = detect(
             PluginKind::Connector,
             &set(&["guild:plugin/connector-api@0.2.0"]),

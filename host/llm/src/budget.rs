@@ -1,0 +1,110 @@
+//! Daily token budgets: tokens each plugin spent per UTC day, in `DATA_DIR/llm.db`, so a
+//! restart does not reset them. One row per plugin and day; an answered call adds its tokens.
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use guild_store::{Access, DbFileError, DbSpec};
+use rusqlite::{Connection, params};
+
+const SCHEMA: &str = "
+CREATE TABLE daily_tokens (
+    plugin TEXT NOT NULL,
+    day INTEGER NOT NULL,
+    tokens INTEGER NOT NULL,
+    PRIMARY KEY (plugin, day)
+) STRICT;
+";
+
+/// `GLLM`.
+const APPLICATION_ID: i32 = 0x474C_4C4D;
+
+const SPEC: DbSpec = DbSpec {
+    what: "model budget store",
+    application_id: APPLICATION_ID,
+    version: 1,
+    schema: SCHEMA,
+    // No build wrote unstamped budget stores.
+    legacy_schema: SCHEMA,
+    upgrade_legacy: "",
+};
+
+/// The file under the data folder.
+pub const FILE: &str = "llm.db";
+
+/// Tokens spent per plugin and UTC day.
+#[derive(Debug)]
+pub struct DailyTokens {
+    conn: Mutex<Connection>,
+}
+
+/// Days since 1970-01-01, UTC.
+pub fn today() -> i64 {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    (secs / 86_400) as i64
+}
+
+impl DailyTokens {
+    /// Opens (or creates) `dir/llm.db`.
+    pub fn open(dir: &Path) -> Result<Self, DbFileError> {
+        let opened = guild_store::open(&dir.join(FILE), &SPEC, Access::ReadWrite)?;
+        Ok(Self {
+            conn: Mutex::new(opened.conn),
+        })
+    }
+
+    /// An in-memory store (nothing survives the process).
+    pub fn in_memory() -> Result<Self, DbFileError> {
+        Ok(Self {
+            conn: Mutex::new(guild_store::open_in_memory(&SPEC)?),
+        })
+    }
+
+    /// Tokens `plugin` spent on `day`.
+    pub fn used(&self, plugin: &str, day: i64) -> Result<u64, rusqlite::Error> {
+        let conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        let tokens: Option<i64> = conn
+            .query_row(
+                "SELECT tokens FROM daily_tokens WHERE plugin = ?1 AND day = ?2",
+                params![plugin, day],
+                |r| r.get(0),
+            )
+            .or_else(|e| match e {
+                rusqlite::Error::QueryReturnedNoRows => Ok(None),
+                e => Err(e),
+            })?;
+        Ok(tokens.map_or(0, |t| t.max(0) as u64))
+    }
+
+    /// Adds `tokens` to `plugin`'s count for `day`.
+    pub fn add(&self, plugin: &str, day: i64, tokens: u64) -> Result<(), rusqlite::Error> {
+        let conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        conn.execute(
+            "INSERT INTO daily_tokens (plugin, day, tokens) VALUES (?1, ?2, ?3)
+             ON CONFLICT (plugin, day) DO UPDATE SET tokens = tokens + excluded.tokens",
+            params![plugin, day, i64::try_from(tokens).unwrap_or(i64::MAX)],
+        )?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spent_tokens_survive_reopening() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = DailyTokens::open(dir.path()).expect("opens");
+        store.add("p", 10, 5).expect("adds");
+        store.add("p", 10, 7).expect("adds");
+        store.add("q", 10, 1).expect("adds");
+        drop(store);
+        let store = DailyTokens::open(dir.path()).expect("reopens");
+        assert_eq!(store.used("p", 10).expect("reads"), 12);
+        assert_eq!(store.used("p", 11).expect("reads"), 0);
+        assert_eq!(store.used("q", 10).expect("reads"), 1);
+    }
+}
