@@ -6,8 +6,9 @@
 //! report when the model grant is missing or the token budget is spent.
 
 use guild_cli::demo::tracker::TrackerServer;
-use guild_host::types::{CallStatus, CheckStatus, Outcome, TaskStatus};
-use guild_llm::standin::{StandIn, Step};
+use guild_host::llm::standin::{StandIn, Step};
+use guild_host::types::{CallStatus, Outcome, TaskStatus};
+use guild_host::validate::CheckStatus;
 use guild_tests::host;
 use serde_json::{Value, json};
 
@@ -239,14 +240,17 @@ async fn without_a_model_grant_or_with_the_budget_spent_the_report_says_why() {
     .expect("model stand-in starts");
     let tools = ["tracker.search_issues"];
 
-    // No `[grants.triage-agent.llm]`: the first completion is refused, nothing reaches the model.
+    // No `[grants.triage-agent.llm]`: no alias to use, so the run fails saying what grants one;
+    // nothing reaches the model.
     let text = config(tracker.base_url(), &model.base_url(), &tools, "");
     let h = host(dir.path(), PLUGINS, &text).await;
     let r = h.task("triage-agent", "- Checkout").await.expect("starts");
-    assert_eq!(r.status, TaskStatus::Succeeded, "{:?}", r.error);
-    let report = r.report.expect("report");
-    assert_eq!(report.outcome, Outcome::Failed);
-    assert!(report.summary.contains("not granted"), "{report:?}");
+    assert_eq!(r.status, TaskStatus::Failed, "{r:?}");
+    let error = r.error.unwrap_or_default();
+    assert!(
+        error.contains("no model alias is granted") && error.contains("[grants.NAME.llm] models"),
+        "{error}"
+    );
     assert!(model.requests().is_empty());
     drop(h);
 

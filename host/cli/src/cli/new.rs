@@ -371,6 +371,14 @@ pub(crate) fn grant_toml(manifest: &Manifest, placeholders: bool) -> String {
             );
         }
     }
+    if placeholders && caps.llm.is_requested() {
+        // The aliases are the operator's own (`[llm.models]` of guild.toml).
+        let _ = writeln!(
+            out,
+            "[grants.{}.llm]\nmodels = [\"...\"]   # aliases defined in [llm.models]",
+            manifest.plugin.name
+        );
+    }
     if out.len() == before {
         out.push_str("# nothing to grant: the plugin requests no capabilities yet\n");
     }
