@@ -84,7 +84,10 @@ done
 # The SDK's tests and doctests (the examples plugin authors copy must keep compiling and
 # passing), and the agent loop's logic against scripted models, natively.
 echo "testing sdk/rust and plugins/agent-loop"
-cargo test --quiet --manifest-path "$here/../sdk/rust/Cargo.toml" --target-dir "$target_dir" ||
-    fail "the Rust SDK's tests failed (cargo test --manifest-path sdk/rust/Cargo.toml)"
+# (--lib and --doc: the example is a component and does not link natively.)
+sdk_manifest="$here/../sdk/rust/Cargo.toml"
+cargo test --quiet --lib --manifest-path "$sdk_manifest" --target-dir "$target_dir" &&
+    cargo test --quiet --doc --manifest-path "$sdk_manifest" --target-dir "$target_dir" ||
+    fail "the Rust SDK's tests failed (cargo test --lib / --doc --manifest-path sdk/rust/Cargo.toml)"
 cargo test --quiet --manifest-path "$here/Cargo.toml" --target-dir "$target_dir" -p agent-loop ||
     fail "agent-loop's tests failed (cargo test --manifest-path plugins/Cargo.toml -p agent-loop)"

@@ -21,15 +21,16 @@ pub fn repo_root() -> PathBuf {
         .to_path_buf()
 }
 
-/// Folder of a built plugin, checking that its component exists.
+/// Folder of a built plugin, checking that the component its manifest names exists.
 pub fn plugin_dir(rel: &str) -> PathBuf {
     let dir = repo_root().join("plugins").join(rel);
-    let name = dir
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or_default()
-        .to_owned();
-    let wasm = dir.join(format!("{name}.wasm"));
+    let wasm = match guild_host::manifest::Manifest::load(&dir) {
+        Ok(manifest) => manifest.component_path(),
+        Err(_) => {
+            let name = dir.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+            dir.join(format!("{name}.wasm"))
+        }
+    };
     assert!(
         wasm.is_file(),
         "{} is missing: run plugins/build.sh before the tests (the README's test command does)",

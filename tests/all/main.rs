@@ -1,6 +1,7 @@
 //! One integration test binary (links once): real components built from plugins/, real HTTP
 //! servers on 127.0.0.1.
 
+mod agent_loop;
 mod background;
 mod bad_input;
 mod c_plugins;

@@ -5,7 +5,8 @@
 //! (catalog, body, resource; C: it builds and loads as its kind). The Python, JavaScript and C
 //! scaffolds' own unit tests run too, outside wasm (C: `./test.sh`, natively with the C SDK's
 //! fake host), and a C scaffold whose save loses its external id fails its `./test.sh` naming
-//! the check. The task claims the id the mutating call returned.
+//! the check. The task claims the id the mutating call returned. A prompt scaffold (specialists
+//! only) builds by copying the shared agent-loop component in.
 //! Plus the refusals an author meets (existing folder, bad name, unknown language, wrong world).
 //! (The check that the C SDK's checked-in bindings match `wit/` is in tests/all/c_plugins.rs.)
 //!
@@ -411,4 +412,80 @@ fn a_quickjs_build_is_refused_once_naming_the_engine_to_build_with() {
         "{shown}"
     );
     assert_eq!(shown.matches("does not compile").count(), 1, "{shown}");
+}
+
+#[test]
+fn a_prompt_scaffold_is_a_folder_built_into_the_shared_agent_loop_for_specialists_only() {
+    let agent_loop = repo()
+        .join("plugins")
+        .join("agent-loop")
+        .join("agent-loop.wasm");
+    let shared = std::fs::read(&agent_loop)
+        .expect("plugins/agent-loop/agent-loop.wasm exists: run plugins/build.sh");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    let created = ok(guild(
+        root,
+        &[
+            "new",
+            "specialist",
+            "helper",
+            "--lang",
+            "prompt",
+            "--tool",
+            "notes.echo",
+        ],
+    ));
+    let printed = String::from_utf8_lossy(&created.stdout);
+    assert!(
+        printed.contains("[grants.helper]")
+            && printed.contains("tools = [\"notes.echo\"]")
+            && printed.contains("[grants.helper.llm]\nmodels = [\"...\"]"),
+        "the grant snippet is printed:\n{printed}"
+    );
+    let folder = root.join("helper");
+    for file in [
+        "plugin.toml",
+        "prompt.md",
+        "build.sh",
+        "skills/house-style/SKILL.md",
+    ] {
+        assert!(folder.join(file).is_file(), "{file} is written");
+    }
+    assert!(
+        !folder.join("wit").exists(),
+        "a prompt builds nothing against the WIT"
+    );
+    let manifest = std::fs::read_to_string(folder.join("plugin.toml")).expect("read manifest");
+    assert!(
+        manifest.contains("component = \"agent-loop.wasm\""),
+        "{manifest}"
+    );
+    assert!(
+        std::fs::read_to_string(folder.join("prompt.md"))
+            .expect("read prompt")
+            .contains("notes.echo")
+    );
+
+    // The build copies the shared component in; the host loads it as a specialist.
+    let built = ok(guild(root, &["build", "helper"]));
+    assert_eq!(
+        std::fs::read(folder.join("agent-loop.wasm")).expect("the build copied the component"),
+        shared
+    );
+    assert!(
+        text(&built).contains("specialist"),
+        "the component loads as a specialist: {}",
+        text(&built)
+    );
+
+    // Only a specialist can be a prompt.
+    let out = guild(root, &["new", "connector", "tools", "--lang", "prompt"]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out).contains("there is no connector template for prompt"),
+        "{}",
+        text(&out)
+    );
+    assert!(!root.join("tools").exists());
 }

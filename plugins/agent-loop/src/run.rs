@@ -54,8 +54,8 @@ pub(crate) fn run(
         Some(alias) => alias,
         None => env.models().into_iter().next().ok_or_else(|| {
             RunError::Failed(
-                "no model alias is granted to this plugin: the operator grants one \
-                 (`[grants.NAME] llm`), or `[agent] model` names one"
+                "no model alias is granted to this plugin: the operator grants one in \
+                 `[grants.NAME.llm] models` of guild.toml"
                     .to_owned(),
             )
         })?,

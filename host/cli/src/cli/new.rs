@@ -27,6 +27,9 @@ pub(crate) enum Lang {
     Js,
     /// C with clang, wasi-libc and the preview1 adapter.
     C,
+    /// No code: a specialist that is its `prompt.md` (plus `[agent]` settings and skills), run
+    /// by the shared agent-loop component. Specialists only.
+    Prompt,
 }
 
 impl Lang {
@@ -37,6 +40,16 @@ impl Lang {
             Lang::Python => "python",
             Lang::Js => "js",
             Lang::C => "c",
+            Lang::Prompt => "prompt",
+        }
+    }
+
+    /// Where a scaffold's build finds what it builds with, relative to the source tree: the
+    /// language's SDK, or for a prompt the agent-loop component's folder.
+    fn kit(self) -> PathBuf {
+        match self {
+            Lang::Prompt => Path::new("plugins").join("agent-loop"),
+            other => Path::new("sdk").join(other.dir()),
         }
     }
 }
@@ -77,8 +90,9 @@ pub(crate) struct NewArgs {
     #[arg(long, default_value = ".")]
     dir: PathBuf,
     /// The Guild SDK folder for this language (a checkout's `sdk/rust`, `sdk/python`, `sdk/js`
-    /// or `sdk/c`); the scaffold's build script, tests and Cargo.toml refer to it by this path.
-    /// Defaults to the source tree this binary was built from, when it is there.
+    /// or `sdk/c`; for `prompt`, the folder holding `agent-loop.wasm`, a checkout's
+    /// `plugins/agent-loop`); the scaffold's build script, tests and Cargo.toml refer to it by
+    /// this path. Defaults to the source tree this binary was built from, when it is there.
     #[arg(long)]
     sdk: Option<PathBuf>,
     /// The tool a specialist calls, `connector.tool`.
@@ -170,7 +184,8 @@ fn scaffold(args: &NewArgs) -> anyhow::Result<Created> {
         write_file(&target, rel, &contents)?;
         written.push(rel.to_owned());
     }
-    for (name, text) in WIT {
+    // A prompt-defined specialist builds nothing against the WIT: its component is agent-loop.
+    for (name, text) in WIT.iter().filter(|_| args.lang != Lang::Prompt) {
         let rel = format!("wit/{name}");
         write_file(&target, &rel, text.as_bytes())?;
         written.push(rel);
@@ -266,10 +281,11 @@ fn write_file(root: &Path, rel: &str, contents: &[u8]) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The SDK folder a scaffold of `lang` refers to: `--sdk`, else `sdk/<lang>` of the source
-/// tree this binary was built from. Every language's scaffold builds with its SDK: Rust's
-/// Cargo.toml depends on it by path, the others' build.sh call its `componentize.sh` (which
-/// bundles the SDK into the component) and their tests import it.
+/// The SDK folder a scaffold of `lang` refers to: `--sdk`, else `sdk/<lang>` (for a prompt,
+/// `plugins/agent-loop`) of the source tree this binary was built from. Every language's
+/// scaffold builds with its SDK: Rust's Cargo.toml depends on it by path, the others' build.sh
+/// call its `componentize.sh` (which bundles the SDK into the component) and their tests import
+/// it; a prompt's build.sh copies `agent-loop.wasm` from it.
 fn sdk_dir(lang: Lang, given: Option<&Path>) -> anyhow::Result<Option<PathBuf>> {
     if let Some(dir) = given {
         let dir = dir
@@ -280,16 +296,16 @@ fn sdk_dir(lang: Lang, given: Option<&Path>) -> anyhow::Result<Option<PathBuf>> 
     let built_from = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("..")
         .join("..")
-        .join("sdk")
-        .join(lang.dir());
+        .join(lang.kit());
     match built_from.canonicalize() {
         Ok(dir) => Ok(Some(dir)),
         Err(_) => bail!(
             "no Guild SDK for {lang} at {} (the source tree this guild was built from): pass \
-             --sdk DIR with the `sdk/{lang}` folder of a Guild checkout \
+             --sdk DIR with the `{kit}` folder of a Guild checkout \
              (git clone the Guild repository)",
             built_from.display(),
-            lang = lang.dir()
+            lang = lang.dir(),
+            kit = lang.kit().display()
         ),
     }
 }
@@ -354,6 +370,14 @@ pub(crate) fn grant_toml(manifest: &Manifest, placeholders: bool) -> String {
                 quote(&fs.guest)
             );
         }
+    }
+    if placeholders && caps.llm.is_requested() {
+        // The aliases are the operator's own (`[llm.models]` of guild.toml).
+        let _ = writeln!(
+            out,
+            "[grants.{}.llm]\nmodels = [\"...\"]   # aliases defined in [llm.models]",
+            manifest.plugin.name
+        );
     }
     if out.len() == before {
         out.push_str("# nothing to grant: the plugin requests no capabilities yet\n");
