@@ -6,6 +6,8 @@
 #     .venv/ (gitignored); host/cli/tests/mcp.rs runs its client script with .venv/bin/python;
 #   - ssh-keygen (Debian's openssh-client): the bundle tests check Guild's SSH signatures against
 #     it, both ways;
+#   - PostgreSQL's server binaries (Debian's postgresql, without its default cluster): host/pg's
+#     tests run initdb and postgres in a temporary folder (guild_pg::testing);
 #   - Node.js and npm (the JavaScript SDK's and scaffolds' unit tests), then the pinned JavaScript
 #     and C plugin toolchains (sdk/js/setup.sh, sdk/c/setup.sh), and the official TypeScript MCP
 #     client with its Tasks add-on (pinned, host/cli/tests/mcp_ts/, which mcp_extensions.rs runs).
@@ -63,6 +65,26 @@ fi
 
 command -v ssh-keygen >/dev/null || apt_install openssh-client
 command -v ssh-keygen >/dev/null || die "ssh-keygen is still not on PATH after installing openssh-client"
+
+# initdb and postgres on PATH or where Debian puts them (what guild_pg::testing looks for).
+has_postgres() {
+    { command -v initdb && command -v postgres; } >/dev/null && return 0
+    local bin
+    for bin in /usr/lib/postgresql/*/bin; do
+        [ -x "$bin/initdb" ] && [ -x "$bin/postgres" ] && return 0
+    done
+    return 1
+}
+if ! has_postgres; then
+    # Debian's package creates and starts a "main" cluster on install unless told not to; the
+    # tests start their own servers, so none is created (and the install takes seconds).
+    if [ "$(id -u)" = 0 ]; then
+        mkdir -p /etc/postgresql-common/createcluster.d
+        echo "create_main_cluster = false" >/etc/postgresql-common/createcluster.d/guild-tests.conf
+    fi
+    apt_install postgresql
+    has_postgres || die "initdb/postgres are still missing after installing postgresql"
+fi
 
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
     apt_install nodejs npm

@@ -96,6 +96,16 @@ pub enum MemoryStoreError {
         /// The SQLite error.
         source: rusqlite::Error,
     },
+    /// A read or write of another backend (PostgreSQL) failed.
+    #[error("memory store ({backend}): failed to {op}: {reason}")]
+    Backend {
+        /// Which backend.
+        backend: &'static str,
+        /// What the store was doing.
+        op: &'static str,
+        /// The backend's error, in full.
+        reason: String,
+    },
     /// A stored version that cannot be read back.
     #[error("memory {doc} version {version} is unreadable: {reason}")]
     Corrupt {

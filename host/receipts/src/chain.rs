@@ -9,7 +9,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use sha2::{Digest, Sha256};
 
 /// `prev_hash` of the first entry.
-pub(crate) const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+pub const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
 
 /// Domain separation: bump when the encoding changes.
 const ENCODING: &[u8] = b"guild-ledger-entry-v1";
@@ -17,32 +17,47 @@ const ENCODING: &[u8] = b"guild-ledger-entry-v1";
 /// One row of the `entries` table, as stored. Text fields that do not apply to an entry kind
 /// are empty strings (required columns) or `None` (optional ones).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Entry {
-    pub(crate) seq: u64,
+pub struct Entry {
+    /// Position in the chain, from 1.
+    pub seq: u64,
     /// `intent`, `outcome`, `resolution` or `audit`.
-    pub(crate) kind: String,
+    pub kind: String,
     /// The receipt this entry is about (the intent's id); for audit entries, their own id.
-    pub(crate) receipt_id: String,
-    pub(crate) task_id: String,
-    pub(crate) route: String,
-    pub(crate) plugin: String,
-    pub(crate) tool: String,
-    pub(crate) receipt_type: String,
+    pub receipt_id: String,
+    /// The task of the call (empty for audit entries).
+    pub task_id: String,
+    /// The specialist that made the call.
+    pub route: String,
+    /// `connector@version` (for audit entries, the plugin it is about).
+    pub plugin: String,
+    /// `connector.tool`.
+    pub tool: String,
+    /// Receipt type from the tool spec.
+    pub receipt_type: String,
     /// The receipt's operation; for audit entries, the audit kind.
-    pub(crate) operation: String,
+    pub operation: String,
     /// `success|pending|failed|unknown`; empty for audit entries.
-    pub(crate) status: String,
-    pub(crate) external_id: Option<String>,
-    pub(crate) verifiable_url: Option<String>,
-    pub(crate) preview: Option<String>,
-    pub(crate) error: Option<String>,
-    pub(crate) time: String,
-    pub(crate) input_sha256: String,
-    pub(crate) idempotency_key: Option<String>,
+    pub status: String,
+    /// Id in the external system.
+    pub external_id: Option<String>,
+    /// Where the effect can be checked.
+    pub verifiable_url: Option<String>,
+    /// Short preview.
+    pub preview: Option<String>,
+    /// Verbatim error (failed only).
+    pub error: Option<String>,
+    /// When it was written (RFC 3339, UTC).
+    pub time: String,
+    /// Hex sha256 of the call's input.
+    pub input_sha256: String,
+    /// The call's idempotency key.
+    pub idempotency_key: Option<String>,
     /// Audit detail.
-    pub(crate) detail: Option<String>,
-    pub(crate) prev_hash: String,
-    pub(crate) hash: String,
+    pub detail: Option<String>,
+    /// The previous entry's hash ([`GENESIS`] for the first).
+    pub prev_hash: String,
+    /// This entry's hash ([`Entry::compute_hash`]).
+    pub hash: String,
 }
 
 /// Column list in the order [`Entry::read`] reads it.
@@ -83,7 +98,7 @@ impl Entry {
     }
 
     /// The hash this entry must carry, given its fields and `prev_hash`.
-    pub(crate) fn compute_hash(&self) -> String {
+    pub fn compute_hash(&self) -> String {
         let mut h = Sha256::new();
         h.update(ENCODING);
         h.update(self.seq.to_be_bytes());

@@ -396,7 +396,7 @@ fn latest(conn: &Connection, id: &str) -> Result<Option<(Entry, u64)>, LedgerErr
         .map_err(LedgerError::sqlite(op))
 }
 
-fn status_of(e: &Entry) -> Result<ReceiptStatus, LedgerError> {
+pub(super) fn status_of(e: &Entry) -> Result<ReceiptStatus, LedgerError> {
     ReceiptStatus::parse(&e.status).ok_or_else(|| LedgerError::Corrupt {
         seq: e.seq,
         reason: format!("status {:?} is not a receipt status", e.status),
@@ -405,7 +405,7 @@ fn status_of(e: &Entry) -> Result<ReceiptStatus, LedgerError> {
 
 /// An outcome or resolution entry: the receipt's identity copied from `prev` (so each entry is
 /// a complete receipt on its own), the facts from `outcome`.
-fn follow_up(prev: Entry, kind: EntryKind, outcome: Completion) -> Entry {
+pub(super) fn follow_up(prev: Entry, kind: EntryKind, outcome: Completion) -> Entry {
     let c = outcome.normalised();
     Entry {
         seq: 0,
@@ -422,7 +422,7 @@ fn follow_up(prev: Entry, kind: EntryKind, outcome: Completion) -> Entry {
     }
 }
 
-fn check_intent(mut i: Intent) -> Result<Intent, LedgerError> {
+pub(super) fn check_intent(mut i: Intent) -> Result<Intent, LedgerError> {
     let invalid = |field, reason: &str| LedgerError::InvalidIntent {
         field,
         reason: reason.to_owned(),

@@ -41,12 +41,14 @@
 //!
 //! # Other backends
 //! [`LedgerStore`] is the ledger's contract as a trait; [`conformance::run`] checks that a
-//! backend keeps it (the SQLite ledger runs it in its tests).
+//! backend keeps it (the SQLite ledger runs it in its tests). [`backend`] holds what every
+//! backend shares: the entry, its hash, and the checks of `verify`.
 
 mod accept;
 mod anchor;
 #[cfg(test)]
 mod anchor_tests;
+pub mod backend;
 mod chain;
 mod group;
 mod ledger;
@@ -102,6 +104,16 @@ pub enum LedgerError {
         op: &'static str,
         /// The SQLite error.
         source: rusqlite::Error,
+    },
+    /// A read or write of another backend (PostgreSQL) failed.
+    #[error("receipts ledger ({backend}): failed to {op}: {reason}")]
+    Backend {
+        /// Which backend.
+        backend: &'static str,
+        /// What the ledger was doing.
+        op: &'static str,
+        /// The backend's error, in full.
+        reason: String,
     },
     /// An intent with a missing or malformed field.
     #[error("invalid receipt intent: `{field}` {reason}")]

@@ -161,7 +161,8 @@ pub enum EntryKind {
 }
 
 impl EntryKind {
-    pub(crate) fn as_str(self) -> &'static str {
+    /// The stored name (`intent`, `outcome`, …).
+    pub fn as_str(self) -> &'static str {
         match self {
             EntryKind::Intent => "intent",
             EntryKind::Outcome => "outcome",

@@ -96,7 +96,7 @@ impl Ledger {
 
 /// State carried along the chain.
 #[derive(Default)]
-struct Walk {
+pub(crate) struct Walk {
     entries: u64,
     prev_hash: Option<String>,
     /// Latest kind and status of every receipt id seen (audit ids included, to catch reuse).
@@ -107,12 +107,30 @@ struct Walk {
 }
 
 impl Walk {
-    fn head_hash(&self) -> String {
+    /// A walk that notes the hash of entry `anchor_seq` on its way.
+    pub(crate) fn anchored_at(anchor_seq: Option<u64>) -> Walk {
+        Walk {
+            anchor_seq,
+            ..Walk::default()
+        }
+    }
+
+    /// The last sequence checked.
+    pub(crate) fn entries(&self) -> u64 {
+        self.entries
+    }
+
+    /// The hash found at the anchor's sequence, once the walk passed it.
+    pub(crate) fn hash_at_anchor(&self) -> Option<&str> {
+        self.hash_at_anchor.as_deref()
+    }
+
+    pub(crate) fn head_hash(&self) -> String {
         self.prev_hash.clone().unwrap_or_else(|| GENESIS.to_owned())
     }
 
     /// Checks one entry; on success it becomes the head.
-    fn check(&mut self, e: Entry) -> Option<(u64, String)> {
+    pub(crate) fn check(&mut self, e: Entry) -> Option<(u64, String)> {
         let expected = self.entries + 1;
         if e.seq != expected {
             return Some((

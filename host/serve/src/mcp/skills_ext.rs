@@ -125,13 +125,13 @@ fn loader_entry(entry: &SkillEntry) -> Skill {
     };
     let mut front = frontmatter(fields, entry);
     // The catalog's own names for what the file spells differently.
-    if let Some(tools) = front.extra.remove("allowed_tools") {
-        if let Some(list) = tools.as_array() {
-            let joined: Vec<&str> = list.iter().filter_map(Value::as_str).collect();
-            front
-                .extra
-                .insert("allowed-tools".into(), json!(joined.join(" ")));
-        }
+    if let Some(tools) = front.extra.remove("allowed_tools")
+        && let Some(list) = tools.as_array()
+    {
+        let joined: Vec<&str> = list.iter().filter_map(Value::as_str).collect();
+        front
+            .extra
+            .insert("allowed-tools".into(), json!(joined.join(" ")));
     }
     front.extra.retain(|_, v| !v.is_null() && v != &json!({}));
     Skill::new(

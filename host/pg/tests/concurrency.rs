@@ -1,0 +1,315 @@
+//! Several stores on one database, as several hosts would be: concurrent appends from separate
+//! connections and separate processes make one chain (no fork, no gap, `verify` ok), an
+//! idempotency key runs its call once across stores, memory compare-and-swap lets one of two
+//! racing writers win, and a ledger changed behind Guild's back is refused.
+
+mod common;
+
+use std::sync::{Arc, Barrier};
+
+use guild_core::types::CallStatus;
+use guild_memory::{DocId, MemoryStore, MemoryStoreError, NewVersion, Scope};
+use guild_pg::{PgConfig, PgLedgerStore, PgMemoryStore};
+use guild_receipts::{Begin, Completion, Intent, LedgerError, LedgerStore, ReceiptStatus};
+
+/// Environment of a writer child process (see [`writer_process`]).
+const CHILD_URL: &str = "GUILD_PG_TEST_WRITER_URL";
+const CHILD_CALLS: &str = "GUILD_PG_TEST_WRITER_CALLS";
+
+fn intent(task: &str, key: Option<&str>, input: u8) -> Intent {
+    Intent {
+        task_id: task.into(),
+        route: "planner".into(),
+        plugin: "tracker@1.0.0".into(),
+        tool: "tracker.create_issue".into(),
+        receipt_type: "issue".into(),
+        operation: "create".into(),
+        input_sha256: hex::encode([input; 32]),
+        idempotency_key: key.map(str::to_owned),
+    }
+}
+
+fn success(external_id: &str) -> Completion {
+    Completion {
+        status: CallStatus::Success,
+        external_id: Some(external_id.into()),
+        verifiable_url: None,
+        preview: None,
+        error: None,
+    }
+}
+
+/// `calls` intents with their outcomes, and an audit entry every tenth call.
+fn write_calls(store: &dyn LedgerStore, who: &str, calls: usize) {
+    for n in 0..calls {
+        let Begin::Proceed(id) = store
+            .begin(intent(&format!("{who}-{n}"), None, 1))
+            .expect("begin")
+        else {
+            panic!("no key, no replay");
+        };
+        store
+            .complete(&id, success(&format!("{who}-{n}")))
+            .expect("complete");
+        if n % 10 == 0 {
+            store
+                .audit(guild_receipts::AuditKind::GrantChanged, who, "concurrent")
+                .expect("audit");
+        }
+    }
+}
+
+fn entries_for(calls: usize) -> u64 {
+    (2 * calls + calls.div_ceil(10)) as u64
+}
+
+#[test]
+fn concurrent_stores_make_one_chain() {
+    let Some(server) = common::server() else {
+        return;
+    };
+    const CALLS: usize = 40;
+    for writers in [2, 3] {
+        let config = common::fresh(&server);
+        let barrier = Arc::new(Barrier::new(writers));
+        let threads: Vec<_> = (0..writers)
+            .map(|w| {
+                let store = PgLedgerStore::open(&config).expect("open");
+                let barrier = Arc::clone(&barrier);
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    write_calls(&store, &format!("w{w}"), CALLS);
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().expect("writer");
+        }
+        let report = PgLedgerStore::open(&config)
+            .expect("open")
+            .verify()
+            .expect("verify");
+        assert!(report.ok, "{writers} writers: {report}");
+        assert_eq!(
+            report.entries,
+            writers as u64 * entries_for(CALLS),
+            "{writers} writers: every entry is in the one chain"
+        );
+        assert_eq!(report.anchored_sequence, Some(report.entries));
+    }
+}
+
+/// Entry point of the writer processes [`separate_processes_make_one_chain`] starts (this test
+/// binary again); does nothing when run otherwise.
+#[test]
+#[ignore = "a child process of separate_processes_make_one_chain"]
+fn writer_process() {
+    let (Some(url), Some(calls)) = (std::env::var_os(CHILD_URL), std::env::var_os(CHILD_CALLS))
+    else {
+        return;
+    };
+    let config = PgConfig::with_password(url.to_str().expect("url"), None).expect("url");
+    let calls: usize = calls.to_str().and_then(|c| c.parse().ok()).expect("calls");
+    let store = PgLedgerStore::open(&config).expect("open");
+    write_calls(&store, &format!("p{}", std::process::id()), calls);
+}
+
+#[test]
+fn separate_processes_make_one_chain() {
+    let Some(server) = common::server() else {
+        return;
+    };
+    const CALLS: usize = 30;
+    let config = common::fresh(&server);
+    let url = server.url(config.target().rsplit('/').next().expect("db"));
+    drop(PgLedgerStore::open(&config).expect("migrate before the race"));
+    let exe = std::env::current_exe().expect("test binary");
+    let children: Vec<_> = (0..2)
+        .map(|_| {
+            std::process::Command::new(&exe)
+                .args(["--ignored", "--exact", "writer_process", "--test-threads=1"])
+                .env(CHILD_URL, &url)
+                .env(CHILD_CALLS, CALLS.to_string())
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .expect("start a writer process")
+        })
+        .collect();
+    write_calls(&PgLedgerStore::open(&config).expect("open"), "here", CALLS);
+    for mut child in children {
+        assert!(
+            child.wait().expect("wait").success(),
+            "a writer process failed"
+        );
+    }
+    let report = PgLedgerStore::open(&config)
+        .expect("open")
+        .verify()
+        .expect("verify");
+    assert!(report.ok, "{report}");
+    assert_eq!(
+        report.entries,
+        3 * entries_for(CALLS),
+        "three processes, one chain"
+    );
+}
+
+#[test]
+fn an_idempotency_key_calls_once_across_stores() {
+    let Some(server) = common::server() else {
+        return;
+    };
+    let config = common::fresh(&server);
+    let stores: Vec<Arc<PgLedgerStore>> = (0..3)
+        .map(|_| Arc::new(PgLedgerStore::open(&config).expect("open")))
+        .collect();
+    let barrier = Arc::new(Barrier::new(stores.len()));
+    let answers: Vec<Begin> = stores
+        .iter()
+        .map(|s| {
+            let (s, barrier) = (Arc::clone(s), Arc::clone(&barrier));
+            std::thread::spawn(move || {
+                barrier.wait();
+                s.begin(intent("t1", Some("k"), 7)).expect("begin")
+            })
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .map(|t| t.join().expect("thread"))
+        .collect();
+    let proceeded: Vec<usize> = (0..answers.len())
+        .filter(|&i| matches!(answers[i], Begin::Proceed(_)))
+        .collect();
+    assert_eq!(proceeded.len(), 1, "exactly one store runs the call");
+    for (i, answer) in answers.iter().enumerate() {
+        if let Begin::Replay(r) = answer {
+            assert_eq!(
+                r.status,
+                ReceiptStatus::Unknown,
+                "store {i}: another store's call in flight replays as unknown, never runs again"
+            );
+        }
+    }
+    let winner = proceeded[0];
+    let Begin::Proceed(id) = &answers[winner] else {
+        unreachable!("filtered above");
+    };
+    stores[winner]
+        .complete(id, success("I-7"))
+        .expect("complete");
+    let other = &stores[(winner + 1) % stores.len()];
+    match other.begin(intent("t2", Some("k"), 7)).expect("replay") {
+        Begin::Replay(r) => assert_eq!(
+            (r.status, r.external_id.as_deref()),
+            (ReceiptStatus::Success, Some("I-7")),
+            "another store replays the recorded outcome"
+        ),
+        Begin::Proceed(_) => panic!("a recorded key must not call again on another store"),
+    }
+    assert!(
+        matches!(
+            other.begin(intent("t3", Some("k"), 8)),
+            Err(LedgerError::IdempotencyConflict { .. })
+        ),
+        "the key with another input is a conflict on every store"
+    );
+    assert!(other.verify().expect("verify").ok);
+}
+
+#[test]
+fn memory_compare_and_swap_across_stores() {
+    let Some(server) = common::server() else {
+        return;
+    };
+    let config = common::fresh(&server);
+    let doc = DocId::new(Scope::Team, "acme");
+    let a = Arc::new(PgMemoryStore::open(&config).expect("open"));
+    let b = Arc::new(PgMemoryStore::open(&config).expect("open"));
+    let new = |text: &str| NewVersion {
+        text: text.into(),
+        actor: "supervisor".into(),
+        restored_from: None,
+    };
+    a.append(&doc, None, new("## v1\n")).expect("first version");
+    let barrier = Arc::new(Barrier::new(2));
+    let results: Vec<_> = [
+        (Arc::clone(&a), "## from a\n"),
+        (Arc::clone(&b), "## from b\n"),
+    ]
+    .into_iter()
+    .map(|(store, text)| {
+        let (barrier, doc, v) = (Arc::clone(&barrier), doc.clone(), new(text));
+        std::thread::spawn(move || {
+            barrier.wait();
+            (text, store.append(&doc, Some(1), v))
+        })
+    })
+    .collect::<Vec<_>>()
+    .into_iter()
+    .map(|t| t.join().expect("thread"))
+    .collect();
+    let won: Vec<&str> = results
+        .iter()
+        .filter(|(_, r)| r.is_ok())
+        .map(|(text, _)| *text)
+        .collect();
+    assert_eq!(won.len(), 1, "one of two racing writers wins: {results:?}");
+    let lost = results.iter().find(|(_, r)| r.is_err()).expect("a loser");
+    assert!(
+        matches!(
+            lost.1,
+            Err(MemoryStoreError::Conflict {
+                expected: 1,
+                found: 2,
+                ..
+            })
+        ),
+        "the other gets a conflict naming the new head: {:?}",
+        lost.1
+    );
+    let current = b.current(&doc).expect("read").expect("stored");
+    assert_eq!(
+        (current.info.version, current.text.as_str()),
+        (2, won[0]),
+        "no lost update: the winner's text is the head"
+    );
+    let v3 = b
+        .append(&doc, Some(2), new("## v3\n"))
+        .expect("the loser validates again against the new head and succeeds");
+    assert_eq!(v3.version, 3);
+}
+
+#[test]
+fn a_ledger_changed_behind_guilds_back_is_refused() {
+    let Some(server) = common::server() else {
+        return;
+    };
+    let config = common::fresh(&server);
+    let store = PgLedgerStore::open(&config).expect("open");
+    write_calls(&store, "w", 3);
+    let db = config.target().rsplit('/').next().expect("db").to_owned();
+    let mut client = server.client(&db).expect("client");
+    let refused = client
+        .execute("DELETE FROM ledger_entries WHERE seq = 7", &[])
+        .expect_err("entries are append-only");
+    assert!(
+        refused.to_string().contains("append-only")
+            || format!("{refused:?}").contains("append-only")
+    );
+    client
+        .batch_execute(
+            "ALTER TABLE ledger_entries DISABLE TRIGGER USER; \
+             DELETE FROM ledger_entries WHERE seq = 7",
+        )
+        .expect("a superuser removes the last entry");
+    let report = store.verify().expect("verify");
+    assert!(!report.ok, "a truncated tail is found: {report}");
+    assert_eq!(report.first_bad_sequence, Some(7));
+    assert!(
+        matches!(
+            store.audit(guild_receipts::AuditKind::GrantChanged, "w", "after"),
+            Err(LedgerError::HeadMismatch { .. })
+        ),
+        "no write goes past the gap"
+    );
+}
