@@ -683,28 +683,7 @@ impl<'c> Writer<'c> {
             let (entry, first) = latest(&self.tx, &id)?.ok_or(LedgerError::NotFound { id })?;
             return Receipt::from_entry(entry, first);
         }
-        let entry = self.append(Entry {
-            seq: 0,
-            kind: EntryKind::Replay.as_str().into(),
-            receipt_id: uuid::Uuid::now_v7().to_string(),
-            task_id: intent.task_id.clone(),
-            route: intent.route.clone(),
-            plugin: replayed.plugin,
-            tool: replayed.tool,
-            receipt_type: replayed.receipt_type,
-            operation: replayed.operation,
-            status: replayed.status.as_str().into(),
-            external_id: replayed.external_id,
-            verifiable_url: replayed.verifiable_url,
-            preview: replayed.preview,
-            error: replayed.error,
-            time: now_rfc3339(),
-            input_sha256: intent.input_sha256.clone(),
-            idempotency_key: intent.idempotency_key.clone(),
-            detail: Some(replayed.id),
-            prev_hash: String::new(),
-            hash: String::new(),
-        })?;
+        let entry = self.append(crate::backend::replay_entry(intent, replayed))?;
         let seq = entry.seq;
         Receipt::from_entry(entry, seq)
     }
