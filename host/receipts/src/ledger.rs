@@ -514,28 +514,7 @@ pub(super) fn begin_one(
         return Ok(Begin::Replay(Box::new(answer)));
     }
     let id = uuid::Uuid::now_v7().to_string();
-    w.append(Entry {
-        seq: 0,
-        kind: EntryKind::Intent.as_str().into(),
-        receipt_id: id.clone(),
-        task_id: intent.task_id,
-        route: intent.route,
-        plugin: intent.plugin,
-        tool: intent.tool,
-        receipt_type: intent.receipt_type,
-        operation: intent.operation,
-        status: ReceiptStatus::Unknown.as_str().into(),
-        external_id: None,
-        verifiable_url: None,
-        preview: None,
-        error: None,
-        time: now_rfc3339(),
-        input_sha256: intent.input_sha256,
-        idempotency_key: intent.idempotency_key,
-        detail: None,
-        prev_hash: String::new(),
-        hash: String::new(),
-    })?;
+    w.append(crate::backend::intent_entry(intent, id.clone()))?;
     new_ids.push(id.clone());
     Ok(Begin::Proceed(IntentId(id)))
 }
