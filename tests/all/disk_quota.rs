@@ -175,14 +175,26 @@ async fn usage_is_shared_by_every_task_of_the_grant_and_freed_by_removal() {
         json!({"how": "stream", "path": "/data/two", "bytes": 600_000}),
     );
     let (first, second) = tokio::join!(first, second);
+    // Each alone fits the 1 MiB quota, both together do not: at least one is refused (both
+    // may be, when their writes interleave and fill the quota between them), and together
+    // they never hold more than the quota. A task that was not refused wrote everything.
     let refused = [&first, &second]
         .iter()
         .filter(|(_, e)| e.as_deref() == Some("insufficient-space"))
         .count();
-    assert_eq!(
-        refused, 1,
-        "exactly one of two tasks fits: {first:?} {second:?}"
+    assert!(
+        refused >= 1,
+        "the two tasks share one quota: {first:?} {second:?}"
     );
+    assert!(
+        first.0 + second.0 <= 1 << 20,
+        "never more than the quota: {first:?} {second:?}"
+    );
+    for (done, error) in [&first, &second] {
+        if error.is_none() {
+            assert_eq!(*done, 600_000, "{first:?} {second:?}");
+        }
+    }
     // The refused task left what fit before the refusal; removing both frees everything.
     for file in ["one", "two"] {
         let (_, error) = disk(
