@@ -121,25 +121,6 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(VersionInfo, String)> {
     Ok((info, r.get(7)?))
 }
 
-fn checked(doc: &DocId, (info, text): (VersionInfo, String)) -> Result<StoredVersion> {
-    let again = NewVersion {
-        text,
-        actor: info.actor.clone(),
-        restored_from: info.restored_from,
-    };
-    if again.info(info.version, info.at_ms).sha256 != info.sha256 {
-        return Err(MemoryStoreError::Corrupt {
-            doc: doc.to_string(),
-            version: info.version,
-            reason: "its text does not match its recorded sha256".into(),
-        });
-    }
-    Ok(StoredVersion {
-        info,
-        text: again.text,
-    })
-}
-
 fn head(conn: &Connection, doc: &DocId) -> rusqlite::Result<u64> {
     conn.query_row(
         "SELECT COALESCE(MAX(version), 0) FROM versions WHERE scope = ?1 AND owner = ?2",
@@ -163,7 +144,9 @@ impl MemoryStore for SqliteMemoryStore {
             )
             .optional()
             .map_err(sql("read the current version from"))?;
-        found.map(|f| checked(doc, f)).transpose()
+        found
+            .map(|f| StoredVersion::checked(doc, f.0, f.1))
+            .transpose()
     }
 
     fn version(&self, doc: &DocId, version: u64) -> Result<Option<StoredVersion>> {
@@ -178,7 +161,9 @@ impl MemoryStore for SqliteMemoryStore {
             )
             .optional()
             .map_err(sql("read a version from"))?;
-        found.map(|f| checked(doc, f)).transpose()
+        found
+            .map(|f| StoredVersion::checked(doc, f.0, f.1))
+            .transpose()
     }
 
     fn history(&self, doc: &DocId, limit: usize) -> Result<Vec<VersionInfo>> {

@@ -43,6 +43,29 @@ pub struct StoredVersion {
     pub text: String,
 }
 
+impl StoredVersion {
+    /// A version read back from a store, its text checked against its recorded sha256
+    /// ([`MemoryStoreError::Corrupt`] when they differ): what every backend returns.
+    pub fn checked(doc: &DocId, info: VersionInfo, text: String) -> Result<Self, MemoryStoreError> {
+        let again = NewVersion {
+            text,
+            actor: info.actor.clone(),
+            restored_from: info.restored_from,
+        };
+        if again.info(info.version, info.at_ms).sha256 != info.sha256 {
+            return Err(MemoryStoreError::Corrupt {
+                doc: doc.to_string(),
+                version: info.version,
+                reason: "its text does not match its recorded sha256".into(),
+            });
+        }
+        Ok(Self {
+            info,
+            text: again.text,
+        })
+    }
+}
+
 /// A version to append (the store adds number, time, hash and sizes).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewVersion {

@@ -74,26 +74,6 @@ fn row(r: &Row) -> Result<(VersionInfo, String)> {
     Ok((info, r.try_get(7).map_err(pg("read a version"))?))
 }
 
-/// The stored text, checked against its recorded sha256.
-fn checked(doc: &DocId, (info, text): (VersionInfo, String)) -> Result<StoredVersion> {
-    let again = NewVersion {
-        text,
-        actor: info.actor.clone(),
-        restored_from: info.restored_from,
-    };
-    if again.info(info.version, info.at_ms).sha256 != info.sha256 {
-        return Err(MemoryStoreError::Corrupt {
-            doc: doc.to_string(),
-            version: info.version,
-            reason: "its text does not match its recorded sha256".into(),
-        });
-    }
-    Ok(StoredVersion {
-        info,
-        text: again.text,
-    })
-}
-
 fn head(c: &mut impl GenericClient, doc: &DocId) -> Result<u64> {
     let row = c
         .query_one(
@@ -120,7 +100,7 @@ impl MemoryStore for PgMemoryStore {
                 .query_opt(&sql, &[&doc.scope.as_str(), &doc.owner])
                 .map_err(pg("read the current version from"))?;
             found
-                .map(|r| row(&r).and_then(|f| checked(&doc, f)))
+                .map(|r| row(&r).and_then(|f| StoredVersion::checked(&doc, f.0, f.1)))
                 .transpose()
         })
     }
@@ -136,7 +116,7 @@ impl MemoryStore for PgMemoryStore {
                 .query_opt(&sql, &[&doc.scope.as_str(), &doc.owner, &to_i64(version)])
                 .map_err(pg("read a version from"))?;
             found
-                .map(|r| row(&r).and_then(|f| checked(&doc, f)))
+                .map(|r| row(&r).and_then(|f| StoredVersion::checked(&doc, f.0, f.1)))
                 .transpose()
         })
     }
