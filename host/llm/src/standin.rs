@@ -107,6 +107,13 @@ impl StandIn {
             .clone()
     }
 
+    /// Replaces the script: the next request gets the first of `steps`.
+    pub fn set(&self, steps: impl IntoIterator<Item = Step>) {
+        let mut script = self.shared.script.lock().unwrap_or_else(|p| p.into_inner());
+        script.clear();
+        script.extend(steps);
+    }
+
     /// Appends steps to the script.
     pub fn push(&self, steps: impl IntoIterator<Item = Step>) {
         self.shared
