@@ -678,3 +678,30 @@ fn tool_annotations_follow_the_specialists_grants() {
         of("task")
     );
 }
+
+/// A task whose specialist calls a model carries the model's calls and tokens in its MCP result:
+/// the Python SDK's `task` call (structuredContent, validated against the output schema, and the
+/// text) and a background task's `check_task`. The stand-in got one request per task.
+#[test]
+fn a_task_that_calls_a_model_carries_its_usage_in_the_mcp_result() {
+    use common::prompt_agent::{Model, answer, setup};
+    let model = Model::start(vec![answer("Said it.")]);
+    let dir = tempfile::tempdir().expect("tempdir");
+    setup(
+        dir.path(),
+        &model.base_url(),
+        "# Writer\n\nYou write one line.\n",
+    );
+    let config = dir.path().join("guild.toml").display().to_string();
+    python_script(
+        "mcp_models.py",
+        &[env!("CARGO_BIN_EXE_guild"), &config],
+        None,
+    );
+    let prompts = model.system_prompts();
+    assert_eq!(prompts.len(), 2, "one completion per task");
+    assert!(
+        prompts.iter().all(|p| p.starts_with("# Writer")),
+        "{prompts:?}"
+    );
+}

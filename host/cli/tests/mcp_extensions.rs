@@ -95,7 +95,8 @@ fn the_skills_extension_lists_each_skill_with_a_manifest_that_matches_its_files(
 }
 
 /// `task` declares an output schema, and the `structuredContent` of a single task, of a failed
-/// one and of a batch all conform to it (checked with a JSON Schema validator, as clients do).
+/// one and of a batch all conform to it (checked with a JSON Schema validator, as clients do),
+/// and the model usage it describes is typed.
 #[test]
 fn task_results_conform_to_the_task_tools_output_schema() {
     let dir = setup();
@@ -147,6 +148,13 @@ fn task_results_conform_to_the_task_tools_output_schema() {
     let mut broken = single.clone();
     broken.as_object_mut().expect("object").remove("status");
     assert!(!validator.is_valid(&broken));
+    // Model usage is typed: counts per alias conform, anything else does not.
+    let mut with_models = single.clone();
+    with_models["usage"]["models"] =
+        serde_json::json!({"fast": {"calls": 2, "prompt_tokens": 22, "completion_tokens": 14}});
+    assert!(validator.is_valid(&with_models), "{with_models}");
+    with_models["usage"]["models"]["fast"] = serde_json::json!({"calls": -1});
+    assert!(!validator.is_valid(&with_models));
     peer.stop();
 }
 

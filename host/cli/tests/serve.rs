@@ -3,8 +3,9 @@
 //! dir), and hot reload when a plugin's files change (file system events and polling, a change
 //! arriving in pieces reloaded once), and on SIGHUP; a server stopped (SIGSTOP) past the task
 //! lease keeps its tasks, a killed one's are interrupted, a stdio serve (a proxy) told to stop exits
-//! though its client holds stdin, and a control socket that never answers fails the command.
-//! Real binary, real probe and echo components.
+//! though its client holds stdin, and a control socket that never answers fails the command; an
+//! edit of a prompt-defined specialist's `prompt.md` reaches the model on the next task.
+//! Real binary, real probe, echo and agent-loop components, a scripted model on 127.0.0.1.
 
 use std::io::{BufRead as _, BufReader, Read as _};
 use std::path::Path;
@@ -168,12 +169,14 @@ fn check_until(dir: &Path, id: &str, done: impl Fn(&Value) -> bool) -> Value {
     panic!("task {id} never got there: {}", check(dir, id));
 }
 
-/// `guild --json tasks start` through the server; returns the task id.
+/// `guild --json tasks start` of the probe through the server; returns the task id.
 fn start_on_server(dir: &Path, brief: &Value) -> String {
-    let out = run(
-        dir,
-        &["--json", "tasks", "start", "probe", &brief.to_string()],
-    );
+    start_specialist_on_server(dir, "probe", &brief.to_string())
+}
+
+/// `guild --json tasks start SPECIALIST DESCRIPTION` through the server; returns the task id.
+fn start_specialist_on_server(dir: &Path, specialist: &str, description: &str) -> String {
+    let out = run(dir, &["--json", "tasks", "start", specialist, description]);
     assert!(out.status.success(), "{}", stderr(&out));
     let answer: Value = serde_json::from_str(&stdout(&out)).expect("JSON");
     answer["task_id"].as_str().expect("task id").to_owned()
@@ -298,6 +301,62 @@ fn with_file_system_events_a_change_deep_in_a_plugin_folder_reloads() {
     server.wait_for("guild serve: reloaded after a change");
     std::fs::write(later.join("notes.txt"), "changed").expect("write later");
     server.wait_for("guild serve: reloaded after a change");
+    drop(watchdog);
+    server.stop();
+}
+
+/// Editing a prompt-defined specialist's `prompt.md` while `guild serve` watches reloads it:
+/// the next task sends the new prompt to the model (the stand-in's recorded system message).
+/// `guild tasks show` prints the task's model usage, as text and as JSON.
+#[test]
+fn editing_prompt_md_reloads_the_specialist_and_the_next_task_sends_the_new_prompt() {
+    use common::prompt_agent::{Model, SPECIALIST, answer, setup};
+    let model = Model::start(vec![answer("Done.")]);
+    let dir = tempfile::tempdir().expect("tempdir");
+    setup(
+        dir.path(),
+        &model.base_url(),
+        "# Writer v1\n\nYou write one line.\n",
+    );
+    let mut server = Server::start(dir.path(), &["--watch", "events", "--watch-ms", "300"]);
+    let watchdog = server.watchdog(Duration::from_secs(120));
+    let done = |t: &Value| t["status"] == "succeeded";
+
+    let first = start_specialist_on_server(dir.path(), SPECIALIST, "Say hello.");
+    check_until(dir.path(), &first, done);
+    std::fs::write(
+        dir.path().join(SPECIALIST).join("prompt.md"),
+        "# Writer v2\n\nYou write two short lines, never more.\n",
+    )
+    .expect("edit prompt.md");
+    let line = server.wait_for("guild serve: reloaded after a change");
+    assert!(!line.contains("error"), "{line}");
+    let second = start_specialist_on_server(dir.path(), SPECIALIST, "Say hello again.");
+    check_until(dir.path(), &second, done);
+
+    let prompts = model.system_prompts();
+    assert_eq!(prompts.len(), 2, "one completion per task: {prompts:?}");
+    assert!(prompts[0].starts_with("# Writer v1\n"), "{}", prompts[0]);
+    assert!(
+        prompts[1].starts_with("# Writer v2\n\nYou write two short lines"),
+        "{}",
+        prompts[1]
+    );
+
+    let shown = run(dir.path(), &["tasks", "show", &second]);
+    assert!(shown.status.success(), "{}", stderr(&shown));
+    assert!(
+        stdout(&shown).contains("model fast: 1 call, 11 prompt + 7 completion tokens"),
+        "{}",
+        stdout(&shown)
+    );
+    let shown = run(dir.path(), &["--json", "tasks", "show", &second]);
+    let shown: Value = serde_json::from_str(&stdout(&shown)).expect("show prints JSON");
+    assert_eq!(
+        shown["task"]["result"]["usage"]["models"]["fast"],
+        json!({"calls": 1, "prompt_tokens": 11, "completion_tokens": 7}),
+        "{shown}"
+    );
     drop(watchdog);
     server.stop();
 }

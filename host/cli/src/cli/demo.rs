@@ -3,10 +3,12 @@
 //! It starts the local tracker stand-in on 127.0.0.1 (real use points the tracker connector at
 //! the real service), writes a real `guild.toml` with least-privilege grants into the demo's
 //! folder (so it can be reused with `guild --config …`), loads the example plugins and runs the
-//! kb, triage, digest and textstats (C) specialists against it. The host's data folder is `state/` inside the
-//! demo folder, and kb's workspace sits next to it, never inside: no grant may reach host state.
-//! Its last steps ship kb as a signed bundle to a teammate's host (`bundle/` in the demo folder,
-//! [`bundle_step`]) and drive `guild serve` with an MCP client ([`mcp_step`]).
+//! kb, triage, digest and textstats (C) specialists against it, then the prompt-defined
+//! triage-agent, whose model is a scripted stand-in on 127.0.0.1 ([`agent_step`]). The host's
+//! data folder is `state/` inside the demo folder, and kb's workspace sits next to it, never
+//! inside: no grant may reach host state. Its last steps ship kb as a signed bundle to a
+//! teammate's host (`bundle/` in the demo folder, [`bundle_step`]) and drive `guild serve` with
+//! an MCP client ([`mcp_step`]).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -20,6 +22,8 @@ use guild_host::{Config, TaskRequest};
 use super::{render, start_host_with};
 use crate::demo::tracker::TrackerServer;
 
+#[path = "demo_agent.rs"]
+mod agent_step;
 #[path = "demo_bundle.rs"]
 mod bundle_step;
 #[path = "demo_mcp.rs"]
@@ -54,8 +58,11 @@ pub(crate) async fn run(args: DemoArgs, json: bool) -> anyhow::Result<ExitCode> 
         .await
         .context("failed to start the local tracker stand-in")?;
     std::fs::write(data.join("tracker-token"), &token).context("failed to write the demo token")?;
+    let model = agent_step::start_model().await?;
     let config_file = data.join("guild.toml");
-    std::fs::write(&config_file, demo_config(&plugins, tracker.base_url()))
+    let config_text =
+        demo_config(&plugins, tracker.base_url()) + &agent_step::config(&model.base_url());
+    std::fs::write(&config_file, config_text)
         .with_context(|| format!("failed to write {}", config_file.display()))?;
     let config = Config::load(&config_file)?;
 
@@ -94,20 +101,28 @@ pub(crate) async fn run(args: DemoArgs, json: bool) -> anyhow::Result<ExitCode> 
 
     failed |= memory_steps(&host, json, &mut transcript).await?;
 
+    say(
+        json,
+        "\n== 11. a specialist defined by a prompt (triage-agent: prompt.md + a skill) files a bug; tokens accounted, its claim validated",
+    );
+    let (result, ok) = agent_step::run(&host, &tracker, &model, |text| say(json, text)).await?;
+    failed |= !ok;
+    transcript.push(result);
+
     ledger_step(&host, json).await?;
 
     denial_step(&host, &tracker, json);
 
     say(
         json,
-        "\n== 13. a signed bundle: the lead signs kb, a teammate's host installs it, a tampered copy is refused",
+        "\n== 14. a signed bundle: the lead signs kb, a teammate's host installs it, a tampered copy is refused",
     );
     failed |= !bundle_step::run(&plugins, &data, |text| say(json, text)).await?;
     // The server takes the data dir over: this process's host lets go of it first.
     drop(host);
     say(
         json,
-        "\n== 14. an MCP client drives `guild serve` over stdio (what Claude Code or Cursor do)",
+        "\n== 15. an MCP client drives `guild serve` over stdio (what Claude Code or Cursor do)",
     );
     failed |= !mcp_step::run(&config_file, |text| say(json, text)).await?;
 
@@ -121,10 +136,16 @@ pub(crate) async fn run(args: DemoArgs, json: bool) -> anyhow::Result<ExitCode> 
     })
 }
 
-/// Every plugin the demo runs must have been built.
+/// Every plugin the demo runs must have been built (triage-agent's component is its copy of
+/// agent-loop's).
 fn check_plugins_built(plugins: &Path) -> anyhow::Result<()> {
-    for name in ["kb", "tracker", "triage", "digest", "optimist", "textstats"] {
-        let wasm = plugins.join(name).join(format!("{name}.wasm"));
+    let names = ["kb", "tracker", "triage", "digest", "optimist", "textstats"];
+    let components = names
+        .iter()
+        .map(|name| (*name, format!("{name}.wasm")))
+        .chain([(agent_step::SPECIALIST, "agent-loop.wasm".to_owned())]);
+    for (name, component) in components {
+        let wasm = plugins.join(name).join(component);
         anyhow::ensure!(
             wasm.is_file(),
             "{} is missing: build the plugins first with plugins/build.sh",
@@ -280,11 +301,11 @@ async fn memory_steps(
     Ok(failed)
 }
 
-/// Scene 11: the receipts ledger and its chain check.
+/// Scene 12: the receipts ledger and its chain check.
 async fn ledger_step(host: &guild_host::Host, json: bool) -> anyhow::Result<()> {
     say(
         json,
-        "\n== 11. the receipts ledger: every mutating call, hash-chained",
+        "\n== 12. the receipts ledger: every mutating call, hash-chained",
     );
     for r in host.receipts(None, 100).await?.iter().rev() {
         say(json, &format!("  {}", render::receipt_line(r)));
@@ -301,11 +322,11 @@ async fn ledger_step(host: &guild_host::Host, json: bool) -> anyhow::Result<()> 
     Ok(())
 }
 
-/// Scene 12: what kb was denied, and what the tracker now holds.
+/// Scene 13: what kb was denied, and what the tracker now holds.
 fn denial_step(host: &guild_host::Host, tracker: &TrackerServer, json: bool) {
     say(
         json,
-        "\n== 12. what a denial looks like: kb asks for its folder and team memory, nothing more",
+        "\n== 13. what a denial looks like: kb asks for its folder and team memory, nothing more",
     );
     if let Some(kb) = host.plugin("kb") {
         say(json, render::plugin_detail(&kb).trim_end());

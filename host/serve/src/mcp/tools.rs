@@ -98,9 +98,35 @@ fn task_result_schema() -> Value {
             "validation": nullable(json!({"type": "object", "description": "The host's verdict on the report."})),
             "skills": open,
             "warning": nullable(json!({"type": "string"})),
-            "usage": open,
+            "usage": usage_schema(),
         },
         "required": ["task_id", "specialist", "status", "tool_calls", "receipts", "usage"],
+    })
+}
+
+/// A task's usage: wall time and tool calls, and the model calls by alias with their tokens
+/// (docs/models.md, Accounting); `models` is absent when the task called no model.
+fn usage_schema() -> Value {
+    let count = json!({"type": "integer", "minimum": 0});
+    json!({
+        "type": "object",
+        "properties": {
+            "wall_ms": count,
+            "tool_calls": count,
+            "models": {
+                "type": "object",
+                "description": "Model calls by alias: calls answered, prompt and completion tokens.",
+                "additionalProperties": {
+                    "type": "object",
+                    "properties": {
+                        "calls": count,
+                        "prompt_tokens": count,
+                        "completion_tokens": count,
+                    },
+                    "required": ["calls", "prompt_tokens", "completion_tokens"],
+                },
+            },
+        },
     })
 }
 
