@@ -1,5 +1,6 @@
 """The `recap-py` specialist: counts the tracker issues matching the brief's first line, records
-a dated line under `## Issue recaps` in team memory, and reports the matches."""
+a dated line under `## Issue recaps` in team memory, and reports the matches. A line
+`summarize with ALIAS` in the brief also asks that model (`llm`) for a one-sentence summary."""
 
 import datetime
 
@@ -7,6 +8,7 @@ import guild_sdk as guild
 
 SEARCH = "tracker.search_issues"
 HEADING = "## Issue recaps"
+SUMMARIZE = "summarize with "
 
 
 def with_line(text: str, line: str) -> str:
@@ -26,7 +28,8 @@ class Recap(guild.Specialist):
     description = "Counts tracker issues matching the brief's query and records the count in team memory"
 
     def run(self, brief):
-        query = brief.description.strip().split("\n")[0].strip()
+        lines = brief.description.strip().split("\n")
+        query = lines[0].strip()
         if not query:
             raise guild.InvalidBrief("the brief's first line must be a search query")
         try:
@@ -37,6 +40,14 @@ class Recap(guild.Specialist):
         count = found.get("total_count", len(titles))
         line = f"- {datetime.date.today().isoformat()}: {count} issues match '{query}'"
         report = guild.Report.satisfied(f"{count} issues match '{query}'", "\n".join(f"- {t}" for t in titles))
+        alias = next((l.strip()[len(SUMMARIZE):] for l in lines[1:] if l.strip().startswith(SUMMARIZE)), None)
+        if alias:
+            try:
+                answer = guild.llm.complete(alias, [guild.llm.system("Summarize these issues in one sentence."),
+                                                    guild.llm.user(report.details)], max_tokens=100)
+                report.details += f"\n\nSummary: {answer.content or ''}"
+            except guild.llm.LlmError as err:                       # LlmDenied, BudgetExceeded, ...
+                report.with_hard_passed(False).open_issue(f"no summary: {err}")
         try:
             doc = guild.memory.read(guild.TEAM)
             saved = guild.memory.update(guild.TEAM, with_line(doc.text, line))

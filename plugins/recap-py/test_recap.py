@@ -35,6 +35,20 @@ class RecapTest(unittest.TestCase):
         self.assertFalse(report.hard_passed)
         self.assertIn("not recorded in team memory: denied", report.open_issues[0])
 
+    def test_a_summary_comes_from_the_named_model(self):
+        with FakeHost(tools={recap.SEARCH: FOUND}), guild.llm.ScriptedModel([guild.llm.Answer.text("Two crashes.")]) as m:
+            report = recap.Recap().run(guild.Brief("t1", "crash\nsummarize with fast"))
+        self.assertTrue(report.details.endswith("\n\nSummary: Two crashes."), report.details)
+        self.assertEqual(m.requests[0].model, "fast")
+        self.assertIn("Crash on start", m.requests[0].messages[1].content)
+
+    def test_a_refused_summary_is_an_open_issue(self):
+        denied = guild.llm.LlmDenied("denied: plugin 'recap-py' capability llm is not granted")
+        with FakeHost(tools={recap.SEARCH: FOUND}), guild.llm.ScriptedModel([denied]):
+            report = recap.Recap().run(guild.Brief("t1", "crash\nsummarize with fast"))
+        self.assertFalse(report.hard_passed)
+        self.assertEqual(report.open_issues[0], "no summary: denied: plugin 'recap-py' capability llm is not granted")
+
     def test_line_goes_at_the_end_of_its_section(self):
         text = "## Issue recaps\n- a\n\n## Other\n- b\n"
         self.assertEqual(recap.with_line(text, "- c"), "## Issue recaps\n- a\n- c\n\n## Other\n- b\n")

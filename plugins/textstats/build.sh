@@ -7,7 +7,7 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 sdk="$here/../../sdk/c"
 out="$here/textstats.wasm"
-if [ -f "$out" ] && [ -z "$(find "$here" "$sdk/guild.c" "$sdk/guild.h" "$sdk/bindings" \
+if [ -f "$out" ] && [ -z "$(find "$here" "$sdk/guild.c" "$sdk/guild_llm.c" "$sdk/guild.h" "$sdk/bindings" \
     -newer "$out" \( -name '*.c' -o -name '*.h' -o -name '*.o' \) -print -quit)" ]; then
     exit 0
 fi

@@ -52,7 +52,7 @@ clang --target=wasm32-wasi -mexec-model=reactor -O2 -Wall -Wextra -Werror=implic
     -Wno-unused-parameter -Wl,--strip-debug ${CFLAGS:-} \
     -DGUILD_WORLD_"$(echo "$c_world" | tr '[:lower:]' '[:upper:]')" \
     -I "$sdk" -I "$bindings" \
-    "$@" "$sdk/guild.c" "$bindings/$c_world.c" "$bindings/${c_world}_component_type.o" \
+    "$@" "$sdk/guild.c" "$sdk/guild_llm.c" "$bindings/$c_world.c" "$bindings/${c_world}_component_type.o" \
     -o "$work/core.wasm" ||
     die "clang failed (see above); if it cannot find stdio.h or libc, $setup_hint"
 wasm-tools component new "$work/core.wasm" \

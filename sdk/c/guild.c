@@ -24,8 +24,18 @@ void guild_abort_at(const char *file, int line, const char *fmt, ...) {
     char *text = guild_format("%s:%d: aborted: %s\n", file, line, why ? why : fmt);
     fputs(text ? text : "aborted (out of memory)\n", stderr);
     fflush(stderr);
-    abort();
+    __builtin_trap();
 }
+
+#if defined(__wasm__)
+/* Replaces wasi-libc's abort(), a bare trap, for callers that did not include guild.h (a
+ * library, libc itself): the trap's error then says at least that abort() was called. */
+void(abort)(void) {
+    fputs("aborted: abort() called (use GUILD_ABORT(\"why\") to say why)\n", stderr);
+    fflush(stderr);
+    __builtin_trap();
+}
+#endif
 
 void guild_string_from(guild_string_t *out, const char *text) {
     guild_string_from_n(out, text, strlen(text));
@@ -268,6 +278,42 @@ char *guild_format(const char *fmt, ...) {
     return out;
 }
 
+/* ---- Scratch strings ---- */
+
+static char **scratch;
+static size_t scratch_len;
+
+static const char *keep(char *text) {
+    if (!text) return "";
+    scratch = must(realloc(scratch, (scratch_len + 1) * sizeof *scratch));
+    scratch[scratch_len++] = text;
+    return text;
+}
+
+const char *guild_fmt(const char *fmt, ...) {
+    va_list args;
+    va_start(args, fmt);
+    char *out = vformat(fmt, args);
+    va_end(args);
+    return keep(out);
+}
+
+const char *guild_quote(const char *text) {
+    return keep(guild_json_quote(text, strlen(text)));
+}
+
+const char *guild_json_string(const char *json, const char *key) {
+    char *value = guild_json_get_string(json, key);
+    return value ? keep(value) : NULL;
+}
+
+void guild_scratch_free(void) {
+    for (size_t i = 0; i < scratch_len; i++) free(scratch[i]);
+    free(scratch);
+    scratch = NULL;
+    scratch_len = 0;
+}
+
 void guild_log(enum guild_log_level level, const char *fmt, ...) {
     va_list args;
     va_start(args, fmt);
@@ -354,6 +400,46 @@ void guild_outcome_success(guild_plugin_types_tool_outcome_t *out, const char *o
     out->status.tag = GUILD_PLUGIN_TYPES_CALL_STATUS_SUCCESS;
 }
 
+void guild_tools_add(guild_tools_t *tools, const char *name, const char *description, const char *input_schema) {
+    tools->ptr = must(realloc(tools->ptr, (tools->len + 1) * sizeof *tools->ptr));
+    guild_tool_spec(&tools->ptr[tools->len++], name, description, input_schema);
+}
+
+void guild_tools_add_mutating(guild_tools_t *tools, const char *name, const char *description,
+                              const char *input_schema, const char *receipt_type, const char *operation) {
+    tools->ptr = must(realloc(tools->ptr, (tools->len + 1) * sizeof *tools->ptr));
+    guild_tool_spec_mutating(&tools->ptr[tools->len++], name, description, input_schema, receipt_type, operation);
+}
+
+void guild_outcome_failedf(guild_outcome_t *out, const char *fmt, ...) {
+    va_list args;
+    va_start(args, fmt);
+    char *message = vformat(fmt, args);
+    va_end(args);
+    guild_outcome_failed(out, message ? message : fmt);
+    free(message);
+}
+
+void guild_connector_tools(guild_tools_t *ret, void (*tools)(guild_tools_t *)) {
+    ret->ptr = NULL;
+    ret->len = 0;
+    tools(ret);
+    guild_scratch_free();
+}
+
+void guild_connector_call(guild_string_t *tool, guild_string_t *input, guild_outcome_t *ret,
+                          void (*call)(const char *, const char *, guild_outcome_t *)) {
+    char *name = must(guild_string_to_cstr(tool));
+    char *json = must(guild_string_to_cstr(input));
+    guild_string_free(tool);
+    guild_string_free(input);
+    memset(ret, 0, sizeof *ret);
+    call(name, json, ret);
+    free(name);
+    free(json);
+    guild_scratch_free();
+}
+
 void guild_outcome_failed(guild_plugin_types_tool_outcome_t *out, const char *message) {
     memset(out, 0, sizeof *out);
     char *quoted = guild_json_quote(message, strlen(message));
@@ -402,6 +488,17 @@ bool guild_run_error(guild_plugin_types_run_error_t *err, bool invalid_brief, co
     err->tag = invalid_brief ? GUILD_PLUGIN_TYPES_RUN_ERROR_INVALID_BRIEF : GUILD_PLUGIN_TYPES_RUN_ERROR_FAILED;
     guild_string_from(&err->val.invalid_brief, message);
     return false;
+}
+
+bool guild_specialist_run(guild_plugin_types_brief_t *brief, guild_report_t *ret, guild_run_error_t *err,
+                          bool (*run)(const char *, guild_report_t *, guild_run_error_t *)) {
+    char *text = must(guild_string_to_cstr(&brief->description));
+    guild_plugin_types_brief_free(brief);
+    memset(ret, 0, sizeof *ret);
+    bool ok = run(text, ret, err);
+    free(text);
+    guild_scratch_free();
+    return ok;
 }
 
 static char *opt_cstr(bool is_some, const guild_string_t *s) {

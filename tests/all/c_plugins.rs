@@ -4,7 +4,8 @@
 //! disk quota: a write that fits lands on disk, one past the quota is refused. A C connector
 //! (plugins/testing/cnotes) reads its input with the kit's JSON reader and answers a mutating
 //! call with an external id; its mistakes reach the caller naming it: output that is not JSON
-//! fails the call, and GUILD_ABORT's reason and line are in the trap's error. The kit's own
+//! fails the call, GUILD_ABORT's reason and line are in the trap's error, and a bare abort()
+//! still says where (or at least that it was abort()). The kit's own
 //! helpers are unit-tested natively (sdk/c/testing/kit_test.c).
 
 use std::path::Path;
@@ -220,6 +221,39 @@ async fn c_abort_names_its_file_line_and_reason() {
         "{}",
         p.error
     );
+}
+
+/// A bare abort() says why too: in a file that includes guild.h the kit's macro names the file
+/// and line; called through a pointer, as a library would, the kit's abort() still says that
+/// abort() was called, where wasi-libc's would leave only "unreachable".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn c_bare_abort_names_its_file_and_line_or_at_least_abort() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let h = cnotes_host(dir.path(), r#""cnotes.abort""#).await;
+    let bare = serde_json::json!({"op": "tool", "name": "cnotes.abort", "input": {"bare": true}});
+    let p = probe(&h, bare).await;
+    assert!(!p.ok, "{p:?}");
+    let at_line = has_file_line(&p.error, "cnotes.c:", ": aborted: abort() called");
+    assert!(at_line, "{}", p.error);
+
+    let pointer =
+        serde_json::json!({"op": "tool", "name": "cnotes.abort", "input": {"bare": "pointer"}});
+    let p = probe(&h, pointer).await;
+    assert!(!p.ok, "{p:?}");
+    assert!(
+        p.error.contains("aborted: abort() called (use GUILD_ABORT"),
+        "{}",
+        p.error
+    );
+}
+
+/// Whether `text` has `before`, digits, then `after` (a `FILE:LINE: ...` line).
+fn has_file_line(text: &str, before: &str, after: &str) -> bool {
+    text.match_indices(before).any(|(i, _)| {
+        let rest = &text[i + before.len()..];
+        let digits = rest.chars().take_while(char::is_ascii_digit).count();
+        digits > 0 && rest[digits..].starts_with(after)
+    })
 }
 
 /// The kit's helpers (JSON reader, claims, mutating specs, outcome ids, refusal texts) pass

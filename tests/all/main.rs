@@ -15,6 +15,7 @@ mod grant_crossing;
 mod grant_escapes;
 mod hoarding;
 mod http;
+mod kit_models;
 mod ledger;
 mod limits;
 mod memory;

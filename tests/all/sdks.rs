@@ -10,6 +10,7 @@ use std::process::Command;
 
 use guild_cli::demo::tracker::TrackerServer;
 use guild_host::Host;
+use guild_host::llm::standin::{StandIn, Step};
 use guild_host::memory::{Actor, Scope};
 use guild_host::types::{Outcome, TaskStatus};
 use guild_host::validate::CheckStatus;
@@ -198,4 +199,79 @@ async fn js_sdk_specialist_searches_records_memory_and_reports() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn js_sdk_specialist_sees_an_ungranted_tool_as_denied() {
     ungranted_tool_is_a_typed_denial_in_the_report("recap-js").await;
+}
+
+/// `[llm]` tables naming the stand-in as endpoint `local` with alias `fast`, after `grant`.
+fn with_model(standin: &StandIn, grant: &str) -> String {
+    format!(
+        "{grant}\n[llm.endpoints.local]\nbase_url = \"{}\"\n[llm.models]\nfast = {{ endpoint = \
+         \"local\", model = \"m-fast\" }}\n",
+        standin.base_url()
+    )
+}
+
+/// The Python kit's `llm` in a real component: recap-py asks the granted model (the scripted
+/// stand-in) for a summary, which lands in its report, and the call's tokens in the task's usage.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_sdk_specialist_summarizes_with_a_granted_model() {
+    let s = StandIn::start(vec![Step::Text(
+        "Two crashes, at start and at exit.".into(),
+    )])
+    .await
+    .expect("stand-in");
+    let grant = "tools = [\"tracker.search_issues\"]\nmemory = [\"team:read\", \"team:write\"]\n\
+                 [grants.recap-py.llm]\nmodels = [\"fast\"]";
+    let (_dir, _tracker, h) = tracker_and_host("recap-py", &with_model(&s, grant)).await;
+    let r = h
+        .task("recap-py", "crash\nsummarize with fast")
+        .await
+        .expect("task starts");
+    assert_eq!(r.status, TaskStatus::Succeeded, "{:?}", r.error);
+    let report = r.report.as_ref().expect("report");
+    assert!(report.open_issues.is_empty(), "{report:?}");
+    assert!(
+        report
+            .details
+            .ends_with("\n\nSummary: Two crashes, at start and at exit."),
+        "{}",
+        report.details
+    );
+    assert_eq!(r.usage.models["fast"].calls, 1);
+    let sent = s.requests();
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0].body["model"], "m-fast");
+    let asked = sent[0].body["messages"][1]["content"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(asked.contains("Crash on start"), "{asked}");
+    assert_eq!(sent[0].body["max_tokens"], 100);
+}
+
+/// The denied pair: without an `llm` grant the Python kit raises `LlmDenied`; its text (kind
+/// once, plugin and capability named) reaches the report, and nothing reaches the endpoint.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_sdk_specialist_sees_an_ungranted_model_as_denied() {
+    let s = StandIn::start(vec![Step::Text("never sent".into())])
+        .await
+        .expect("stand-in");
+    let grant = "tools = [\"tracker.search_issues\"]\nmemory = [\"team:read\", \"team:write\"]";
+    let (_dir, _tracker, h) = tracker_and_host("recap-py", &with_model(&s, grant)).await;
+    let r = h
+        .task("recap-py", "crash\nsummarize with fast")
+        .await
+        .expect("task starts");
+    assert_eq!(r.status, TaskStatus::Succeeded, "{:?}", r.error);
+    let report = r.report.as_ref().expect("report");
+    assert!(!report.hard_passed, "{report:?}");
+    let issue = report
+        .open_issues
+        .first()
+        .map(String::as_str)
+        .unwrap_or_default();
+    assert!(
+        issue.starts_with("no summary: denied: plugin 'recap-py' capability llm"),
+        "{issue}"
+    );
+    assert_eq!(issue.matches("denied").count(), 1, "{issue}");
+    assert!(s.requests().is_empty(), "nothing reached the endpoint");
 }

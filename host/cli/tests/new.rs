@@ -248,6 +248,90 @@ fn c_scaffolds_build_and_run_a_task() {
     new_build_task("c");
 }
 
+/// The lines an author reads in one scaffolded plugin folder: non-blank, non-comment lines of
+/// its source files (`.rs`, `.py`, `.js`, `.c`), tests left out (test files; in Rust, the
+/// `#[cfg(test)]` module at the end). Build scripts and manifests are not counted.
+fn author_lines(folder: &Path) -> usize {
+    let mut files: Vec<PathBuf> = Vec::new();
+    let mut dirs = vec![folder.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).expect("read scaffold folder") {
+            let path = entry.expect("entry").path();
+            let name = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or_default();
+            if path.is_dir() {
+                if !["node_modules", "target", "wit"].contains(&name) {
+                    dirs.push(path);
+                }
+            } else if [".rs", ".py", ".js", ".c"]
+                .iter()
+                .any(|x| name.ends_with(x))
+                && !name.starts_with("test_")
+                && !name.ends_with(".test.js")
+            {
+                files.push(path);
+            }
+        }
+    }
+    let mut count = 0;
+    for file in files {
+        let source = std::fs::read_to_string(&file).expect("read source");
+        let python = file.extension().is_some_and(|x| x == "py");
+        let mut in_block = false;
+        for line in source.lines() {
+            let line = line.trim();
+            if line.starts_with("#[cfg(test)]") {
+                break;
+            }
+            if in_block {
+                in_block = !line.contains("*/");
+                continue;
+            }
+            if line.starts_with("/*") {
+                in_block = !line.contains("*/");
+                continue;
+            }
+            let comment = line.starts_with("//") || (python && line.starts_with('#'));
+            if !line.is_empty() && !comment {
+                count += 1;
+            }
+        }
+    }
+    count
+}
+
+/// A scaffolded connector and specialist stay short: what the kit can own (parsing, schemas,
+/// export glue, memory) is in the kit, and the rest fits on a screen, with tools and their
+/// schemas, a mutating tool with its receipt type, the outcome's external id and a claim.
+#[test]
+fn scaffolds_stay_within_their_line_budgets() {
+    for (lang, budget) in [("rust", 60), ("python", 40), ("js", 40), ("c", 60)] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        ok(guild(root, &["new", "connector", "conn", "--lang", lang]));
+        ok(guild(
+            root,
+            &[
+                "new",
+                "specialist",
+                "spec",
+                "--lang",
+                lang,
+                "--tool",
+                "conn.save",
+            ],
+        ));
+        let lines = author_lines(&root.join("conn")) + author_lines(&root.join("spec"));
+        assert!(
+            lines <= budget,
+            "a {lang} connector and specialist take {lines} lines, over the budget of {budget}"
+        );
+        assert!(lines > 10, "{lang}: nothing counted ({lines} lines)");
+    }
+}
+
 #[test]
 fn c_scaffold_unit_tests_fail_naming_the_broken_check() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -262,7 +346,7 @@ fn c_scaffold_unit_tests_fail_naming_the_broken_check() {
     // Save forgets its external id: the scaffold's own test must catch it.
     let app = folder.join("app.c");
     let source = std::fs::read_to_string(&app).expect("read app.c");
-    let save = "guild_outcome_external_id(ret, id);";
+    let save = "guild_outcome_external_id(out, id);";
     assert!(source.contains(save), "{source}");
     std::fs::write(&app, source.replace(save, "")).expect("write app.c");
     let out = Command::new("./test.sh")

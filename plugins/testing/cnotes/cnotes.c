@@ -2,7 +2,9 @@
  *   echo     read-only: answers {"text": TEXT} with its input's `text`, read with the JSON reader.
  *   save     mutating (note/create): answers {"id": ID}, with ID as the call's external id.
  *   garbled  answers output that is not JSON (the host must refuse it, naming this plugin).
- *   abort    stops with GUILD_ABORT (the host's error must carry the reason). */
+ *   abort    stops with GUILD_ABORT (the host's error must carry the reason); with
+ *            {"bare": true} calls a bare abort() (the kit's macro names this file and line), with
+ *            {"bare": "pointer"} calls it through a pointer, as a library would (the kit's abort). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +53,14 @@ void exports_guild_plugin_connector_api_call(guild_string_t *tool, guild_string_
     } else if (guild_string_eq(tool, "garbled")) {
         guild_outcome_success(ret, "saved it, all good");
     } else if (guild_string_eq(tool, "abort")) {
+        bool bare = false;
+        char *how = guild_json_get_string(json, "bare");
+        if (how && strcmp(how, "pointer") == 0) {
+            void (*volatile library_abort)(void) = abort;
+            library_abort();
+        }
+        free(how);
+        if (guild_json_get_bool(json, "bare", &bare) && bare) abort();
         GUILD_ABORT("asked to abort with input %s", json ? json : "?");
     } else {
         guild_outcome_failed(ret, "unknown tool or no `text` in the input");

@@ -74,6 +74,10 @@ typedef struct {
 static answer_t *answers;
 static size_t answer_count;
 static strings_t call_tools, call_inputs, progress;
+/* The model's script: one step per completion, each `T` (text), `C` (a tool call) or `D`
+ * (denied) with up to three strings; and the last user or tool message of each request. */
+static strings_t llm_kinds, llm_a, llm_b, llm_c, llm_seen;
+static size_t llm_next;
 #endif
 
 void guild_test_reset(void) {
@@ -92,6 +96,12 @@ void guild_test_reset(void) {
     strings_clear(&call_tools);
     strings_clear(&call_inputs);
     strings_clear(&progress);
+    strings_clear(&llm_kinds);
+    strings_clear(&llm_a);
+    strings_clear(&llm_b);
+    strings_clear(&llm_c);
+    strings_clear(&llm_seen);
+    llm_next = 0;
 #endif
 }
 
@@ -351,6 +361,68 @@ bool guild_plugin_memory_update(guild_plugin_memory_scope_t scope, guild_string_
     err->tag = GUILD_PLUGIN_MEMORY_UPDATE_ERROR_HOST;
     not_faked(&err->val.host, "memory.update");
     return false;
+}
+
+/* ---- llm: answers from a script ---- */
+
+static void llm_step(const char *kind, const char *a, const char *b, const char *c) {
+    strings_push(&llm_kinds, copy(kind));
+    strings_push(&llm_a, copy(a));
+    strings_push(&llm_b, copy(b ? b : ""));
+    strings_push(&llm_c, copy(c ? c : ""));
+}
+
+void guild_test_llm_text(const char *content) { llm_step("T", content, NULL, NULL); }
+
+void guild_test_llm_tool_call(const char *id, const char *name, const char *arguments) {
+    llm_step("C", id, name, arguments);
+}
+
+void guild_test_llm_deny(const char *message) { llm_step("D", message, NULL, NULL); }
+
+size_t guild_test_llm_count(void) { return llm_seen.len; }
+
+const char *guild_test_llm_last_message(size_t i) { return strings_get(&llm_seen, i); }
+
+void guild_plugin_llm_models(specialist_list_string_t *ret) {
+    ret->len = 1;
+    ret->ptr = must(calloc(1, sizeof *ret->ptr));
+    guild_string_from(&ret->ptr[0], "test-model");
+}
+
+bool guild_plugin_llm_complete(guild_plugin_llm_request_t *request, guild_plugin_llm_answer_t *ret,
+                               guild_plugin_llm_llm_error_t *err) {
+    const guild_plugin_llm_message_t *last = request->messages.len
+                                                 ? &request->messages.ptr[request->messages.len - 1]
+                                                 : NULL;
+    const guild_string_t *text = !last                                        ? NULL
+                                 : last->tag == GUILD_PLUGIN_LLM_MESSAGE_TOOL ? &last->val.tool.content
+                                 : last->tag == GUILD_PLUGIN_LLM_MESSAGE_USER ? &last->val.user
+                                                                              : NULL;
+    strings_push(&llm_seen, text ? cstr(text) : copy(""));
+    const char *kind = strings_get(&llm_kinds, llm_next);
+    size_t i = llm_next++;
+    memset(ret, 0, sizeof *ret);
+    if (!kind || *kind == 'D') {
+        err->tag = kind ? GUILD_PLUGIN_LLM_LLM_ERROR_DENIED : GUILD_PLUGIN_LLM_LLM_ERROR_TIMEOUT;
+        guild_string_from(&err->val.denied, kind ? llm_a.items[i] : "the script has no more answers");
+        return false;
+    }
+    ret->usage.prompt_tokens = 10;
+    ret->usage.completion_tokens = 5;
+    if (*kind == 'T') {
+        ret->content.is_some = true;
+        guild_string_from(&ret->content.val, llm_a.items[i]);
+        ret->finish_reason = GUILD_PLUGIN_LLM_FINISH_REASON_STOP;
+        return true;
+    }
+    ret->finish_reason = GUILD_PLUGIN_LLM_FINISH_REASON_TOOL_CALLS;
+    ret->tool_calls.len = 1;
+    ret->tool_calls.ptr = must(calloc(1, sizeof *ret->tool_calls.ptr));
+    guild_string_from(&ret->tool_calls.ptr[0].id, llm_a.items[i]);
+    guild_string_from(&ret->tool_calls.ptr[0].name, llm_b.items[i]);
+    guild_string_from(&ret->tool_calls.ptr[0].arguments, llm_c.items[i]);
+    return true;
 }
 
 #endif

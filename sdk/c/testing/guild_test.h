@@ -13,6 +13,8 @@
  *             any other tool is `denied`, as an ungranted one is. Every call is kept:
  *             guild_test_call_tool(i), guild_test_call_input(i).
  *   progress  (specialist) every report is kept: guild_test_progress(i).
+ *   llm       (specialist) each completion answers the next step of a script:
+ *             guild_test_llm_text / _tool_call / _deny; guild_test_llm_last_message(i).
  *   http, skills, memory   refused with `denied` naming this header (not faked).
  *
  * Memory follows the canonical ABI, as in wasm: an export owns (and frees) its arguments, so
@@ -84,6 +86,16 @@ const char *guild_test_call_input(size_t i);
 /* The progress reports the plugin sent, in order; NULL past the end. */
 size_t guild_test_progress_count(void);
 const char *guild_test_progress(size_t i);
+
+/* The model (`llm`) answers each completion with the next step scripted here, in order: a text
+ * answer, one tool call, or a `denied` refusal; past the script, a `timeout`. Each answer
+ * counts 10 prompt and 5 completion tokens. */
+void guild_test_llm_text(const char *content);
+void guild_test_llm_tool_call(const char *id, const char *name, const char *arguments);
+void guild_test_llm_deny(const char *message);
+/* Completions asked so far, and the text of the last user or tool message of request i. */
+size_t guild_test_llm_count(void);
+const char *guild_test_llm_last_message(size_t i);
 
 #endif
 

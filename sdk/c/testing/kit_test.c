@@ -85,6 +85,60 @@ static void specialist_helpers(void) {
     GUILD_CHECK("a refused skill says why", guild_skills_load("guide", &error) == NULL && error != NULL);
     free(error);
 }
+
+/* The model helpers (sdk/c/guild_llm.c): one question, a refusal, and the loop. */
+static void model_helpers(void) {
+    guild_test_reset();
+    guild_test_llm_text("forty-two");
+    guild_test_llm_deny("denied: plugin 'kit' capability llm is not granted");
+    char *error = NULL;
+    char *text = guild_llm_ask("fast", "Be brief.", "why?", &error);
+    GUILD_CHECK("an answer's text comes back", text && strcmp(text, "forty-two") == 0 && error == NULL);
+    free(text);
+    text = guild_llm_ask("fast", NULL, "why?", &error);
+    GUILD_CHECK("a refusal is typed and its kind said once",
+                text == NULL && error && strcmp(error, "denied: plugin 'kit' capability llm is not granted") == 0);
+    free(error);
+
+    guild_test_reset();
+    guild_test_tool_answer_id("notes.save", "{\"id\":\"n-7\"}", "n-7");
+    guild_test_llm_tool_call("c1", "notes__nope", "{}");
+    guild_test_llm_tool_call("c2", "notes__save", "[1]");
+    guild_test_llm_tool_call("c3", "notes__save", "{\"text\":\"hi\"}");
+    guild_test_llm_text("saved as n-7");
+    guild_chat_t chat;
+    guild_chat_init(&chat, "fast");
+    guild_chat_user(&chat, "save hi");
+    GUILD_CHECK("granted tools are offered", guild_chat_offer_granted(&chat) == 1 &&
+                                                 guild_string_eq(&chat.request.tools.ptr[0].name, "notes__save"));
+    guild_llm_answer_t answer;
+    guild_llm_status_t status = guild_chat_run(&chat, &answer);
+    GUILD_CHECK("the loop ends at the model's text",
+                status == GUILD_LLM_OK && answer.content && strcmp(answer.content, "saved as n-7") == 0);
+    GUILD_CHECK("an unoffered name and arguments that are not an object call nothing",
+                guild_test_call_count() == 1 && strstr(guild_test_llm_last_message(1), "no tool named `notes__nope`") &&
+                    strstr(guild_test_llm_last_message(2), "not a JSON object"));
+    GUILD_CHECK("the offered name runs its connector tool, recorded with its external id",
+                chat.calls_len == 1 && strcmp(chat.calls[0].tool, "notes.save") == 0 &&
+                    chat.calls[0].call.external_id && strcmp(chat.calls[0].call.external_id, "n-7") == 0 &&
+                    strcmp(guild_test_call_input(0), "{\"text\":\"hi\"}") == 0);
+    GUILD_CHECK("the model reads the call's status, output and external id",
+                strstr(guild_test_llm_last_message(3), "\"status\":\"success\",\"output\":{\"id\":\"n-7\"}") &&
+                    strstr(guild_test_llm_last_message(3), "\"external_id\":\"n-7\""));
+    GUILD_CHECK("tokens add up over the steps", chat.steps == 4 && chat.prompt_tokens == 40);
+    guild_llm_answer_free(&answer);
+    guild_chat_free(&chat);
+
+    guild_test_llm_tool_call("c4", "x__y", "{}");
+    guild_chat_init(&chat, "fast");
+    guild_chat_user(&chat, "loop");
+    chat.max_steps = 1;
+    status = guild_chat_run(&chat, &answer);
+    GUILD_CHECK("the step limit ends the loop", status == GUILD_LLM_STEP_LIMIT && answer.error &&
+                                                    strstr(answer.error, "within 1 steps"));
+    guild_llm_answer_free(&answer);
+    guild_chat_free(&chat);
+}
 #else
 static void connector_helpers(void) {
     guild_plugin_types_tool_spec_t spec;
@@ -110,6 +164,7 @@ int main(void) {
     json_reader();
 #if defined(GUILD_WORLD_SPECIALIST)
     specialist_helpers();
+    model_helpers();
 #else
     connector_helpers();
 #endif

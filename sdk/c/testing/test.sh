@@ -63,7 +63,7 @@ flags=(-std=c11 -Wall -Wextra -Werror -Wno-unused-parameter -g)
     die "the fake host does not compile against $bindings/$c_world.h (see above)"
 # shellcheck disable=SC2086
 "$cc" "${flags[@]}" ${CFLAGS:-} "$define" "${includes[@]}" \
-    "$@" "$sdk/guild.c" "$helpers" "$work/fake_host.o" -o "$work/test" ||
+    "$@" "$sdk/guild.c" "$sdk/guild_llm.c" "$helpers" "$work/fake_host.o" -o "$work/test" ||
     die "the native test build failed (see above)"
 # shellcheck disable=SC2086 # GUILD_TEST_RUNNER is a command line
 ${GUILD_TEST_RUNNER:-} "$work/test"

@@ -148,3 +148,18 @@ export function skillLoader({ list, load, read }) {
     read: wrap((name, path) => read(name, path)),
   };
 }
+
+const KINDS = { string: "a string", number: "a number", boolean: "a boolean", object: "an object" };
+
+/**
+ * Member `name` of a tool's input, which must be of `kind` (`typeof`, "string" by default);
+ * throws ToolError naming the member otherwise. The host has checked the input against the
+ * tool's schema; this names the member for other callers.
+ */
+export function field(input, name, kind = "string") {
+  const value = input?.[name];
+  if (typeof value !== kind || value === null) {
+    throw new ToolError(`field \`${name}\` is required and must be ${KINDS[kind] ?? kind}`);
+  }
+  return value;
+}

@@ -234,10 +234,47 @@ export function skillLoader(definition: {
   read(name: string, path: string): Uint8Array;
 };
 
+/**
+ * Member `name` of a tool's input, which must be of `kind` (`typeof`, "string" by default);
+ * throws ToolError naming the member otherwise.
+ */
+export function field(input: unknown, name: string, kind?: "string" | "number" | "boolean" | "object"): any;
+
+/** Hex SHA-256 of a string (UTF-8) or bytes, as the Rust and Python kits' `sha256_hex`. */
+export function sha256Hex(data: string | Uint8Array): string;
+
 export function runTool(handler: (input: any) => unknown, tool: string, input: string): Promise<ToolOutcome>;
 
 /** Called by the entry module sdk/js/componentize.sh generates. */
 export function installBindings(interfaces: Record<string, unknown>): void;
+
+/** A small tool-calling loop over `llm` and `tools`; see agent.js. */
+export namespace agent {
+  interface CallRecord {
+    callId: string;
+    /** `connector.tool`. */
+    tool: string;
+    input: object;
+    /** What the connector reported, or `error`: the host's refusal. */
+    outcome?: ToolOutcome;
+    error?: string;
+  }
+  class StepLimit extends GuildError {}
+  class ToolLoop {
+    constructor(model: string, options?: { maxSteps?: number; maxTokens?: number });
+    messages: llm.Message[];
+    calls: CallRecord[];
+    steps: number;
+    usage: { promptTokens: number; completionTokens: number };
+    system(text: string): this;
+    user(text: string): this;
+    offer(tool: string, description?: string, parameters?: object | string): this;
+    offerGranted(): this;
+    /** The model's text answer; throws StepLimit or an llm.LlmError. */
+    run(): string;
+  }
+  function functionName(tool: string): string;
+}
 
 /** Chat completions through the operator's models (`llm = true`); see llm.js. */
 export namespace llm {

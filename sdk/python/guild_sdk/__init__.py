@@ -24,7 +24,7 @@ otherwise the call raises `Denied`. `guild_sdk.testing.FakeHost` stands in for t
 tests under plain CPython.
 """
 
-from . import config, http, llm, log, memory, progress, skills, tools
+from . import agent, config, http, llm, log, memory, progress, skills, tools
 from .errors import (
     Denied,
     GuildError,
@@ -49,6 +49,7 @@ from .exports import (
     export_connector,
     export_skill_loader,
     export_specialist,
+    field,
     specialist,
     tool,
 )

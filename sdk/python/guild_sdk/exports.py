@@ -76,6 +76,19 @@ def tool(
     return mark
 
 
+def field(input: Any, name: str, kind: type = str) -> Any:
+    """Member `name` of a tool's input, which must be a `kind` (a string by default); raises
+    `ToolError` naming the member otherwise. The host has checked the input against the tool's
+    schema; this names the member for other callers."""
+    value = input.get(name) if isinstance(input, dict) else None
+    if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+        raise ToolError(f"field `{name}` is required and must be a {_KINDS.get(kind, kind.__name__)}")
+    return value
+
+
+_KINDS = {str: "string", int: "whole number", float: "number", bool: "boolean", list: "list", dict: "object"}
+
+
 class Connector:
     """A set of tools over an external system: methods marked with `@tool`, or override
     `tools()` and `call(tool, input)` yourself."""

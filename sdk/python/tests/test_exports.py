@@ -53,6 +53,20 @@ class ConnectorTest(unittest.TestCase):
         self.assertIn("not JSON", t.outcome("search_issues", "{").error)
 
 
+class FieldTest(unittest.TestCase):
+    def test_a_member_of_the_right_type_is_read(self):
+        self.assertEqual(guild.field({"text": "hi"}, "text"), "hi")
+        self.assertEqual(guild.field({"n": 3}, "n", int), 3)
+
+    def test_a_missing_or_mistyped_member_is_named(self):
+        for input in ({}, {"text": 3}, None, "text"):
+            with self.assertRaises(guild.ToolError) as caught:
+                guild.field(input, "text")
+            self.assertEqual(str(caught.exception), "field `text` is required and must be a string")
+        with self.assertRaises(guild.ToolError):
+            guild.field({"n": True}, "n", int)
+
+
 class SpecialistTest(unittest.TestCase):
     def test_function_form_exports_a_class(self):
         def run(brief):

@@ -12,8 +12,14 @@ use crate::{Report, ToolSpec};
 /// A specialist: takes a brief, does the work through its granted capabilities, reports.
 /// Export it with [`export_specialist!`](crate::export_specialist).
 pub trait Specialist {
-    /// What the specialist says about itself (shown in the roster).
-    fn describe() -> SpecialistInfo;
+    /// One line on what the specialist does: what [`Specialist::describe`] says by default.
+    const DESCRIPTION: &'static str = "";
+
+    /// What the specialist says about itself (shown in the roster): by default its
+    /// [`Specialist::DESCRIPTION`].
+    fn describe() -> SpecialistInfo {
+        SpecialistInfo::new(Self::DESCRIPTION)
+    }
     /// Does the work of one brief. Every call runs in a fresh instance.
     fn run(brief: Brief) -> Result<Report, RunError>;
 }

@@ -148,6 +148,28 @@ impl ToolOutcome {
         }
     }
 
+    /// Member `name` of a tool's JSON `input`, a string; otherwise the outcome to answer with,
+    /// an [`ToolOutcome::invalid_input`] naming the member. The host has checked the input
+    /// against the tool's schema; this names the member for other callers.
+    ///
+    /// ```
+    /// use guild_sdk::ToolOutcome;
+    /// assert_eq!(ToolOutcome::string_field(r#"{"text": "hi"}"#, "text").ok().as_deref(), Some("hi"));
+    /// let refused = ToolOutcome::string_field(r#"{"text": 3}"#, "text").unwrap_err();
+    /// assert_eq!(refused.error(), Some("invalid input: field `text` is required and must be a string"));
+    /// ```
+    pub fn string_field(input: &str, name: &str) -> Result<String, Self> {
+        let input: Value = serde_json::from_str(input)
+            .map_err(|e| Self::invalid_input(format!("the input is not JSON: {e}")))?;
+        input
+            .get(name)
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .ok_or_else(|| {
+                Self::invalid_input(format!("field `{name}` is required and must be a string"))
+            })
+    }
+
     /// Sets the identifier in the external system.
     pub fn external_id(mut self, id: impl Into<String>) -> Self {
         self.external_id = Some(id.into());

@@ -18,3 +18,14 @@ export function ask(question: string): string {
     }
   });
 }
+
+// The tool-calling loop, and the kit's input and hashing helpers.
+import { agent, field, sha256Hex } from "guild-sdk";
+
+export function fileBug(description: string): string {
+  const chat = new agent.ToolLoop("fast", { maxSteps: 4 }).system("You file bugs.").user(description).offerGranted();
+  const text: string = chat.run();
+  const ids: string[] = chat.calls.flatMap((c) => (c.outcome?.externalId ? [c.outcome.externalId] : []));
+  const title: string = field({ title: text }, "title");
+  return `${title} ${ids.join(",")} ${sha256Hex(text).slice(0, 8)} ${agent.functionName("a.b")}`;
+}

@@ -207,3 +207,19 @@ test("stack frames in the component's bundle name the author's file and line", a
     delete globalThis.__guildLines;
   }
 });
+
+test("field reads a tool input's member and names one that is missing or of another type", () => {
+  assert.equal(guild.field({ text: "hi" }, "text"), "hi");
+  assert.equal(guild.field({ n: 0 }, "n", "number"), 0);
+  assert.throws(() => guild.field({}, "text"), (e) => e instanceof guild.ToolError && /field `text` is required and must be a string/.test(e.message));
+  assert.throws(() => guild.field({ text: 3 }, "text"), guild.ToolError);
+  assert.throws(() => guild.field(null, "text"), guild.ToolError);
+  assert.throws(() => guild.field({ o: null }, "o", "object"), guild.ToolError);
+});
+
+test("sha256Hex matches the standard digests", () => {
+  assert.equal(guild.sha256Hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  assert.equal(guild.sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  assert.equal(guild.sha256Hex(new Uint8Array([0x61, 0x62, 0x63])), guild.sha256Hex("abc"));
+  assert.equal(guild.sha256Hex("a".repeat(56)), "b35439a4ac6f0948b6d6f9e3c6af0f5f590ce20f1bde7090ef7970686ec6738a");
+});

@@ -2,64 +2,39 @@
 //! writes a receipt for every call) that answers with an external id. Add your tools to
 //! `tools()` and `call()`; a tool's own name has no dot (callers name it `{{name}}.TOOL`).
 
-use guild_sdk::serde_json::{self, Value, json};
-use guild_sdk::{Connector, ToolOutcome, ToolSpec, log};
-
-const ECHO: &str = "echo";
-const SAVE: &str = "save";
+use guild_sdk::serde_json::json;
+use guild_sdk::{Connector, ToolOutcome, ToolSpec};
 
 struct Plugin;
 
 impl Connector for Plugin {
     fn tools() -> Vec<ToolSpec> {
-        let text = json!({
-            "type": "object",
-            "properties": {"text": {"type": "string", "description": "The text."}},
-            "required": ["text"],
-            "additionalProperties": false
-        });
+        let text = json!({"type": "object", "required": ["text"], "additionalProperties": false,
+                          "properties": {"text": {"type": "string", "description": "The text."}}});
         vec![
-            ToolSpec::new(ECHO, "Returns the `text` it is given, unchanged.").schema(text.clone()),
-            ToolSpec::new(
-                SAVE,
-                "Saves the `text` as a note and returns the note's id.",
-            )
-            .schema(text)
-            .mutating("note", "create"),
+            ToolSpec::new("echo", "Returns the `text` it is given, unchanged.").schema(text.clone()),
+            ToolSpec::new("save", "Saves the `text` as a note and returns the note's id.")
+                .schema(text)
+                .mutating("note", "create"),
         ]
     }
 
     fn call(tool: String, input: String) -> ToolOutcome {
-        let text = match text_of(&input) {
+        // The host checked the input against the schema; this names the field for other callers.
+        let text = match ToolOutcome::string_field(&input, "text") {
             Ok(text) => text,
-            Err(error) => return ToolOutcome::invalid_input(error),
+            Err(refused) => return refused,
         };
         match tool.as_str() {
-            ECHO => ToolOutcome::success(json!({ "echo": text })),
-            SAVE => {
-                log::info(format!("saving {} bytes", text.len()));
-                let id = save(&text);
+            "echo" => ToolOutcome::success(json!({ "echo": text })),
+            "save" => {
+                // The id the external system gave the note (this template stands one in).
+                let id = format!("note-{}", &guild_sdk::sha256_hex(text.as_bytes())[..12]);
                 ToolOutcome::success(json!({ "id": id, "saved": text })).external_id(id)
             }
-            other => ToolOutcome::failed(format!("unknown tool `{other}`; tools: {ECHO}, {SAVE}")),
+            other => ToolOutcome::failed(format!("unknown tool `{other}`; tools: echo, save")),
         }
     }
-}
-
-/// The `text` field of a tool's input. The host has already checked the input against the
-/// tool's schema; this names the field for callers of other hosts.
-fn text_of(input: &str) -> Result<String, String> {
-    let input: Value =
-        serde_json::from_str(input).map_err(|e| format!("input is not valid JSON: {e}"))?;
-    let text = input.get("text").and_then(Value::as_str);
-    text.map(str::to_owned)
-        .ok_or_else(|| "field `text` is required and must be a string".to_owned())
-}
-
-/// Stores `text` in the external system and returns the id it was given there (this template
-/// stands one in, derived from the text).
-fn save(text: &str) -> String {
-    format!("note-{}", &guild_sdk::sha256_hex(text.as_bytes())[..12])
 }
 
 guild_sdk::export_connector!(Plugin);
@@ -77,9 +52,10 @@ mod tests {
 
     #[test]
     fn every_tool_reads_its_text_and_names_a_missing_field() {
-        assert_eq!(text_of(r#"{"text": "hi"}"#), Ok("hi".to_owned()));
-        let error = text_of("{}").unwrap_err();
-        assert!(error.contains("`text`"), "{error}");
+        let echoed = Plugin::call(spec(false).name, r#"{"text": "hi"}"#.to_owned());
+        assert!(echoed.is_success() && echoed.output.contains("\"hi\""), "{echoed:?}");
+        let refused = Plugin::call(spec(true).name, "{}".to_owned());
+        assert!(refused.error().is_some_and(|e| e.contains("`text`")), "{refused:?}");
     }
 
     #[test]
@@ -90,7 +66,12 @@ mod tests {
             "{save:?}"
         );
         assert!(spec(false).input_schema.contains(r#""text""#));
-        assert_eq!(super::save("hi"), super::save("hi"));
-        assert_ne!(super::save("hi"), super::save("ho"));
+        let id = |text: &str| {
+            let input = json!({ "text": text }).to_string();
+            Plugin::call(save.name.clone(), input).external_id
+        };
+        assert!(id("hi").is_some());
+        assert_eq!(id("hi"), id("hi"));
+        assert_ne!(id("hi"), id("ho"));
     }
 }

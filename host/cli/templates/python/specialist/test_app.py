@@ -12,7 +12,7 @@ import guild_sdk as guild  # noqa: E402
 from guild_sdk.testing import FakeHost  # noqa: E402
 
 from app import SpecialistApi  # noqa: E402
-from logic import TOOL  # noqa: E402
+from app import TOOL  # noqa: E402
 
 Plugin = SpecialistApi.implementation
 
