@@ -151,7 +151,7 @@ pub(crate) async fn guarded<T: Send + 'static>(
     let mut instantiated = started;
     let budget = Duration::from_secs(u64::from(limits.timeout_s));
     let outcome =
-        tokio::time::timeout(budget, call(&mut store, &*plugin.pre, &mut instantiated)).await;
+        tokio::time::timeout(budget, call(&mut store, &plugin.pre, &mut instantiated)).await;
     let stats = InstanceStats {
         instantiate_us: instantiated.duration_since(started).as_micros() as u64,
         peak_memory: store.data().limiter.used() as u64,
