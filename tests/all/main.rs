@@ -23,6 +23,7 @@ mod memory_cas;
 mod models;
 mod receipts;
 mod reload;
+mod reload_keep;
 mod reload_load;
 mod reports;
 mod sdks;

@@ -265,12 +265,18 @@ struct RawManifest {
 impl Manifest {
     /// Reads and validates `DIR/plugin.toml`.
     pub fn load(dir: &Path) -> Result<Self, ManifestError> {
+        Self::load_with_text(dir).map(|(manifest, _)| manifest)
+    }
+
+    /// [`load`](Self::load), also giving the text it parsed (a reload compares it with the
+    /// text of the version serving).
+    pub fn load_with_text(dir: &Path) -> Result<(Self, String), ManifestError> {
         let file = dir.join(MANIFEST_FILE);
         let text = std::fs::read_to_string(&file).map_err(|e| ManifestError::Io {
             file: file.clone(),
             message: e.to_string(),
         })?;
-        Self::parse(&text, dir)
+        Ok((Self::parse(&text, dir)?, text))
     }
 
     /// Parses and validates manifest text; `dir` is the plugin folder it belongs to.

@@ -22,7 +22,7 @@ use guild_core::config::Config;
 use guild_core::error::LoadError;
 use guild_core::manifest::{Manifest, PluginKind, parse_tool_name};
 use guild_core::types::{RosterEntry, ToolSpec};
-use guild_runtime::{Failure, Plugin, PrepareError, Runtime};
+use guild_runtime::{ComponentFile, Failure, Plugin, PrepareError, Runtime};
 use guild_skills::Skills;
 
 use crate::reach::{Reach, has_network};
@@ -30,6 +30,8 @@ use crate::reach::{Reach, has_network};
 /// One loaded plugin version.
 pub(crate) struct LoadedPlugin {
     pub(crate) manifest: Manifest,
+    /// The `plugin.toml` text `manifest` was parsed from (a reload compares it).
+    manifest_text: String,
     pub(crate) name: Arc<str>,
     /// `name@version`.
     pub(crate) ident: Arc<str>,
@@ -78,6 +80,8 @@ pub(crate) struct Snapshot {
     pub(crate) errors: Vec<String>,
     /// Problems that load anyway, e.g. a tool requested or granted that no connector offers.
     pub(crate) warnings: Vec<String>,
+    /// Names of the plugins this load kept from the previous set, unchanged (see [`load_one`]).
+    pub(crate) kept: BTreeSet<String>,
 }
 
 impl Snapshot {
@@ -215,12 +219,18 @@ pub(crate) async fn load_all(
     // Errors are returned to the caller (`Host::load_errors`), which shows each one once; the
     // log repeats them only at debug level.
     for dir in folders {
-        let loaded = match load_one(runtime, skills, config, &dir).await {
-            Ok(plugin) => Arc::new(plugin),
+        let serving = previous.plugins.values().find(|p| p.manifest.dir == dir);
+        let loaded = match load_one(runtime, skills, config, &dir, serving).await {
+            Ok(plugin) => {
+                if serving.is_some_and(|old| Runtime::same_component(&old.runtime, &plugin.runtime))
+                {
+                    snapshot.kept.insert(plugin.name.to_string());
+                }
+                Arc::new(plugin)
+            }
             Err(e) => {
                 tracing::debug!("{e}");
-                let kept = previous.plugins.values().find(|p| p.manifest.dir == dir);
-                match kept {
+                match serving {
                     Some(old) => {
                         snapshot.errors.push(format!(
                             "{e} (the new version was rejected; {} keeps serving)",
@@ -360,12 +370,17 @@ fn insert(snapshot: &mut Snapshot, plugin: Arc<LoadedPlugin>) -> Result<(), Load
     Ok(())
 }
 
-/// Loads one plugin folder with the grants of `config`.
+/// Loads one plugin folder with the grants of `config`. When `serving` (the version loaded
+/// from this folder before) has the same `plugin.toml` text, component sha256, definition
+/// (`prompt.md`, `[agent]`) and effective grant, it is kept: its compiled, pre-instantiated
+/// component, description and tools are reused ([`Runtime::reopen`]) and nothing of the plugin
+/// is compiled, linked or run; only its granted folders are opened and measured again.
 pub(crate) async fn load_one(
     runtime: &Runtime,
     skills: &Skills,
     config: &Config,
     dir: &Path,
+    serving: Option<&Arc<LoadedPlugin>>,
 ) -> Result<LoadedPlugin, LoadError> {
     config
         .check_plugin_folder(dir)
@@ -373,7 +388,7 @@ pub(crate) async fn load_one(
             dir: dir.to_owned(),
             message,
         })?;
-    let manifest = Manifest::load(dir)?;
+    let (manifest, manifest_text) = Manifest::load_with_text(dir)?;
     let (effective, rows) = capability::resolve(&manifest, config)?;
     let skill_sources = skills
         .sources_for(manifest.name(), &manifest.dir, &effective.skills)
@@ -395,35 +410,68 @@ pub(crate) async fn load_one(
     let definition = guild_core::definition::Definition::load(&manifest)?;
     let kind = manifest.plugin.kind;
     let ident = format!("{}@{}", name, manifest.plugin.version);
-    let prepared = runtime
-        .prepare(
-            &name,
-            &ident,
-            kind,
-            &path,
-            Arc::new(effective),
-            Arc::new(definition),
-        )
+    // Read and hashed once, off the async workers: compared with the version serving, and
+    // compiled from these very bytes if it differs.
+    let component = tokio::task::spawn_blocking(move || ComponentFile::read(&path))
         .await
-        .map_err(|e| match e {
-            PrepareError::WrongWorld(message) => LoadError::WrongWorld {
-                plugin: name.clone(),
-                file: file.clone(),
-                kind,
-                message,
-            },
-            PrepareError::Mount(message) => LoadError::Grant {
-                plugin: name.clone(),
-                message,
-            },
-            other => component_err(other.to_string()),
-        })?;
+        .map_err(|e| component_err(format!("reading task failed: {e}")))?
+        .map_err(|e| component_err(e.to_string()))?;
+    let unchanged = serving.filter(|old| {
+        old.manifest_text == manifest_text
+            && old.runtime.sha256() == component.sha256()
+            && **old.runtime.definition() == definition
+            && **old.runtime.effective() == effective
+            && old.rows == rows
+    });
+    let prepared = match unchanged {
+        Some(old) => runtime.reopen(&old.runtime).await,
+        None => {
+            runtime
+                .prepare_component(
+                    &name,
+                    &ident,
+                    kind,
+                    component,
+                    Arc::new(effective),
+                    Arc::new(definition),
+                )
+                .await
+        }
+    };
+    let prepared = prepared.map_err(|e| match e {
+        PrepareError::WrongWorld(message) => LoadError::WrongWorld {
+            plugin: name.clone(),
+            file: file.clone(),
+            kind,
+            message,
+        },
+        PrepareError::Mount(message) => LoadError::Grant {
+            plugin: name.clone(),
+            message,
+        },
+        other => component_err(other.to_string()),
+    })?;
 
+    if let Some(old) = unchanged {
+        tracing::debug!(plugin = %ident, "plugin unchanged: kept");
+        return Ok(LoadedPlugin {
+            ident: old.ident.clone(),
+            name: old.name.clone(),
+            description: old.description.clone(),
+            manifest,
+            manifest_text,
+            rows,
+            runtime: prepared,
+            tools: old.tools.clone(),
+            skill_sources,
+        });
+    }
     let mut plugin = LoadedPlugin {
         ident: ident.as_str().into(),
         name: name.as_str().into(),
         description: manifest.plugin.description.clone().unwrap_or_default(),
         manifest,
+        manifest_text,
         rows,
         runtime: prepared,
         tools: Vec::new(),

@@ -1,5 +1,6 @@
 //! Reload: load the configured plugins again off the request path, then swap the whole set in
-//! at once. Tasks already running hold the snapshot they started with, so they finish on their
+//! at once. A plugin whose files and grant did not change is kept as it is (the registry's
+//! `load_one`), so a reload costs what changed, not what is loaded. Tasks already running hold the snapshot they started with, so they finish on their
 //! version; new tasks get the new one. A plugin whose new version fails any step keeps its old
 //! version serving (the registry does that); a removed plugin stops taking new tasks. Every
 //! swap is audited in the receipts chain: `plugin_loaded`, `plugin_unloaded` and
@@ -29,6 +30,9 @@ pub struct ReloadReport {
     pub loaded: Vec<String>,
     /// `name@version` of every plugin that stopped taking new tasks.
     pub unloaded: Vec<String>,
+    /// `name@version` of every plugin kept as it was: component, `plugin.toml`, `prompt.md` and
+    /// effective grant unchanged, so nothing of it was compiled, linked or run again.
+    pub kept: Vec<String>,
     /// `name@version: what changed` for every plugin whose effective grant changed.
     pub grant_changes: Vec<String>,
     /// Whether the roster (names, versions, descriptions) differs from before.
@@ -108,6 +112,12 @@ impl Reloader {
         let snapshot = registry::load_all(&services.runtime, &services.skills, &config, &old).await;
         let mut report = ReloadReport {
             errors: snapshot.errors.clone(),
+            kept: snapshot
+                .kept
+                .iter()
+                .filter_map(|name| snapshot.plugins.get(name))
+                .map(|p| p.ident.to_string())
+                .collect(),
             roster_changed: old.roster() != snapshot.roster(),
             ..ReloadReport::default()
         };

@@ -70,7 +70,7 @@ impl fmt::Display for DenyReason {
 
 /// A secret the host attaches as a header to requests for some origins. The plugin never sees
 /// the value; `Debug` redacts it and no accessor returns it outside this module tree.
-#[derive(Clone)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct SecretHeader {
     name: String,
     header: HeaderName,
@@ -189,7 +189,7 @@ impl fmt::Debug for SecretHeader {
 ///
 /// A URL is allowed iff it matches a `requested` pattern *and* a `granted` pattern. Empty lists
 /// (the [`EgressPolicy::deny_all`] default) deny everything.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EgressPolicy {
     /// The plugin's name, used in denials and traces.
     pub plugin: String,

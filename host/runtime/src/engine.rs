@@ -200,16 +200,11 @@ impl GuildEngine {
         &self.inner.options
     }
 
-    /// Compiles (or fetches from cache) the component at `path`.
-    pub(crate) fn compile_file(&self, path: &Path) -> Result<Compiled, CompileError> {
-        let bytes = std::fs::read(path).map_err(|e| CompileError::Io(e.to_string()))?;
-        self.compile(&bytes)
-    }
-
     /// Compiles (or fetches from a cache) the component at `path` without loading it, and says
     /// where the compiled code came from (cache warm-up, benchmarks, tests).
     pub fn warm(&self, path: &Path) -> Result<CompileSource, CompileError> {
-        self.compile_file(path).map(|c| c.source)
+        let bytes = std::fs::read(path).map_err(|e| CompileError::Io(e.to_string()))?;
+        self.compile(&bytes).map(|c| c.source)
     }
 
     /// Compiles (or fetches from a cache) these component bytes, the very bytes the caller
@@ -235,8 +230,18 @@ impl GuildEngine {
 
     /// Compiles (or fetches from cache) component bytes.
     pub(crate) fn compile(&self, bytes: &[u8]) -> Result<Compiled, CompileError> {
+        self.compile_digested(bytes, &Sha256::digest(bytes).into())
+    }
+
+    /// Compiles (or fetches from cache) component bytes whose sha256 the caller computed
+    /// (a load hashes the file once, to compare it with the version serving).
+    pub(crate) fn compile_digested(
+        &self,
+        bytes: &[u8],
+        digest: &[u8; 32],
+    ) -> Result<Compiled, CompileError> {
         check_component_bytes(bytes)?;
-        let digest: [u8; 32] = Sha256::digest(bytes).into();
+        let digest = *digest;
         let sha256 = hex::encode(digest);
         if let Some(component) = self.lock_cache().get(&sha256).cloned() {
             return Ok(Compiled {

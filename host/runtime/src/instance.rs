@@ -246,7 +246,7 @@ impl Runtime {
         task_id: &str,
         description: &str,
     ) -> (Result<RunAnswer, Failure>, InstanceStats) {
-        if !matches!(plugin.pre, PluginPre::Specialist(_)) {
+        if !matches!(*plugin.pre, PluginPre::Specialist(_)) {
             return (
                 Err(wrong_kind(plugin, "specialist")),
                 InstanceStats::default(),
@@ -290,7 +290,7 @@ impl Runtime {
 
     /// Calls `describe` of a specialist (at load time).
     pub async fn describe(&self, plugin: &Plugin) -> Result<String, Failure> {
-        if !matches!(plugin.pre, PluginPre::Specialist(_)) {
+        if !matches!(*plugin.pre, PluginPre::Specialist(_)) {
             return Err(wrong_kind(plugin, "specialist"));
         }
         guarded(self, plugin, None, |store, pre, _| {
@@ -308,7 +308,7 @@ impl Runtime {
 
     /// Calls `tools` of a connector (at load time).
     pub async fn connector_tools(&self, plugin: &Plugin) -> Result<Vec<ToolSpec>, Failure> {
-        if !matches!(plugin.pre, PluginPre::Connector(_)) {
+        if !matches!(*plugin.pre, PluginPre::Connector(_)) {
             return Err(wrong_kind(plugin, "connector"));
         }
         guarded(self, plugin, None, |store, pre, _| {
@@ -336,7 +336,7 @@ impl Runtime {
         tool: &str,
         input: String,
     ) -> Result<ToolOutcome, Failure> {
-        if !matches!(plugin.pre, PluginPre::Connector(_)) {
+        if !matches!(*plugin.pre, PluginPre::Connector(_)) {
             return Err(wrong_kind(plugin, "connector"));
         }
         let limit_kb = plugin.effective.limits.max_output_kb;

@@ -37,7 +37,7 @@ pub use engine::{
 };
 pub use instance::{Failure, InstanceStats, RunAnswer};
 pub use loader::Answer as LoaderAnswer;
-pub use plugin::{Plugin, PrepareError};
+pub use plugin::{ComponentFile, Plugin, PrepareError};
 pub use task::{MemoryCallError, MemoryText, MemoryWrite, ReportError, SkillSummary, TaskHost};
 
 /// Per-instance input/output budgets that come from the operator's `[host]` settings.

@@ -42,7 +42,7 @@ fn check_size(plugin: &Plugin, size: usize) -> Result<(), Failure> {
 impl Runtime {
     /// `list` of a skill loader.
     pub async fn loader_list(&self, plugin: &Plugin) -> Result<Vec<LoaderSkill>, Failure> {
-        if !matches!(plugin.pre, PluginPre::SkillLoader(_)) {
+        if !matches!(*plugin.pre, PluginPre::SkillLoader(_)) {
             return Err(wrong_kind(plugin, "skill-loader"));
         }
         let (answer, _) = guarded(self, plugin, None, |store, pre, t: &mut Instant| {
@@ -73,7 +73,7 @@ impl Runtime {
     /// Calls `load` of a skill loader.
     /// `load` of a skill loader: one skill's body, or the loader's own error.
     pub async fn loader_load(&self, plugin: &Plugin, name: &str) -> Answer<String> {
-        if !matches!(plugin.pre, PluginPre::SkillLoader(_)) {
+        if !matches!(*plugin.pre, PluginPre::SkillLoader(_)) {
             return Err(wrong_kind(plugin, "skill-loader"));
         }
         let name = name.to_owned();
@@ -96,7 +96,7 @@ impl Runtime {
 
     /// `read` of a skill loader: one resource, or the loader's own error.
     pub async fn loader_read(&self, plugin: &Plugin, name: &str, path: &str) -> Answer<Vec<u8>> {
-        if !matches!(plugin.pre, PluginPre::SkillLoader(_)) {
+        if !matches!(*plugin.pre, PluginPre::SkillLoader(_)) {
             return Err(wrong_kind(plugin, "skill-loader"));
         }
         let (name, path) = (name.to_owned(), path.to_owned());

@@ -2,6 +2,10 @@
 //! built against from its export and import names, check it against the world its manifest
 //! declares, and pre-instantiate it with that version's bindings.
 //!
+//! A reload of a plugin whose component, manifest and grant are unchanged does none of that: it
+//! [`reopen`](Runtime::reopen)s the version serving, which shares its pre-instantiated
+//! component and opens and measures only its granted folders again.
+//!
 //! There is one linker per world, holding only what that world may import (in every supported
 //! version): a connector or a skill loader that imports `tools`, `progress` or `skills` is refused
 //! here, at load, with an error that names the import — never at call time.
@@ -14,6 +18,7 @@ use guild_core::capability::Effective;
 use guild_core::definition::Definition;
 use guild_core::manifest::PluginKind;
 use guild_http::redact::Redactor;
+use sha2::{Digest, Sha256};
 use wasmtime::component::Linker;
 
 use crate::Runtime;
@@ -54,7 +59,8 @@ pub struct Plugin {
     pub(crate) ident: Arc<str>,
     pub(crate) kind: PluginKind,
     pub(crate) effective: Arc<Effective>,
-    pub(crate) pre: PluginPre,
+    /// Shared with every version [`reopen`](Runtime::reopen)ed from this one.
+    pub(crate) pre: Arc<PluginPre>,
     /// Its folders with their disk quotas, shared by all its instances.
     pub(crate) quotas: Arc<[QuotaMount]>,
     /// Its granted secrets, kept out of what crosses its boundary ([`guild_http::redact`]).
@@ -108,6 +114,27 @@ impl Plugin {
     }
 }
 
+/// A component file read once: its bytes and their sha256, which a load compares with the
+/// version serving before it compiles anything.
+pub struct ComponentFile {
+    bytes: Vec<u8>,
+    digest: [u8; 32],
+}
+
+impl ComponentFile {
+    /// Reads and hashes the component at `path` (blocking: call off the async workers).
+    pub fn read(path: &Path) -> Result<Self, CompileError> {
+        let bytes = std::fs::read(path).map_err(|e| CompileError::Io(e.to_string()))?;
+        let digest = Sha256::digest(&bytes).into();
+        Ok(Self { bytes, digest })
+    }
+
+    /// Hex sha256 of the bytes.
+    pub fn sha256(&self) -> String {
+        hex::encode(self.digest)
+    }
+}
+
 /// One linker per world, holding only what that world may import, in every supported version.
 pub(crate) struct Linkers {
     specialist: Linker<StoreState>,
@@ -156,11 +183,29 @@ impl Runtime {
         effective: Arc<Effective>,
         definition: Arc<Definition>,
     ) -> Result<Plugin, PrepareError> {
-        let engine = self.engine().clone();
         let path = file.to_path_buf();
-        let compiled = tokio::task::spawn_blocking(move || engine.compile_file(&path))
+        let component = tokio::task::spawn_blocking(move || ComponentFile::read(&path))
             .await
-            .map_err(|e| CompileError::Io(format!("compiler task failed: {e}")))??;
+            .map_err(|e| CompileError::Io(format!("reading task failed: {e}")))??;
+        self.prepare_component(name, ident, kind, component, effective, definition)
+            .await
+    }
+
+    /// [`prepare`](Self::prepare) of a component file already read.
+    pub async fn prepare_component(
+        &self,
+        name: &str,
+        ident: &str,
+        kind: PluginKind,
+        file: ComponentFile,
+        effective: Arc<Effective>,
+        definition: Arc<Definition>,
+    ) -> Result<Plugin, PrepareError> {
+        let engine = self.engine().clone();
+        let compiled =
+            tokio::task::spawn_blocking(move || engine.compile_digested(&file.bytes, &file.digest))
+                .await
+                .map_err(|e| CompileError::Io(format!("compiler task failed: {e}")))??;
         let component = &compiled.component;
         let ty = component.component_type();
         let engine = self.engine().engine();
@@ -184,13 +229,7 @@ impl Runtime {
             })?;
         let pre = (bindings.wrap)(kind, instance_pre)
             .map_err(|e| PrepareError::WrongWorld(format!("{:#}", wasm_err(e))))?;
-        // Opening the granted folders and measuring the read-write ones walks them: off the
-        // async workers.
-        let (plugin, caps) = (name.to_owned(), effective.clone());
-        let quotas = tokio::task::spawn_blocking(move || fs_quota::mounts_for(&plugin, &caps))
-            .await
-            .map_err(|e| PrepareError::Mount(e.to_string()))?
-            .map_err(PrepareError::Mount)?;
+        let quotas = mounts(name, &effective).await?;
         // Built once per plugin version: every instance shares it.
         let redactor = Arc::new(Redactor::for_policy(&effective.http));
         Ok(Plugin {
@@ -198,7 +237,7 @@ impl Runtime {
             ident: ident.into(),
             kind,
             effective,
-            pre,
+            pre: Arc::new(pre),
             quotas,
             redactor,
             definition,
@@ -207,6 +246,45 @@ impl Runtime {
             source: compiled.source,
         })
     }
+}
+
+impl Runtime {
+    /// The version `plugin` again, for a reload that found its component, manifest, prompt and
+    /// grant unchanged: it shares the compiled, pre-instantiated component (nothing is read,
+    /// compiled or linked), and only its granted folders are opened and measured again, so a
+    /// folder gone or turned into a link refuses it as a full load would.
+    pub async fn reopen(&self, plugin: &Plugin) -> Result<Plugin, PrepareError> {
+        let quotas = mounts(&plugin.name, &plugin.effective).await?;
+        Ok(Plugin {
+            name: plugin.name.clone(),
+            ident: plugin.ident.clone(),
+            kind: plugin.kind,
+            effective: plugin.effective.clone(),
+            pre: plugin.pre.clone(),
+            quotas,
+            redactor: plugin.redactor.clone(),
+            definition: plugin.definition.clone(),
+            api_version: plugin.api_version,
+            sha256: plugin.sha256.clone(),
+            source: CompileSource::Memory,
+        })
+    }
+
+    /// Whether `a` and `b` share one compiled, pre-instantiated component (`b` was
+    /// [`reopen`](Self::reopen)ed from `a`, or the other way round).
+    pub fn same_component(a: &Plugin, b: &Plugin) -> bool {
+        Arc::ptr_eq(&a.pre, &b.pre)
+    }
+}
+
+/// Opens the granted folders of a plugin version and measures the read-write ones; walking
+/// them runs off the async workers.
+async fn mounts(name: &str, effective: &Arc<Effective>) -> Result<Arc<[QuotaMount]>, PrepareError> {
+    let (plugin, caps) = (name.to_owned(), effective.clone());
+    tokio::task::spawn_blocking(move || fs_quota::mounts_for(&plugin, &caps))
+        .await
+        .map_err(|e| PrepareError::Mount(e.to_string()))?
+        .map_err(PrepareError::Mount)
 }
 
 fn check_exports(

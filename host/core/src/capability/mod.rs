@@ -32,8 +32,9 @@ use crate::manifest::{Limits, Manifest, Requested};
 use crate::skill_sources::SourceRequest;
 use guild_http::{AllowList, EgressPolicy};
 
-/// What one plugin may do, after intersecting request and grant.
-#[derive(Debug, Clone)]
+/// What one plugin may do, after intersecting request and grant. Equal values grant exactly
+/// the same (a reload keeps a plugin whose effective grant did not change).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Effective {
     /// Filesystem preopens.
     pub fs: Vec<FsMount>,
