@@ -6,10 +6,12 @@
 //! are also resources ([`resources`]); with `wakeup` delivery, background reports are also log
 //! notifications ([`wakeup`]); clients that declare the Tasks extension get a `task` call as a
 //! background task, with `tasks/get`, `tasks/cancel`, `tasks/list` and `tasks/result`
-//! ([`tasks_ext`]). Each specialist is also a prompt ([`prompts`]).
+//! ([`tasks_ext`]). Each specialist is also a prompt ([`prompts`]). A task result links each
+//! artifact its report references as a resource ([`artifacts`]).
 
 mod annotations;
 mod approvals;
+mod artifacts;
 mod calls;
 mod malformed;
 mod memory;
@@ -59,6 +61,8 @@ pub(crate) struct Server {
     /// The supervisor's skill set as last seen ([`resources::signature`]): a reload that
     /// changes it sends `notifications/resources/list_changed`.
     skill_set: tokio::sync::Mutex<Option<String>>,
+    /// The artifact links task results handed out, for `resources/read`.
+    artifacts: artifacts::Artifacts,
 }
 
 impl Server {
@@ -72,6 +76,7 @@ impl Server {
             listeners: Mutex::new(Vec::new()),
             next_listener: std::sync::atomic::AtomicU64::new(0),
             skill_set: tokio::sync::Mutex::new(None),
+            artifacts: artifacts::Artifacts::default(),
         })
     }
 
@@ -84,14 +89,54 @@ impl Server {
         self.draining.store(true, Ordering::SeqCst);
     }
 
-    /// Tasks still running: synchronous `task` calls and live background tasks.
+    /// Tasks still running: synchronous `task` calls and live background tasks (and the first
+    /// load of the plugins while it runs, which keeps an idle host up too).
     pub(crate) fn busy(&self) -> usize {
+        let loading = usize::from(self.host.is_loading());
         let background = self
             .host
             .list_tasks(1000)
             .map(|ts| ts.iter().filter(|t| t.status.is_live()).count())
             .unwrap_or(0);
-        self.running.load(Ordering::SeqCst) + background
+        self.running.load(Ordering::SeqCst) + background + loading
+    }
+
+    /// The host's first load of its plugins, run behind a server that already answers: the
+    /// roster is empty and the plugins are listed as loading until it ends; then every client
+    /// gets `notifications/tools/list_changed` (the `task` tool's roster changed), prompts and
+    /// resources when theirs did. Progress goes to stderr (the host's log).
+    pub(crate) async fn load_plugins(&self) -> ReloadReport {
+        let loading = self.host.loading();
+        let started = std::time::Instant::now();
+        eprintln!(
+            "guild serve: loading the plugins ({} specialist(s): {}); clients are served \
+             meanwhile, tasks wait for the load",
+            loading.len(),
+            loading.join(", ")
+        );
+        let report = self.host.load_plugins().await;
+        crate::start::warn_load_problems(&self.host);
+        eprintln!(
+            "guild serve: plugins ready in {:.1} s: {} specialist(s) on the roster, {} plugin(s) \
+             failed to load",
+            started.elapsed().as_secs_f64(),
+            self.host.roster().len(),
+            report.errors.len()
+        );
+        self.notify_all(Changed::Tools).await;
+        if report.roster_changed {
+            self.notify_all(Changed::Prompts).await;
+        }
+        if self.skill_set_changed().await {
+            self.notify_all(Changed::Resources).await;
+        }
+        report
+    }
+
+    /// Waits until the host's plugins are loaded: a task sent while they load runs once they
+    /// are (see docs/operations.md, Start-up).
+    pub(crate) async fn ready(&self) {
+        self.host.loaded().await;
     }
 
     /// Reads `guild.toml` again and reloads the plugins with its folders and grants; tells
@@ -419,7 +464,8 @@ impl ServerHandler for Connection {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let batch_max = self.server.host.config().dispatch.batch_max_size;
-        let mut all = tools::all(&self.server.host.roster(), batch_max);
+        let (roster, loading) = (self.server.host.roster(), self.server.host.loading());
+        let mut all = tools::all(&roster, &loading, batch_max);
         all.extend(memory::tools(self.server.host.memory()).await);
         let all = annotations::annotate(all, &self.server.host.plugins());
         Ok(ListToolsResult::with_all_items(all))
@@ -445,10 +491,12 @@ impl ServerHandler for Connection {
             && tasks_ext::client_declared(&context)
             && let Ok(TaskInput::Single(t)) = TaskInput::from_json(&args)
         {
-            return Ok(match self.start_as_task(&t.subagent_type, &t.description) {
-                Ok(task) => CallToolResponse::Task(task),
-                Err(message) => failure(message).into(),
-            });
+            return Ok(
+                match self.start_as_task(&t.subagent_type, &t.description).await {
+                    Ok(task) => CallToolResponse::Task(task),
+                    Err(message) => failure(message).into(),
+                },
+            );
         }
         let result = match self.call(&request.name, &args, context).await {
             Ok(r) => r,
