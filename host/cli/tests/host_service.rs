@@ -367,10 +367,11 @@ fn a_host_whose_data_dir_is_removed_exits() {
 #[test]
 fn a_cold_start_serves_at_once_and_lists_the_plugins_when_they_are_loaded() {
     // recap-py is an 18 MB Python component; with the new data dir's compile cache empty, its
-    // first compile takes seconds, while a session's first round trips take milliseconds.
+    // first compile takes seconds, while a session's first round trips take milliseconds (and
+    // `load_wait_ms = 0` has tools/list answer without waiting for the load).
     let dir = tempfile::tempdir().expect("tempdir");
     let text = format!(
-        "[host]\nplugins = [{:?}, {:?}, {:?}]\ndata_dir = \"data\"\n",
+        "[host]\nplugins = [{:?}, {:?}, {:?}]\ndata_dir = \"data\"\n\n[serve]\nload_wait_ms = 0\n",
         plugin("testing/probe").display().to_string(),
         plugin("testing/echo").display().to_string(),
         plugin("recap-py").display().to_string()

@@ -139,6 +139,14 @@ impl Server {
         self.host.loaded().await;
     }
 
+    /// Waits for the host's plugins for at most `[serve] load_wait_ms`: a list answered after
+    /// it has the whole roster when the load is quick, and names the specialists still loading
+    /// when it is not.
+    async fn ready_for_a_list(&self) {
+        let wait = std::time::Duration::from_millis(self.host.config().serve.load_wait_ms);
+        let _ = tokio::time::timeout(wait, self.host.loaded()).await;
+    }
+
     /// Reads `guild.toml` again and reloads the plugins with its folders and grants; tells
     /// every client when the tool list (the roster) changed.
     pub(crate) async fn reload(&self) -> anyhow::Result<ReloadReport> {
@@ -381,6 +389,7 @@ impl ServerHandler for Connection {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
+        self.server.ready_for_a_list().await;
         Ok(ListPromptsResult::with_all_items(prompts::list(
             &self.server.host.roster(),
         )))
@@ -463,6 +472,7 @@ impl ServerHandler for Connection {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        self.server.ready_for_a_list().await;
         let batch_max = self.server.host.config().dispatch.batch_max_size;
         let (roster, loading) = (self.server.host.roster(), self.server.host.loading());
         let mut all = tools::all(&roster, &loading, batch_max);
