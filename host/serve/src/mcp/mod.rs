@@ -63,6 +63,9 @@ pub(crate) struct Server {
     skill_set: tokio::sync::Mutex<Option<String>>,
     /// The artifact links task results handed out, for `resources/read`.
     artifacts: artifacts::Artifacts,
+    /// Clients whose tools or prompts were listed while the start-up load ran: told when it
+    /// ends ([`Server::load_plugins`]).
+    listed_while_loading: Mutex<Vec<Peer<RoleServer>>>,
 }
 
 impl Server {
@@ -77,6 +80,7 @@ impl Server {
             next_listener: std::sync::atomic::AtomicU64::new(0),
             skill_set: tokio::sync::Mutex::new(None),
             artifacts: artifacts::Artifacts::default(),
+            listed_while_loading: Mutex::new(Vec::new()),
         })
     }
 
@@ -102,9 +106,10 @@ impl Server {
     }
 
     /// The host's first load of its plugins, run behind a server that already answers: the
-    /// roster is empty and the plugins are listed as loading until it ends; then every client
-    /// gets `notifications/tools/list_changed` (the `task` tool's roster changed), prompts and
-    /// resources when theirs did. Progress goes to stderr (the host's log).
+    /// roster is empty and the plugins are listed as loading until it ends; then the clients
+    /// that listed meanwhile get `notifications/tools/list_changed` and `prompts/list_changed`,
+    /// every client `resources/list_changed` when the skills changed. Progress goes to stderr
+    /// (the host's log).
     pub(crate) async fn load_plugins(&self) -> ReloadReport {
         let loading = self.host.loading();
         let started = std::time::Instant::now();
@@ -123,10 +128,7 @@ impl Server {
             self.host.roster().len(),
             report.errors.len()
         );
-        self.notify_all(Changed::Tools).await;
-        if report.roster_changed {
-            self.notify_all(Changed::Prompts).await;
-        }
+        self.notify_listed_while_loading().await;
         if self.skill_set_changed().await {
             self.notify_all(Changed::Resources).await;
         }
@@ -229,6 +231,43 @@ impl Server {
                 Changed::Resources => sink.notify_resource_list_changed().await,
                 Changed::Prompts => sink.notify_prompt_list_changed().await,
             };
+        }
+    }
+
+    /// Tells the clients whose tools or prompts were listed while the start-up load ran, and
+    /// the 2026-07-28 listeners, that both lists changed. Other clients have not listed yet:
+    /// their first list has the loaded set, and a notification would only race the end of a
+    /// session that lists and leaves (a per-call client).
+    async fn notify_listed_while_loading(&self) {
+        let peers = std::mem::take(
+            &mut *self
+                .listed_while_loading
+                .lock()
+                .unwrap_or_else(|p| p.into_inner()),
+        );
+        for peer in peers.iter().filter(|p| !p.is_transport_closed()) {
+            let _ = peer.notify_tool_list_changed().await;
+            let _ = peer.notify_prompt_list_changed().await;
+        }
+        let listeners: Vec<(u64, SubscriptionSink)> = self
+            .listeners
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        for (_, sink) in &listeners {
+            let _ = sink.notify_tool_list_changed().await;
+            let _ = sink.notify_prompt_list_changed().await;
+        }
+    }
+
+    /// Notes that `peer` is being sent a list while the start-up load runs (before the list is
+    /// made, so that a load ending meanwhile still tells it).
+    fn note_list_while_loading(&self, peer: &Peer<RoleServer>) {
+        if self.host.is_loading() {
+            self.listed_while_loading
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(peer.clone());
         }
     }
 
@@ -387,9 +426,10 @@ impl ServerHandler for Connection {
     async fn list_prompts(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
         self.server.ready_for_a_list().await;
+        self.server.note_list_while_loading(&context.peer);
         Ok(ListPromptsResult::with_all_items(prompts::list(
             &self.server.host.roster(),
         )))
@@ -470,9 +510,10 @@ impl ServerHandler for Connection {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         self.server.ready_for_a_list().await;
+        self.server.note_list_while_loading(&context.peer);
         let batch_max = self.server.host.config().dispatch.batch_max_size;
         let (roster, loading) = (self.server.host.roster(), self.server.host.loading());
         let mut all = tools::all(&roster, &loading, batch_max);
