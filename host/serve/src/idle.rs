@@ -39,7 +39,8 @@ pub(crate) async fn watch(
             return Reason::DataDirGone;
         }
         let Some(idle) = idle else { continue };
-        if sessions.attached() > 0 || server.busy() > 0 {
+        // A start-up load that runs keeps the host up too (a shutdown does not wait for it).
+        if sessions.attached() > 0 || server.busy() > 0 || server.host().is_loading() {
             quiet_since = None;
             continue;
         }

@@ -93,16 +93,14 @@ impl Server {
         self.draining.store(true, Ordering::SeqCst);
     }
 
-    /// Tasks still running: synchronous `task` calls and live background tasks (and the first
-    /// load of the plugins while it runs, which keeps an idle host up too).
+    /// Tasks still running: synchronous `task` calls and live background tasks.
     pub(crate) fn busy(&self) -> usize {
-        let loading = usize::from(self.host.is_loading());
         let background = self
             .host
             .list_tasks(1000)
             .map(|ts| ts.iter().filter(|t| t.status.is_live()).count())
             .unwrap_or(0);
-        self.running.load(Ordering::SeqCst) + background + loading
+        self.running.load(Ordering::SeqCst) + background
     }
 
     /// The host's first load of its plugins, run behind a server that already answers: the
