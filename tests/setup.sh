@@ -10,13 +10,18 @@
 #     tests run initdb and postgres in a temporary folder (guild_pg::testing);
 #   - Node.js and npm (the JavaScript SDK's and scaffolds' unit tests), then the pinned JavaScript
 #     and C plugin toolchains (sdk/js/setup.sh, sdk/c/setup.sh), and the official TypeScript MCP
-#     client with its Tasks add-on (pinned, host/cli/tests/mcp_ts/, which mcp_extensions.rs runs).
+#     client with its Tasks add-on and the MCP Inspector's CLI (pinned, host/cli/tests/mcp_ts/, which
+#     mcp_extensions.rs and real_clients.rs run);
+#   - LangChain's MCP adapter (pinned) in .venv/langchain, a virtual environment of its own since
+#     it needs the 1.x Python SDK (real_clients.rs).
 #
 # System packages are installed with apt-get when running as root; otherwise a missing one is an
 # error that names it. Idempotent, and quick when everything is there; run from anywhere.
 set -euo pipefail
 
 MCP_VERSION=2.3.0
+# LangChain's MCP adapter needs the 1.x Python SDK: it lives in a virtual environment of its own.
+LANGCHAIN_PINS=("langchain-mcp-adapters==0.3.2" "mcp==1.30.0" "langchain-core==1.8.3")
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="$repo/.venv"
@@ -96,8 +101,18 @@ fi
 # in node_modules after the last install still matches.
 ts="$repo/host/cli/tests/mcp_ts"
 if ! cmp -s "$ts/package-lock.json" "$ts/node_modules/.guild-installed-lock.json"; then
-    echo "tests/setup.sh: installing the TypeScript MCP client (npm ci in host/cli/tests/mcp_ts)"
+    echo "tests/setup.sh: installing the TypeScript MCP client and the Inspector CLI (npm ci in host/cli/tests/mcp_ts)"
     (cd "$ts" && npm ci --no-audit --no-fund --loglevel=error) ||
         die "npm ci failed in host/cli/tests/mcp_ts (see above)"
     cp "$ts/package-lock.json" "$ts/node_modules/.guild-installed-lock.json"
+fi
+
+# LangChain's MCP adapter, skipped while the pins recorded after the last install still match.
+lc="$venv/langchain"
+if [ "$(cat "$lc/.guild-pins" 2>/dev/null)" != "${LANGCHAIN_PINS[*]}" ]; then
+    echo "tests/setup.sh: installing ${LANGCHAIN_PINS[*]} into .venv/langchain (pip)"
+    [ -x "$lc/bin/python" ] || python3 -m venv "$lc" || die "python3 -m venv $lc failed"
+    "$lc/bin/python" -m pip install --quiet --disable-pip-version-check "${LANGCHAIN_PINS[@]}" ||
+        die "pip install ${LANGCHAIN_PINS[*]} into $lc failed"
+    echo "${LANGCHAIN_PINS[*]}" >"$lc/.guild-pins"
 fi

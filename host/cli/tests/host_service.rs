@@ -235,9 +235,15 @@ fn a_killed_host_fails_its_proxy_clearly_and_the_next_serve_starts_another() {
         json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params":
         {"name": "start_task", "arguments": {"subagent_type": "probe", "description": brief}}}),
     );
-    line.clear();
-    stdout.read_line(&mut line).expect("start_task answered");
-    let started: Value = serde_json::from_str(&line).expect("JSON");
+    // Notifications may come first (the tool list once the plugins are loaded).
+    let started: Value = loop {
+        line.clear();
+        stdout.read_line(&mut line).expect("start_task answered");
+        let message: Value = serde_json::from_str(&line).expect("JSON");
+        if message["id"] == 2 {
+            break message;
+        }
+    };
     let id = started["result"]["structuredContent"]["task_id"]
         .as_str()
         .unwrap_or_else(|| panic!("{line}"))
@@ -356,4 +362,152 @@ fn a_host_whose_data_dir_is_removed_exits() {
     let host = host_pid(dir.path());
     std::fs::remove_dir_all(dir.path().join("data")).expect("remove the data dir");
     wait_gone(host, "data dir removed");
+}
+
+#[test]
+fn a_cold_start_serves_at_once_and_lists_the_plugins_when_they_are_loaded() {
+    // recap-py is an 18 MB Python component; with the new data dir's compile cache empty, its
+    // first compile takes seconds, while a session's first round trips take milliseconds (and
+    // `load_wait_ms = 0` has tools/list answer without waiting for the load).
+    let dir = tempfile::tempdir().expect("tempdir");
+    let text = format!(
+        "[host]\nplugins = [{:?}, {:?}, {:?}]\ndata_dir = \"data\"\n\n[serve]\nload_wait_ms = 0\n",
+        plugin("testing/probe").display().to_string(),
+        plugin("testing/echo").display().to_string(),
+        plugin("recap-py").display().to_string()
+    );
+    std::fs::write(dir.path().join("guild.toml"), text).expect("guild.toml");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_cold_start.py");
+    let out = Command::new(python())
+        .arg(script)
+        .arg(env!("CARGO_BIN_EXE_guild"))
+        .arg(dir.path().join("guild.toml"))
+        .env_remove("GUILD_CONFIG")
+        .env_remove("GUILD_LOG")
+        .stdin(Stdio::null())
+        .output()
+        .expect("python runs");
+    assert_passed(&out);
+    // The host's progress, on its stderr (the data dir's log).
+    let log = std::fs::read_to_string(dir.path().join("data/serve.log")).expect("serve.log");
+    assert!(
+        log.contains("loading the plugins (2 specialist(s): probe, recap-py)")
+            && log.contains("plugins ready in"),
+        "{log}"
+    );
+    stop_host(dir.path());
+}
+
+#[test]
+fn memory_update_is_the_running_hosts_write() {
+    let dir = setup("\n[memory]\nworkspace = \"acme\"\n");
+    let (mut peer, _) = StdioPeer::start(dir.path(), json!({}));
+    let file = dir.path().join("team.md");
+    std::fs::write(&file, "## Decisions\n- 2026-01-01: ship on Fridays\n").expect("team.md");
+    let file = file.display().to_string();
+    let update = ["memory", "update", "--team", "--file", &file, "--base", "0"];
+    let out = run(dir.path(), &update);
+    assert!(out.status.success(), "{}", output_text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("stored team:acme version 1"),
+        "{}",
+        output_text(&out)
+    );
+    // The host's own session reads what the command stored.
+    let read = peer.request(
+        "tools/call",
+        json!({"name": "read_memory", "arguments": {"scope": "team"}}),
+    );
+    assert!(read.to_string().contains("ship on Fridays"), "{read}");
+    // A stale base is refused by the host as a conflict (exit 4), nothing stored.
+    std::fs::write(
+        dir.path().join("team.md"),
+        "## Decisions\n- 2026-01-02: ship on Mondays\n",
+    )
+    .expect("team.md");
+    let out = run(dir.path(), &update);
+    assert_eq!(out.status.code(), Some(4), "{}", output_text(&out));
+    let history = run(dir.path(), &["memory", "history", "--team"]);
+    let history = String::from_utf8_lossy(&history.stdout).into_owned();
+    assert_eq!(history.lines().count(), 1, "{history}");
+    peer.stop();
+    stop_host(dir.path());
+}
+
+#[test]
+fn memory_update_goes_to_the_hosts_socket_and_not_to_the_store() {
+    use std::io::Write as _;
+    let dir = setup("\n[memory]\nworkspace = \"acme\"\n");
+    std::fs::create_dir_all(dir.path().join("data")).expect("data");
+    // A stand-in for the host on the data dir's socket: it records the request and refuses.
+    let listener =
+        std::os::unix::net::UnixListener::bind(dir.path().join("data/serve.sock")).expect("bind");
+    let file = dir.path().join("team.md");
+    std::fs::write(&file, "## Decisions\n- 2026-01-01: ship on Fridays\n").expect("team.md");
+    let file = file.display().to_string();
+    let answers = [
+        (
+            json!({"ok": false, "error": "refused by the stand-in host"}),
+            1,
+        ),
+        (
+            json!({"ok": true, "result": {"conflict": true, "message": "changed since"}}),
+            4,
+        ),
+    ];
+    for (answer, code) in answers {
+        let child = guild(dir.path(), &["memory", "update", "--team", "--file", &file])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("guild runs");
+        let (stream, _) = listener.accept().expect("the command connects");
+        let mut line = String::new();
+        BufReader::new(&stream)
+            .read_line(&mut line)
+            .expect("a request");
+        let request: Value = serde_json::from_str(&line).expect("JSON");
+        assert_eq!(request["op"], "update_memory", "{request}");
+        assert_eq!(request["scope"], "team", "{request}");
+        assert_eq!(request["workspace"], "acme", "{request}");
+        assert!(
+            request["text"]
+                .as_str()
+                .is_some_and(|t| t.contains("Fridays")),
+            "{request}"
+        );
+        writeln!(&stream, "{answer}").expect("answer");
+        let out = child.wait_with_output().expect("guild ends");
+        assert_eq!(out.status.code(), Some(code), "{}", output_text(&out));
+        let said = match code {
+            4 => "changed since",
+            _ => "refused by the stand-in host",
+        };
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(said), "{err}");
+    }
+    // Without a host the store is written directly; here nothing was.
+    drop(listener);
+    let history = run(dir.path(), &["memory", "history", "--team"]);
+    assert!(
+        String::from_utf8_lossy(&history.stdout).contains("no versions"),
+        "{}",
+        output_text(&history)
+    );
+}
+
+#[test]
+fn clients_arriving_as_an_idle_host_ends_all_get_a_session() {
+    let dir = setup("\n[serve]\nidle_exit_s = 1\n");
+    // Each session starts about when the previous one's host decides to end (the idle time,
+    // checked every half second): some arrive just before, some just after, some while it
+    // ends. None may meet "host ended"; each gets a host.
+    for pause_ms in [900, 1000, 1100, 1200, 1300, 1400, 1500, 1600] {
+        assert_passed(&python_session(dir.path()));
+        std::thread::sleep(Duration::from_millis(pause_ms));
+    }
+    assert_passed(&python_session(dir.path()));
+    if dir.path().join("data/serve.sock").exists() {
+        stop_host(dir.path());
+    }
 }

@@ -209,3 +209,67 @@ fn the_typescript_client_verifies_skills_and_runs_tasks() {
     assert_eq!(summary["plain_status"], "succeeded", "{summary}");
     assert_eq!(summary["session_status"], "succeeded", "{summary}");
 }
+
+/// A `task` result links each artifact its report references (`resource_link`, the report's
+/// sha256 in `_meta`); `resources/read` serves the bytes while they are still those the report
+/// claimed, and refuses them, naming the artifact, once they changed; an unknown artifact URI is
+/// not found.
+#[test]
+fn task_results_link_their_artifacts_and_resources_read_serves_them() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join("kb")).expect("kb folder");
+    let text = format!(
+        "[host]\nplugins = [{:?}]\ndata_dir = \"data\"\n\n[grants.kb]\nfs = [{{ guest = \"/workspace\", host = \"kb\", mode = \"rw\" }}]\n",
+        common::plugin("kb").display().to_string()
+    );
+    std::fs::write(dir.path().join("guild.toml"), text).expect("guild.toml");
+    let (mut peer, _) = StdioPeer::start(dir.path(), serde_json::json!({}));
+    let called = peer.request(
+        "tools/call",
+        serde_json::json!({"name": "task", "arguments": {"subagent_type": "kb",
+            "description": "save notes/a.md\n# Notes\n\nfirst line"}}),
+    );
+    let content = called["result"]["content"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let link = content
+        .iter()
+        .find(|c| c["type"] == "resource_link")
+        .unwrap_or_else(|| panic!("no resource_link: {called}"))
+        .clone();
+    let uri = link["uri"].as_str().unwrap_or_default().to_owned();
+    assert!(
+        uri.starts_with("artifact://") && uri.ends_with("notes/a.md"),
+        "{link}"
+    );
+    let claimed = link["_meta"]["sha256"].clone();
+    assert!(claimed.as_str().is_some_and(|s| s.len() == 64), "{link}");
+    // Allowed: the bytes the report claimed.
+    let read = peer.request("resources/read", serde_json::json!({"uri": uri}));
+    let contents = &read["result"]["contents"][0];
+    assert!(
+        contents["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("first line")),
+        "{read}"
+    );
+    assert_eq!(contents["_meta"]["sha256"], claimed, "{read}");
+    // Denied: changed behind the report.
+    let file = dir.path().join("kb/notes/a.md");
+    assert!(file.is_file(), "kb saved elsewhere: {called}");
+    std::fs::write(&file, "# Notes\n\nrewritten\n").expect("rewrite");
+    let refused = peer.request("resources/read", serde_json::json!({"uri": uri}));
+    let message = refused["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("notes/a.md") && message.contains("changed since the report"),
+        "{refused}"
+    );
+    let unknown = peer.request(
+        "resources/read",
+        serde_json::json!({"uri": "artifact://no-such-task/notes/a.md"}),
+    );
+    assert_eq!(unknown["error"]["code"], -32002, "{unknown}");
+    // The host ends when the data dir goes with the temporary folder.
+    peer.stop();
+}

@@ -90,6 +90,15 @@ impl Server {
             seen: Vec::new(),
         };
         server.wait_for("guild serve: MCP on ");
+        // The plugins load behind the server: the tests start from the loaded set (a change
+        // made while the first load runs could be part of it rather than of a reload).
+        if !server
+            .seen
+            .iter()
+            .any(|l| l.contains("guild serve: plugins ready"))
+        {
+            server.wait_for("guild serve: plugins ready");
+        }
         server
     }
 

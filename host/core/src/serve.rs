@@ -30,6 +30,12 @@ pub struct ServeSettings {
     /// up with no client attached and no task running (default 900; 0 = never exits on its own).
     #[serde(default = "d_idle_exit_s")]
     pub idle_exit_s: u64,
+    /// While a host loads its plugins at start-up, how long a `tools/list` or `prompts/list`
+    /// waits for the load before it answers with the specialists named as loading, ms (default
+    /// 10000; 0 = answer at once). A warm start then lists the whole roster at once, also to
+    /// clients that ignore `list_changed`; a long first compile does not hold a client up.
+    #[serde(default = "d_load_wait_ms")]
+    pub load_wait_ms: u64,
 }
 
 fn d_max_sessions() -> usize {
@@ -47,6 +53,9 @@ fn d_max_json_depth() -> u32 {
 fn d_idle_exit_s() -> u64 {
     900
 }
+fn d_load_wait_ms() -> u64 {
+    10_000
+}
 
 impl Default for ServeSettings {
     fn default() -> Self {
@@ -57,6 +66,7 @@ impl Default for ServeSettings {
             max_body_kb: d_max_body_kb(),
             max_json_depth: d_max_json_depth(),
             idle_exit_s: d_idle_exit_s(),
+            load_wait_ms: d_load_wait_ms(),
         }
     }
 }
@@ -79,6 +89,7 @@ impl ServeSettings {
             // serde_json itself stops at 128 levels.
             out_of("max_json_depth", self.max_json_depth.into(), 4, 128),
             out_of("idle_exit_s", self.idle_exit_s, 0, 30 * 24 * 3600),
+            out_of("load_wait_ms", self.load_wait_ms, 0, 600_000),
         ];
         match checks.into_iter().flatten().next() {
             Some(bad) => Err(bad),
@@ -154,9 +165,10 @@ mod tests {
                 d.session_idle_s,
                 d.max_body_kb,
                 d.max_json_depth,
-                d.idle_exit_s
+                d.idle_exit_s,
+                d.load_wait_ms
             ),
-            (false, 64, 900, 4096, 64, 900)
+            (false, 64, 900, 4096, 64, 900, 10_000)
         );
         assert!(d.validate().is_ok());
     }

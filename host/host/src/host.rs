@@ -39,6 +39,9 @@ pub struct Host {
     /// Re-scans skill folders so added, changed and removed skills show without a restart;
     /// stops when the last clone of the host is dropped.
     _skill_watcher: Arc<guild_skills::SkillWatcher>,
+    /// While the first load runs ([`Host::open`]): the configured specialists it will bring;
+    /// `None` once it published the set.
+    loading: Arc<tokio::sync::watch::Sender<Option<Vec<String>>>>,
 }
 
 impl Host {
@@ -51,6 +54,16 @@ impl Host {
 
     /// Starts a host on an existing engine (several hosts may share one, and its caches).
     pub async fn with_engine(config: Config, engine: GuildEngine) -> Result<Self, HostError> {
+        let host = Self::open(config, engine).await?;
+        host.load_plugins().await;
+        Ok(host)
+    }
+
+    /// Opens a host on `engine` without loading its plugins yet: stores, memory, ledger and
+    /// background tasks are ready, the plugin set is empty and [`Host::loading`] names every
+    /// configured specialist until [`Host::load_plugins`] publishes the set. A server answers its
+    /// clients meanwhile instead of waiting for the first compile.
+    pub async fn open(config: Config, engine: GuildEngine) -> Result<Self, HostError> {
         let runtime = Runtime::new(
             engine,
             GuardedClient::new(HttpLimits::default()),
@@ -102,16 +115,43 @@ impl Host {
                 tracing::info!(folder = %change.dir.display(), diff = %change.diff, "skill catalog changed");
             })
             .map_err(HostError::Watcher)?;
+        let configured = configured_specialists(&services.config);
         let host = Self {
             _skill_watcher: Arc::new(watcher),
             default_session: Session::new(services.clone()),
             background,
             reloader,
             services,
+            loading: Arc::new(tokio::sync::watch::Sender::new(Some(configured))),
         };
-        host.reload().await;
-        host.prime_skill_folders();
         Ok(host)
+    }
+
+    /// The first load of a host [`Host::open`]ed: loads (compiling when the cache has no
+    /// artifact) every configured plugin, publishes the set and ends [`Host::loading`].
+    pub async fn load_plugins(&self) -> ReloadReport {
+        let report = self.reload_with(None).await;
+        self.loading.send_replace(None);
+        self.prime_skill_folders();
+        report
+    }
+
+    /// The configured specialists (by the names in their manifests) while the first load
+    /// runs; empty once the set is published.
+    pub fn loading(&self) -> Vec<String> {
+        self.loading.borrow().clone().unwrap_or_default()
+    }
+
+    /// Whether the first load is still running.
+    pub fn is_loading(&self) -> bool {
+        self.loading.borrow().is_some()
+    }
+
+    /// Resolves once the first load has published the plugin set (at once if it has).
+    pub async fn loaded(&self) {
+        let mut published = self.loading.subscribe();
+        // The sender lives as long as this host: the wait ends only by the set's publication.
+        let _ = published.wait_for(Option::is_none).await;
     }
 
     /// Scans every skill folder a specialist or the supervisor may see, on the blocking pool and
@@ -169,6 +209,24 @@ impl Host {
     /// plugin requests or is granted that no loaded connector offers (with the nearest one).
     pub fn load_warnings(&self) -> Vec<String> {
         self.services.snapshot().warnings.clone()
+    }
+
+    /// The bytes of artifact `id` that `specialist` (name or alias) reported: read from its
+    /// first granted folder, where validation resolves a report's artifacts, confined there
+    /// (no `..`, no absolute path, no symlink out) and capped like validation's reads.
+    /// `Ok(None)` when it is not there; an error names the specialist or the folder.
+    pub fn artifact(&self, specialist: &str, id: &str) -> Result<Option<Vec<u8>>, String> {
+        use guild_validate::ArtifactResolver as _;
+        let snapshot = self.services.snapshot();
+        let plugin = snapshot
+            .resolve(specialist)
+            .ok_or_else(|| format!("specialist '{specialist}' is no longer loaded"))?;
+        let mount = plugin.runtime.effective().fs.first().ok_or_else(|| {
+            format!("specialist '{specialist}' has no granted folder to hold artifacts")
+        })?;
+        let dir = guild_validate::DirResolver::open(&mount.host)
+            .map_err(|e| format!("cannot open {}: {e}", mount.host.display()))?;
+        dir.resolve(id).map_err(|e| e.to_string())
     }
 
     /// Every loaded plugin, sorted by name.
@@ -422,4 +480,19 @@ impl Host {
     pub(crate) fn services(&self) -> &Arc<Services> {
         &self.services
     }
+}
+
+/// The specialists `config` names (from their manifests; a folder whose manifest does not
+/// parse is left to the load to report), as [`Host::loading`] lists them before they load.
+fn configured_specialists(config: &Config) -> Vec<String> {
+    let folders = config.plugin_folders().unwrap_or_default();
+    let mut names: Vec<String> = folders
+        .iter()
+        .filter_map(|dir| guild_core::manifest::Manifest::load(dir).ok())
+        .filter(|m| m.plugin.kind == guild_core::manifest::PluginKind::Specialist)
+        .map(|m| m.name().to_owned())
+        .collect();
+    names.sort();
+    names.dedup();
+    names
 }

@@ -1,5 +1,5 @@
-//! The control socket: how `guild reload`, the CLI commands that change tasks and the stdio
-//! proxies reach the host that owns the data dir.
+//! The control socket: how `guild reload`, the CLI commands that change tasks or memory and
+//! the stdio proxies reach the host that owns the data dir.
 //!
 //! A running server listens on `DATA_DIR/serve.sock` (a unix socket, mode 0600, removed on
 //! shutdown). A socket file left by a server that crashed is stale: the next server, holding
@@ -29,7 +29,7 @@ use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _, Buf
 use tokio::net::{UnixListener, UnixStream};
 
 use crate::mcp::Server;
-use crate::sessions::{Identity, Sessions};
+use crate::sessions::{Identity, Refusal, Sessions};
 
 /// The socket's name inside the data dir.
 pub const SOCKET_FILE: &str = "serve.sock";
@@ -82,6 +82,20 @@ pub enum Request {
         id: String,
         /// Whether the call may go ahead.
         approved: bool,
+    },
+    /// Store a new version of a memory document (as `update_memory`; `guild memory update`):
+    /// through the host, so that every write to the data dir's memory is the host's.
+    UpdateMemory {
+        /// `team` or `private`.
+        scope: guild_host::memory::Scope,
+        /// The whole new document.
+        text: String,
+        /// The version it was written from; `None` replaces the newest whatever it is.
+        base: Option<u64>,
+        /// The workspace whose team memory (the command's `[memory]` / `--workspace`).
+        workspace: Option<String>,
+        /// The user whose private memory (the command's `[memory]` / `--user`).
+        user: Option<String>,
     },
     /// Open an MCP session on this connection ([`crate::sessions`]): after the answer, the
     /// connection carries JSON-lines MCP.
@@ -236,8 +250,9 @@ async fn connection(stream: UnixStream, server: Arc<Server>, sessions: Arc<Sessi
         let response = match serde_json::from_str::<Request>(&line) {
             Ok(Request::McpSession(asked)) => match sessions.admit(&asked) {
                 Ok(attached) => {
-                    let pid = json!({ "pid": std::process::id() });
-                    if send(&mut write, &Response::success(String::new(), pid))
+                    let answer = json!({ "pid": std::process::id(),
+                        "loading": server.host().loading() });
+                    if send(&mut write, &Response::success(String::new(), answer))
                         .await
                         .is_ok()
                     {
@@ -245,12 +260,15 @@ async fn connection(stream: UnixStream, server: Arc<Server>, sessions: Arc<Sessi
                     }
                     return;
                 }
-                Err(refused) => Response::failure(refused),
+                // Ending idle: no answer, so the proxy starts a new host.
+                Err(Refusal::Closing) => return,
+                Err(Refusal::Mismatch(refused)) => Response::failure(refused),
             },
             Ok(request) => handle(&server, request).await,
             Err(e) => Response::failure(format!(
                 "not a control request ({e}); send one JSON object per line with an `op` of \
-                 reload, start_task, update_task, cancel_task, approve_task or mcp_session"
+                 reload, start_task, update_task, cancel_task, approve_task, update_memory or \
+                 mcp_session"
             )),
         };
         if send(&mut write, &response).await.is_err() {
@@ -283,6 +301,7 @@ async fn handle(server: &Server, request: Request) -> Response {
                 description,
             } => {
                 server.check_open()?;
+                server.ready().await;
                 let id = host
                     .start_task(&specialist, &description)
                     .map_err(|e| e.to_string())?;
@@ -306,6 +325,13 @@ async fn handle(server: &Server, request: Request) -> Response {
                     json!({ "task_id": id, "cancelled": true }),
                 )
             }
+            Request::UpdateMemory {
+                scope,
+                text,
+                base,
+                workspace,
+                user,
+            } => update_memory(host, scope, &text, base, (workspace, user)).await?,
             Request::McpSession(_) => return Err("a session is opened by itself".to_owned()),
             Request::ApproveTask { id, approved } => {
                 host.approve_task(&id, approved)
@@ -320,6 +346,44 @@ async fn handle(server: &Server, request: Request) -> Response {
     }
     .await;
     outcome.unwrap_or_else(Response::failure)
+}
+
+/// Key of a [`Request::UpdateMemory`] answer's `result` that is true when the document changed
+/// after the update's base (nothing was stored; `message` says what happened).
+pub const CONFLICT: &str = "conflict";
+
+/// [`Request::UpdateMemory`]: the outcome as JSON ([`guild_host::memory::UpdateOutcome`]), or
+/// [`CONFLICT`] set with the conflict's message.
+async fn update_memory(
+    host: &guild_host::Host,
+    scope: guild_host::memory::Scope,
+    text: &str,
+    base: Option<u64>,
+    (workspace, user): (Option<String>, Option<String>),
+) -> Result<Response, String> {
+    use guild_host::memory::{Actor, MemoryError};
+    let memory = host.memory().with_owners(workspace, user);
+    let base = match base {
+        Some(base) => base,
+        None => memory
+            .read(scope)
+            .await
+            .map_err(|e| e.to_string())?
+            .version
+            .map_or(0, |v| v.version),
+    };
+    match memory.update(scope, text, base, &Actor::Supervisor).await {
+        Ok(outcome) => {
+            let result = serde_json::to_value(&outcome).map_err(|e| e.to_string())?;
+            Ok(Response::success(String::new(), result))
+        }
+        // Answered, not refused: the client tells a conflict (exit 4) from a failure.
+        Err(e @ MemoryError::Conflict { .. }) => Ok(Response::success(
+            String::new(),
+            json!({ CONFLICT: true, "message": e.to_string() }),
+        )),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// Sends `request` to the server running on `data_dir`, waiting at most [`client_timeout`].
@@ -352,7 +416,7 @@ pub async fn call_within(
 }
 
 /// An MCP session opened on the host ([`open_session`]): the connection, which now carries
-/// JSON-lines MCP, and the host's pid.
+/// JSON-lines MCP, the host's pid and the plugins it was still loading.
 pub struct OpenSession {
     /// The host's output (what it read past the answer stays buffered here).
     pub read: BufReader<tokio::net::unix::OwnedReadHalf>,
@@ -360,6 +424,8 @@ pub struct OpenSession {
     pub write: tokio::net::unix::OwnedWriteHalf,
     /// The host process.
     pub pid: u32,
+    /// The plugins the host was still loading when it opened the session (at its start-up).
+    pub loading: Vec<String>,
 }
 
 impl OpenSession {
@@ -379,7 +445,7 @@ impl OpenSession {
 }
 
 /// Opens an MCP session for `identity` on the host of `data_dir`, waiting at most `timeout`
-/// for its answer (a host still starting answers once its plugins are loaded). `Ok(None)` when
+/// for its answer (a host answers at once, its plugins loading behind it). `Ok(None)` when
 /// no host runs (or it ended before answering); an error when it refused (another
 /// configuration) or did not answer in time.
 pub async fn open_session(
@@ -426,7 +492,13 @@ pub async fn open_session(
         anyhow::bail!("{}", response.error);
     }
     let pid = response.result["pid"].as_u64().unwrap_or(0) as u32;
-    Ok(Some(OpenSession { read, write, pid }))
+    let loading = serde_json::from_value(response.result["loading"].clone()).unwrap_or_default();
+    Ok(Some(OpenSession {
+        read,
+        write,
+        pid,
+        loading,
+    }))
 }
 
 /// Connects to the socket at `path`; `None` when nobody listens there.

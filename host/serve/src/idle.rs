@@ -23,10 +23,12 @@ pub(crate) enum Reason {
 }
 
 /// Resolves when the host should end by itself; `idle` is `None` when it never goes idle.
+/// Before it resolves for the idle time it closes `sessions` and removes `socket`.
 pub(crate) async fn watch(
     server: Arc<Server>,
     sessions: Arc<Sessions>,
     lock_file: PathBuf,
+    socket: PathBuf,
     idle: Option<Duration>,
 ) -> Reason {
     let mut quiet_since: Option<tokio::time::Instant> = None;
@@ -37,13 +39,21 @@ pub(crate) async fn watch(
             return Reason::DataDirGone;
         }
         let Some(idle) = idle else { continue };
-        if sessions.attached() > 0 || server.busy() > 0 {
+        // A start-up load that runs keeps the host up too (a shutdown does not wait for it).
+        if sessions.attached() > 0 || server.busy() > 0 || server.host().is_loading() {
             quiet_since = None;
             continue;
         }
         let since = *quiet_since.get_or_insert_with(tokio::time::Instant::now);
+        // Closing and admitting exclude each other: a client that connected just now keeps
+        // the host up; one connecting after this gets no session and starts a new host, and
+        // the socket goes at once so that no one else connects to this one.
         if since.elapsed() >= idle {
-            return Reason::Idle(idle);
+            if sessions.close_if_unattached() {
+                let _ = std::fs::remove_file(&socket);
+                return Reason::Idle(idle);
+            }
+            quiet_since = None;
         }
     }
 }

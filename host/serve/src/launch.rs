@@ -5,7 +5,9 @@
 //! client: a process group of its own (a ctrl-c in the client's terminal or the client's end
 //! does not reach it), stdin and stdout on /dev/null, stderr appended to `DATA_DIR/serve.log`.
 //! Two proxies that start a host at once both spawn one; the data dir's lock ([`crate::lock`])
-//! keeps one, the other exits at once, and both proxies connect to the one that runs.
+//! keeps one, the other exits at once, and both proxies connect to the one that runs. A host
+//! started while the previous one is ending (idle) finds the lock still held and exits: when
+//! nobody binds the socket it is started again, a few times.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -20,6 +22,10 @@ pub(crate) const LOG_FILE: &str = "serve.log";
 
 /// How long a started host may take to bind its socket (it does so before loading plugins).
 const BIND_WAIT: Duration = Duration::from_secs(60);
+/// How long after a started host exited without anyone binding the socket it is started again.
+const RESPAWN_AFTER: Duration = Duration::from_millis(300);
+/// How many times it is started again.
+const RESPAWNS: u32 = 3;
 
 /// What the started host is told, from the proxy's own `guild serve` arguments.
 pub(crate) struct Launch<'a> {
@@ -40,7 +46,7 @@ impl Launch<'_> {
         let mut child = self.spawn()?;
         let socket = self.data_dir.join(control::SOCKET_FILE);
         let deadline = tokio::time::Instant::now() + BIND_WAIT;
-        let mut exited_at = None;
+        let (mut exited_at, mut respawns) = (None, 0);
         while tokio::time::Instant::now() < deadline {
             if std::os::unix::net::UnixStream::connect(&socket).is_ok() {
                 return Ok(());
@@ -49,7 +55,15 @@ impl Launch<'_> {
             if exited_at.is_none() && matches!(child.try_wait(), Ok(Some(_))) {
                 exited_at = Some(tokio::time::Instant::now());
             }
-            if exited_at.is_some_and(|t| t.elapsed() > Duration::from_secs(10)) {
+            let waited = exited_at.map(|t| t.elapsed());
+            // No winner bound: the lock was a host's that was ending (idle) as this one
+            // started. Start again, a few times.
+            if waited.is_some_and(|w| w > RESPAWN_AFTER) && respawns < RESPAWNS {
+                child = self.spawn()?;
+                (exited_at, respawns) = (None, respawns + 1);
+                continue;
+            }
+            if waited.is_some_and(|w| w > Duration::from_secs(10)) {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(20)).await;

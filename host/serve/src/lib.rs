@@ -183,10 +183,16 @@ async fn run_host(
         _ => None,
     };
     let identity = Identity::of(config_path, &config);
-    let host = crate::start::start_host_with(config, compile_helper).await?;
+    // Opened without its plugins: clients are served at once, the plugins load behind them
+    // (the first load compiles each one) and join the tool list when ready.
+    let host = crate::start::open_host_with(config, compile_helper).await?;
     let server = Server::new(host, config_path.to_path_buf());
     let sessions = Sessions::new(identity, limits.max_body_bytes());
     control.serve(server.clone(), sessions.clone());
+    tokio::spawn({
+        let server = server.clone();
+        async move { server.load_plugins().await }
+    });
     let mode = match args.watch_ms {
         0 => watch::WatchMode::Off,
         _ => args.watch,
@@ -204,6 +210,7 @@ async fn run_host(
         server.clone(),
         sessions,
         data_dir.join(lock::LOCK_FILE),
+        data_dir.join(control::SOCKET_FILE),
         idle,
     );
     let grace = Duration::from_secs(args.grace_s);

@@ -26,9 +26,9 @@ use crate::launch::{LOG_FILE, Launch};
 use crate::sessions::Identity;
 use crate::stdio_guard;
 
-/// How long the proxy waits for a host to open its session: a host just started loads (and
-/// on its first start compiles) every plugin first.
-const OPEN_WAIT: Duration = Duration::from_secs(600);
+/// How long the proxy waits for a host to open its session (a host answers at once, loading
+/// its plugins behind it; this bounds a host that is stopped or stuck).
+const OPEN_WAIT: Duration = Duration::from_secs(120);
 
 /// JSON-RPC error code of a request the host ended before answering.
 const HOST_ENDED: i64 = -32000;
@@ -52,6 +52,14 @@ pub(crate) async fn run(
         session.pid,
         data_dir.display()
     );
+    if !session.loading.is_empty() {
+        eprintln!(
+            "guild serve: the host is loading its plugins ({}); the first load compiles them \
+             (progress in {}); they join the tool list when ready",
+            session.loading.join(", "),
+            data_dir.join(LOG_FILE).display()
+        );
+    }
     let pump = pump(session, max_line, data_dir);
     tokio::select! {
         code = pump => Ok(code),

@@ -12,8 +12,8 @@
 //! The count of attached sessions feeds the idle policy ([`crate::idle`]).
 
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use rmcp::ServiceExt as _;
 use serde::{Deserialize, Serialize};
@@ -50,6 +50,20 @@ pub(crate) struct Sessions {
     identity: Identity,
     max_line: usize,
     attached: AtomicUsize,
+    /// Set, under its lock, when the host decided to end idle: admitting a client and deciding
+    /// that none is attached exclude each other, so no client is admitted by a host that is
+    /// ending ([`Sessions::close_if_unattached`]).
+    closing: Mutex<bool>,
+}
+
+/// Why a client gets no session.
+#[derive(Debug)]
+pub(crate) enum Refusal {
+    /// The host is ending (idle): it hangs up without an answer, which a proxy reads as "no
+    /// host" and starts a new one.
+    Closing,
+    /// Another configuration or other memory owners: the message names both.
+    Mismatch(String),
 }
 
 impl Sessions {
@@ -58,7 +72,18 @@ impl Sessions {
             identity,
             max_line,
             attached: AtomicUsize::new(0),
+            closing: Mutex::new(false),
         })
+    }
+
+    /// Stops admitting clients when none is attached (the idle exit); false, and nothing
+    /// changes, when one is.
+    pub(crate) fn close_if_unattached(&self) -> bool {
+        let mut closing = self.closing.lock().unwrap_or_else(|p| p.into_inner());
+        if self.attached() == 0 {
+            *closing = true;
+        }
+        *closing
     }
 
     /// Sessions attached now.
@@ -68,19 +93,19 @@ impl Sessions {
 
     /// Counts the client asking for `asked` as attached when it may have a session here (before
     /// it is told, so that the host does not go idle meanwhile); else why not.
-    pub(crate) fn admit(&self, asked: &Identity) -> Result<Attached<'_>, String> {
+    pub(crate) fn admit(&self, asked: &Identity) -> Result<Attached<'_>, Refusal> {
         let own = &self.identity;
         if asked.config != own.config {
-            return Err(format!(
+            return Err(Refusal::Mismatch(format!(
                 "the guild host on this data dir serves {} but this client asked for {}: one \
                  host serves one configuration per data dir; use that configuration, or give \
                  this one another data_dir",
                 own.config.display(),
                 asked.config.display()
-            ));
+            )));
         }
         if asked.workspace != own.workspace || asked.user != own.user {
-            return Err(format!(
+            return Err(Refusal::Mismatch(format!(
                 "the guild host for {} serves the memory of workspace {:?} and user {:?}, but \
                  this client asked for {:?} and {:?}",
                 own.config.display(),
@@ -88,7 +113,11 @@ impl Sessions {
                 own.user,
                 asked.workspace,
                 asked.user
-            ));
+            )));
+        }
+        let closing = self.closing.lock().unwrap_or_else(|p| p.into_inner());
+        if *closing {
+            return Err(Refusal::Closing);
         }
         Ok(Attached::new(&self.attached))
     }
@@ -156,7 +185,9 @@ mod tests {
             config: PathBuf::from("/b/guild.toml"),
             ..own.clone()
         };
-        let err = sessions.admit(&other).err().expect("another config");
+        let Some(Refusal::Mismatch(err)) = sessions.admit(&other).err() else {
+            panic!("another config is admitted");
+        };
         assert!(
             err.contains("/a/guild.toml") && err.contains("/b/guild.toml"),
             "{err}"
@@ -165,7 +196,27 @@ mod tests {
             user: Some("sam".into()),
             ..own
         };
-        let err = sessions.admit(&other_user).err().expect("another user");
+        let Some(Refusal::Mismatch(err)) = sessions.admit(&other_user).err() else {
+            panic!("another user is admitted");
+        };
         assert!(err.contains("sam"), "{err}");
+    }
+
+    #[test]
+    fn a_host_closes_only_with_no_session_and_then_admits_none() {
+        let own = Identity {
+            config: PathBuf::from("/a/guild.toml"),
+            workspace: None,
+            user: None,
+        };
+        let sessions = Sessions::new(own.clone(), 1024);
+        let attached = sessions.admit(&own).expect("open");
+        // Denied: a session is attached, the host stays open.
+        assert!(!sessions.close_if_unattached());
+        assert!(sessions.admit(&own).is_ok());
+        drop(attached);
+        // Allowed: none attached; from then on a client gets no session.
+        assert!(sessions.close_if_unattached());
+        assert!(matches!(sessions.admit(&own), Err(Refusal::Closing)));
     }
 }

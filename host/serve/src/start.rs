@@ -1,6 +1,7 @@
 //! Starting and stopping a host as the `guild` binary does, shared by every command and by
 //! `guild serve`: the compile helper is this executable, plugins that fail to load are warned
-//! about, mutating calls that outlived their task finish before the process exits, and
+//! about, a server opens its host first and loads the plugins behind it ([`open_host_with`]),
+//! mutating calls that outlived their task finish before the process exits, and
 //! `--workspace`/`--user` name the memory owners.
 
 use guild_host::{Config, GuildEngine, Host, HostError};
@@ -19,6 +20,26 @@ pub async fn start_host_with(
     start_host_on(config, engine).await
 }
 
+/// Opens a host for a parsed config without loading its plugins ([`Host::open`]): a server
+/// answers its clients while [`Host::load_plugins`] runs in the background.
+pub async fn open_host_with(
+    mut config: Config,
+    compile_helper: Option<std::path::PathBuf>,
+) -> anyhow::Result<Host> {
+    use_compile_helper(&mut config, compile_helper);
+    let engine =
+        GuildEngine::new(guild_host::engine_options(&config)).map_err(HostError::Engine)?;
+    Ok(Host::open(config, engine).await?)
+}
+
+/// Prints the plugins that failed to load, and the problems that did not stop one, as
+/// warnings on stderr.
+pub fn warn_load_problems(host: &Host) {
+    for line in host.load_errors().into_iter().chain(host.load_warnings()) {
+        eprintln!("warning: {}", guild_host::text::for_terminal(&line));
+    }
+}
+
 /// Components compile in a child process of `compile_helper` (the `guild` binary, under the
 /// compile limits); `None` keeps what the config says (a unit test's executable, the test
 /// harness, has no compile command).
@@ -35,9 +56,7 @@ pub async fn start_host_on(config: Config, engine: GuildEngine) -> anyhow::Resul
         render::spinner("loading plugins (first load compiles them; later loads use the cache)");
     let host = Host::with_engine(config, engine).await?;
     spinner.finish_and_clear();
-    for line in host.load_errors().into_iter().chain(host.load_warnings()) {
-        eprintln!("warning: {}", guild_host::text::for_terminal(&line));
-    }
+    warn_load_problems(&host);
     Ok(host)
 }
 

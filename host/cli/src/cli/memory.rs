@@ -1,7 +1,9 @@
 //! `guild memory show|update|history|restore --team|--private`: the supervisor's access to
 //! team and private memory. No host is started and no plugin is loaded: the memory store in
-//! the data dir is opened directly. The workspace and user come from `[memory]` in guild.toml;
-//! `--workspace` / `--user` override them.
+//! the data dir is opened directly, except that `update` goes through the data dir's running
+//! host when there is one (its control socket), so the host makes every write while it runs.
+//! The workspace and user come from `[memory]` in guild.toml; `--workspace` / `--user`
+//! override them.
 
 use guild_serve::start::name_owners;
 use std::io::Read;
@@ -122,6 +124,13 @@ pub(crate) async fn run(config: &Path, args: MemoryArgs, json: bool) -> anyhow::
         MemoryCommand::Show { scope, version } => show(&memory, scope.scope(), version, json).await,
         MemoryCommand::Update { scope, file, base } => {
             let text = read_input(&file)?;
+            let owners = (config.memory.workspace.clone(), config.memory.user.clone());
+            if let Some(code) =
+                update_through_host(&config.data_dir(), scope.scope(), &text, base, owners, json)
+                    .await?
+            {
+                return Ok(code);
+            }
             let base = match base {
                 Some(base) => base,
                 None => memory
@@ -197,6 +206,37 @@ async fn show(
         None => eprintln!("{scope} memory is empty: {usage}"),
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `guild memory update` through the host running on `data_dir`: its exit code, or `None` when
+/// no host runs (the caller writes the store itself).
+async fn update_through_host(
+    data_dir: &Path,
+    scope: Scope,
+    text: &str,
+    base: Option<u64>,
+    (workspace, user): (Option<String>, Option<String>),
+    json: bool,
+) -> anyhow::Result<Option<ExitCode>> {
+    use guild_serve::control::{self, Request};
+    let request = Request::UpdateMemory {
+        scope,
+        text: text.to_owned(),
+        base,
+        workspace,
+        user,
+    };
+    let Some(response) = control::call(data_dir, &request).await? else {
+        return Ok(None);
+    };
+    if response.result[control::CONFLICT] == true {
+        let message = response.result["message"].as_str().unwrap_or_default();
+        eprintln!("error: {}", for_terminal(message));
+        return Ok(Some(ExitCode::from(CONFLICT)));
+    }
+    let outcome: UpdateOutcome = serde_json::from_value(response.result)
+        .context("the host's answer to the memory update is not an update outcome")?;
+    report(&outcome, json).map(Some)
 }
 
 /// Prints an update's outcome: warnings and errors on stderr, the result on stdout.

@@ -12,7 +12,7 @@ mod tests;
 
 use std::sync::Arc;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 pub use guild_memory::*;
@@ -53,7 +53,7 @@ pub struct MemoryDoc {
 }
 
 /// What an update did.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "result", rename_all = "snake_case")]
 pub enum UpdateOutcome {
     /// A new version was stored.
@@ -171,6 +171,16 @@ impl Memory {
             settings,
             rewriter: None,
         }
+    }
+
+    /// The same store (and rewriter) for the named workspace and user (`None`: that scope is
+    /// unavailable, as without `[memory]`): how the host serves `guild memory update` for the
+    /// owners the command names, whichever its MCP tools serve.
+    pub fn with_owners(&self, workspace: Option<String>, user: Option<String>) -> Self {
+        let mut other = self.clone();
+        other.settings.workspace = workspace;
+        other.settings.user = user;
+        other
     }
 
     /// Uses `rewriter` for over-limit writes (see [`validate_with_rewrite`]).

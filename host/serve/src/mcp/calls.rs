@@ -96,7 +96,7 @@ impl Connection {
         let host = self.server.host();
         match name {
             "task" => self.task(args, context).await,
-            "start_task" => self.start_task(args),
+            "start_task" => self.start_task(args).await,
             "check_task" => self.check_task(args),
             "update_task" => self.update_task(args),
             "cancel_task" => cancel_task(host, args),
@@ -117,9 +117,11 @@ impl Connection {
         }
     }
 
-    /// `start_task`: a background task; its id at once.
-    fn start_task(&self, args: &Value) -> Result<CallToolResult, String> {
+    /// `start_task`: a background task; its id at once (once the plugins are loaded, at
+    /// start-up).
+    async fn start_task(&self, args: &Value) -> Result<CallToolResult, String> {
         self.server.check_open()?;
+        self.server.ready().await;
         let id = self
             .server
             .host()
@@ -222,6 +224,8 @@ impl Connection {
         let _running = Running::start(&self.server.running);
         let (request, cancelled) = (context.clone(), context.ct.clone());
         let work = async {
+            // At start-up the task waits for the plugins (cancellable like the task itself).
+            self.server.ready().await;
             match &input {
                 TaskInput::Single(t) => {
                     self.single(&t.subagent_type, &t.description, request).await
@@ -229,7 +233,13 @@ impl Connection {
                 TaskInput::Batch(tasks) => {
                     let items = self.session.batch(tasks).await.map_err(|e| e.to_string())?;
                     let text = render_batch(&items, render::task_result);
-                    Ok(success(text, json!({ "tasks": items })))
+                    let mut out = success(text, json!({ "tasks": items }));
+                    for item in &items {
+                        if let Ok(result) = &item.result {
+                            out.content.extend(self.server.artifacts.links(result));
+                        }
+                    }
+                    Ok(out)
                 }
             }
         };
@@ -285,6 +295,7 @@ impl Connection {
         }
         let result = result.map_err(|e| e.to_string())?;
         let mut out = success(render::task_result(&result), to_json(&result));
+        out.content.extend(self.server.artifacts.links(&result));
         if result.status != TaskStatus::Succeeded {
             out.is_error = Some(true);
         }

@@ -6,10 +6,12 @@
 //! are also resources ([`resources`]); with `wakeup` delivery, background reports are also log
 //! notifications ([`wakeup`]); clients that declare the Tasks extension get a `task` call as a
 //! background task, with `tasks/get`, `tasks/cancel`, `tasks/list` and `tasks/result`
-//! ([`tasks_ext`]). Each specialist is also a prompt ([`prompts`]).
+//! ([`tasks_ext`]). Each specialist is also a prompt ([`prompts`]). A task result links each
+//! artifact its report references as a resource ([`artifacts`]).
 
 mod annotations;
 mod approvals;
+mod artifacts;
 mod calls;
 mod malformed;
 mod memory;
@@ -59,6 +61,11 @@ pub(crate) struct Server {
     /// The supervisor's skill set as last seen ([`resources::signature`]): a reload that
     /// changes it sends `notifications/resources/list_changed`.
     skill_set: tokio::sync::Mutex<Option<String>>,
+    /// The artifact links task results handed out, for `resources/read`.
+    artifacts: artifacts::Artifacts,
+    /// Clients whose tools or prompts were listed while the start-up load ran: told when it
+    /// ends ([`Server::load_plugins`]).
+    listed_while_loading: Mutex<Vec<Peer<RoleServer>>>,
 }
 
 impl Server {
@@ -72,6 +79,8 @@ impl Server {
             listeners: Mutex::new(Vec::new()),
             next_listener: std::sync::atomic::AtomicU64::new(0),
             skill_set: tokio::sync::Mutex::new(None),
+            artifacts: artifacts::Artifacts::default(),
+            listed_while_loading: Mutex::new(Vec::new()),
         })
     }
 
@@ -92,6 +101,50 @@ impl Server {
             .map(|ts| ts.iter().filter(|t| t.status.is_live()).count())
             .unwrap_or(0);
         self.running.load(Ordering::SeqCst) + background
+    }
+
+    /// The host's first load of its plugins, run behind a server that already answers: the
+    /// roster is empty and the plugins are listed as loading until it ends; then the clients
+    /// that listed meanwhile get `notifications/tools/list_changed` and `prompts/list_changed`,
+    /// every client `resources/list_changed` when the skills changed. Progress goes to stderr
+    /// (the host's log).
+    pub(crate) async fn load_plugins(&self) -> ReloadReport {
+        let loading = self.host.loading();
+        let started = std::time::Instant::now();
+        eprintln!(
+            "guild serve: loading the plugins ({} specialist(s): {}); clients are served \
+             meanwhile, tasks wait for the load",
+            loading.len(),
+            loading.join(", ")
+        );
+        let report = self.host.load_plugins().await;
+        crate::start::warn_load_problems(&self.host);
+        eprintln!(
+            "guild serve: plugins ready in {:.1} s: {} specialist(s) on the roster, {} plugin(s) \
+             failed to load",
+            started.elapsed().as_secs_f64(),
+            self.host.roster().len(),
+            report.errors.len()
+        );
+        self.notify_listed_while_loading().await;
+        if self.skill_set_changed().await {
+            self.notify_all(Changed::Resources).await;
+        }
+        report
+    }
+
+    /// Waits until the host's plugins are loaded: a task sent while they load runs once they
+    /// are (see docs/operations.md, Start-up).
+    pub(crate) async fn ready(&self) {
+        self.host.loaded().await;
+    }
+
+    /// Waits for the host's plugins for at most `[serve] load_wait_ms`: a list answered after
+    /// it has the whole roster when the load is quick, and names the specialists still loading
+    /// when it is not.
+    async fn ready_for_a_list(&self) {
+        let wait = std::time::Duration::from_millis(self.host.config().serve.load_wait_ms);
+        let _ = tokio::time::timeout(wait, self.host.loaded()).await;
     }
 
     /// Reads `guild.toml` again and reloads the plugins with its folders and grants; tells
@@ -176,6 +229,43 @@ impl Server {
                 Changed::Resources => sink.notify_resource_list_changed().await,
                 Changed::Prompts => sink.notify_prompt_list_changed().await,
             };
+        }
+    }
+
+    /// Tells the clients whose tools or prompts were listed while the start-up load ran, and
+    /// the 2026-07-28 listeners, that both lists changed. Other clients have not listed yet:
+    /// their first list has the loaded set, and a notification would only race the end of a
+    /// session that lists and leaves (a per-call client).
+    async fn notify_listed_while_loading(&self) {
+        let peers = std::mem::take(
+            &mut *self
+                .listed_while_loading
+                .lock()
+                .unwrap_or_else(|p| p.into_inner()),
+        );
+        for peer in peers.iter().filter(|p| !p.is_transport_closed()) {
+            let _ = peer.notify_tool_list_changed().await;
+            let _ = peer.notify_prompt_list_changed().await;
+        }
+        let listeners: Vec<(u64, SubscriptionSink)> = self
+            .listeners
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        for (_, sink) in &listeners {
+            let _ = sink.notify_tool_list_changed().await;
+            let _ = sink.notify_prompt_list_changed().await;
+        }
+    }
+
+    /// Notes that `peer` is being sent a list while the start-up load runs (before the list is
+    /// made, so that a load ending meanwhile still tells it).
+    fn note_list_while_loading(&self, peer: &Peer<RoleServer>) {
+        if self.host.is_loading() {
+            self.listed_while_loading
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(peer.clone());
         }
     }
 
@@ -334,8 +424,10 @@ impl ServerHandler for Connection {
     async fn list_prompts(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
+        self.server.ready_for_a_list().await;
+        self.server.note_list_while_loading(&context.peer);
         Ok(ListPromptsResult::with_all_items(prompts::list(
             &self.server.host.roster(),
         )))
@@ -416,10 +508,13 @@ impl ServerHandler for Connection {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        self.server.ready_for_a_list().await;
+        self.server.note_list_while_loading(&context.peer);
         let batch_max = self.server.host.config().dispatch.batch_max_size;
-        let mut all = tools::all(&self.server.host.roster(), batch_max);
+        let (roster, loading) = (self.server.host.roster(), self.server.host.loading());
+        let mut all = tools::all(&roster, &loading, batch_max);
         all.extend(memory::tools(self.server.host.memory()).await);
         let all = annotations::annotate(all, &self.server.host.plugins());
         Ok(ListToolsResult::with_all_items(all))
@@ -445,10 +540,12 @@ impl ServerHandler for Connection {
             && tasks_ext::client_declared(&context)
             && let Ok(TaskInput::Single(t)) = TaskInput::from_json(&args)
         {
-            return Ok(match self.start_as_task(&t.subagent_type, &t.description) {
-                Ok(task) => CallToolResponse::Task(task),
-                Err(message) => failure(message).into(),
-            });
+            return Ok(
+                match self.start_as_task(&t.subagent_type, &t.description).await {
+                    Ok(task) => CallToolResponse::Task(task),
+                    Err(message) => failure(message).into(),
+                },
+            );
         }
         let result = match self.call(&request.name, &args, context).await {
             Ok(r) => r,

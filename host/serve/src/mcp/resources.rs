@@ -1,5 +1,6 @@
 //! MCP resources: the supervisor's skills as `skill://NAME/SKILL.md` and `skill://NAME/PATH`
-//! (sha256 of each file in `_meta`), and the memory documents ([`super::memory`]).
+//! (sha256 of each file in `_meta`), the memory documents ([`super::memory`]) and the
+//! artifacts task results link ([`super::artifacts`], read only, never listed).
 //!
 //! Reading a skill resource goes through the same library call as `read_skill_resource`
 //! (`HostSkills::read`): the path is confined to the skill folder and the bytes are counted in
@@ -125,10 +126,13 @@ impl Connection {
                 .await
                 .map_err(|e| ErrorData::invalid_params(e, None));
         }
+        if uri.starts_with(super::artifacts::SCHEME) {
+            return self.server.artifacts.read(self.server.host(), uri).await;
+        }
         let Some((name, path)) = parse_skill_uri(uri) else {
             return Err(ErrorData::resource_not_found(
                 format!(
-                    "no resource {uri:?}: this server serves skill://NAME/PATH, memory://team and memory://private (see resources/list)"
+                    "no resource {uri:?}: this server serves skill://NAME/PATH, memory://team, memory://private (see resources/list) and the artifact:// links of task results"
                 ),
                 None,
             ));

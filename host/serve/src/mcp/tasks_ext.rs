@@ -117,13 +117,15 @@ fn interrupted(id: &str) -> ErrorData {
 }
 
 impl Connection {
-    /// A task-augmented `task` call: starts the background task and returns its handle.
-    pub(super) fn start_as_task(
+    /// A task-augmented `task` call: starts the background task and returns its handle (once
+    /// the plugins are loaded, at start-up).
+    pub(super) async fn start_as_task(
         &self,
         specialist: &str,
         description: &str,
     ) -> Result<CreateTaskResult, String> {
         self.server.check_open()?;
+        self.server.ready().await;
         let host = self.server.host();
         let id = host
             .start_task(specialist, description)

@@ -8,11 +8,12 @@ use guild_host::types::RosterEntry;
 use rmcp::model::{JsonObject, Tool};
 use serde_json::{Value, json};
 
-/// Every tool the server offers, for the current roster and batch limit, in a fixed order:
-/// `task`, the background-task tools, the skill tools, the receipt tools and `reload`.
-pub(crate) fn all(roster: &[RosterEntry], batch_max: usize) -> Vec<Tool> {
-    let brief = Brief::new(roster);
-    let mut tools = vec![task_tool(roster, batch_max, &brief)];
+/// Every tool the server offers, for the current roster, the plugins still loading (at
+/// start-up) and the batch limit, in a fixed order: `task`, the background-task tools, the
+/// skill tools, the receipt tools and `reload`.
+pub(crate) fn all(roster: &[RosterEntry], loading: &[String], batch_max: usize) -> Vec<Tool> {
+    let brief = Brief::new(roster, loading);
+    let mut tools = vec![task_tool(roster, loading, batch_max, &brief)];
     tools.extend(background_tools(&brief));
     tools.extend(skill_tools());
     tools.extend(receipt_tools());
@@ -32,10 +33,13 @@ struct Brief {
 }
 
 impl Brief {
-    fn new(roster: &[RosterEntry]) -> Self {
+    /// The enum holds the roster's names and aliases, and the names of plugins still loading
+    /// (a task to one waits for the load).
+    fn new(roster: &[RosterEntry], loading: &[String]) -> Self {
         let names: Vec<String> = roster
             .iter()
             .flat_map(|r| std::iter::once(r.name.clone()).chain(r.aliases.iter().cloned()))
+            .chain(loading.iter().cloned())
             .collect();
         Self {
             specialist: json!({
@@ -64,9 +68,9 @@ impl Brief {
 /// `task`: one task, or a batch of up to `batch_max`; the roster is in its description. Its
 /// result's `structuredContent` is the task's result (or `{"tasks": [...]}` for a batch), as
 /// its output schema says.
-fn task_tool(roster: &[RosterEntry], batch_max: usize, brief: &Brief) -> Tool {
+fn task_tool(roster: &[RosterEntry], loading: &[String], batch_max: usize, brief: &Brief) -> Tool {
     with_output(
-        task_tool_input(roster, batch_max, brief),
+        task_tool_input(roster, loading, batch_max, brief),
         task_output_schema(),
     )
 }
@@ -159,10 +163,15 @@ fn task_output_schema() -> Value {
     schema
 }
 
-fn task_tool_input(roster: &[RosterEntry], batch_max: usize, brief: &Brief) -> Tool {
+fn task_tool_input(
+    roster: &[RosterEntry],
+    loading: &[String],
+    batch_max: usize,
+    brief: &Brief,
+) -> Tool {
     tool(
         "task",
-        &task_description(roster, batch_max),
+        &task_description(roster, loading, batch_max),
         json!({
             "type": "object",
             "properties": {
@@ -293,13 +302,20 @@ fn limit() -> Value {
     json!({"type": "integer", "minimum": 1, "maximum": 1000, "default": 20})
 }
 
-fn task_description(roster: &[RosterEntry], batch_max: usize) -> String {
+fn task_description(roster: &[RosterEntry], loading: &[String], batch_max: usize) -> String {
     let mut text = format!(
         "Delegate work to a specialist. Send subagent_type and description for one task, or tasks \
          (1 to {batch_max}) for a batch. The description must carry all the context: the \
          specialist sees nothing else.\n\nSpecialists:\n"
     );
-    if roster.is_empty() {
+    if !loading.is_empty() {
+        // At start-up, before the first load published the set: named so a model knows what
+        // is coming; the list is sent again (list_changed) once they are loaded.
+        text.push_str(&format!(
+            "  (loading: {}; a task to one waits until the plugins are loaded)\n",
+            loading.join(", ")
+        ));
+    } else if roster.is_empty() {
         text.push_str("  (none loaded)\n");
     }
     for r in roster {
