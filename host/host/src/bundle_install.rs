@@ -90,7 +90,7 @@ pub enum InstallError {
     Ledger(#[from] LedgerError),
     /// The ledger `[store]` names could not be opened.
     #[error(transparent)]
-    Store(#[from] crate::stores::StoreOpenError),
+    Store(#[from] Box<crate::stores::StoreOpenError>),
 }
 
 /// What the ledger records about one install (the audit entry's detail, as JSON).
@@ -195,7 +195,7 @@ pub fn install(
     };
     let data_dir = config.data_dir();
     std::fs::create_dir_all(&data_dir).map_err(|e| io(&data_dir, e))?;
-    let ledger = crate::stores::open_ledger(config, &data_dir)?;
+    let ledger = crate::stores::open_ledger(config, &data_dir).map_err(Box::new)?;
     let override_note = check_history(&*ledger, &record, options)?;
 
     clean_stale_staging(&plugins_dir);

@@ -115,10 +115,11 @@ async fn shared(config: &Config, args: ReceiptsArgs, json: bool) -> anyhow::Resu
         );
     }
     let config = config.clone();
-    let store =
-        tokio::task::spawn_blocking(move || guild_host::stores::open_shared_ledger(&config))
-            .await??
-            .context("`[store] url` names no PostgreSQL store")?;
+    let store = tokio::task::spawn_blocking(move || {
+        guild_host::stores::open_shared_ledger(&config).map_err(anyhow::Error::from)
+    })
+    .await??
+    .context("`[store] url` names no PostgreSQL store")?;
     if let Some(ReceiptsCommand::Verify) = args.command {
         let report = tokio::task::spawn_blocking(move || store.verify()).await??;
         return print_verify(&report, json);
