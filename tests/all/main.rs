@@ -29,6 +29,7 @@ mod reports;
 mod sdks;
 mod secret_echo;
 mod server;
+mod shared_store;
 mod skill_access;
 mod skill_grants;
 mod skills;

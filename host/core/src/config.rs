@@ -33,6 +33,8 @@ pub struct Config {
     pub serve: crate::serve::ServeSettings,
     /// `[llm]`: model endpoints and aliases (docs/models.md).
     pub llm: crate::llm::LlmSettings,
+    /// `[store]`: SQLite files in the data dir, or a shared PostgreSQL (docs/postgres.md).
+    pub store: crate::store::StoreSettings,
     /// Folder relative paths are resolved against.
     pub base_dir: PathBuf,
     /// The file this config was read from (empty when built in code): a plugin that could
@@ -372,6 +374,8 @@ struct RawConfig {
     serve: crate::serve::ServeSettings,
     #[serde(default)]
     llm: crate::llm::LlmSettings,
+    #[serde(default)]
+    store: crate::store::StoreSettings,
 }
 
 impl Config {
@@ -409,6 +413,7 @@ impl Config {
             trust: raw.trust,
             serve: raw.serve,
             llm: raw.llm,
+            store: raw.store,
             base_dir: base_dir.to_owned(),
             file: file.to_owned(),
         };
@@ -437,6 +442,9 @@ impl Config {
             .validate()
             .map_err(|(key, message)| invalid(key, message))?;
         self.llm
+            .validate()
+            .map_err(|(key, message)| invalid(key, message))?;
+        self.store
             .validate()
             .map_err(|(key, message)| invalid(key, message))?;
         for (key, name) in [

@@ -26,6 +26,7 @@ pub mod schema;
 pub mod serve;
 pub mod settings;
 pub mod skill_sources;
+pub mod store;
 pub mod strict_json;
 pub mod text;
 pub mod tool_names;

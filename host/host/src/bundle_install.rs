@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use guild_bundle::{self as bundle, BundleError, Caps, Signer, TrustPolicy, Verified};
 use guild_core::capability::{self, CapabilityRow};
 use guild_core::config::Config;
-use guild_receipts::{AuditKind, Ledger, LedgerError};
+use guild_receipts::{AuditKind, LedgerError, LedgerStore};
 use guild_runtime::{EngineOptions, GuildEngine};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
@@ -88,6 +88,9 @@ pub enum InstallError {
     /// The ledger could not be read or written.
     #[error(transparent)]
     Ledger(#[from] LedgerError),
+    /// The ledger `[store]` names could not be opened.
+    #[error(transparent)]
+    Store(#[from] Box<crate::stores::StoreOpenError>),
 }
 
 /// What the ledger records about one install (the audit entry's detail, as JSON).
@@ -192,8 +195,8 @@ pub fn install(
     };
     let data_dir = config.data_dir();
     std::fs::create_dir_all(&data_dir).map_err(|e| io(&data_dir, e))?;
-    let ledger = Ledger::open(data_dir.join(guild_receipts::LEDGER_FILE))?;
-    let override_note = check_history(&ledger, &record, options)?;
+    let ledger = crate::stores::open_ledger(config, &data_dir).map_err(Box::new)?;
+    let override_note = check_history(&*ledger, &record, options)?;
 
     clean_stale_staging(&plugins_dir);
     let compile = || compile_verified(config, v);
@@ -240,7 +243,7 @@ fn compile_verified(config: &Config, v: &Verified) -> Result<(), InstallError> {
 }
 
 /// Every install the ledger records, oldest first.
-pub fn history(ledger: &Ledger) -> Result<Vec<InstallRecord>, LedgerError> {
+pub fn history(ledger: &dyn LedgerStore) -> Result<Vec<InstallRecord>, LedgerError> {
     Ok(ledger
         .audit_log(usize::MAX)?
         .into_iter()
@@ -251,7 +254,7 @@ pub fn history(ledger: &Ledger) -> Result<Vec<InstallRecord>, LedgerError> {
 
 /// The latest install of `name` at `version`, if it came from a bundle.
 pub fn provenance(
-    ledger: &Ledger,
+    ledger: &dyn LedgerStore,
     name: &str,
     version: &str,
 ) -> Result<Option<InstallRecord>, LedgerError> {
@@ -267,7 +270,7 @@ pub fn provenance(
 /// the release `2.0.0`, so it may not carry other content than the `2.0.0` installed before,
 /// nor count as newer.
 fn check_history(
-    ledger: &Ledger,
+    ledger: &dyn LedgerStore,
     offered: &InstallRecord,
     options: &InstallOptions,
 ) -> Result<Option<String>, InstallError> {

@@ -11,7 +11,7 @@ use crate::types::{ProgressReport, RosterEntry, TaskResult};
 use guild_core::config::Config;
 use guild_core::error::DispatchError;
 use guild_http::{GuardedClient, HttpLimits};
-use guild_receipts::{Ledger, Receipt, VerifyReport};
+use guild_receipts::{Receipt, VerifyReport};
 use guild_runtime::{GuildEngine, IoBudget, Runtime};
 use guild_skills::Skills;
 use guild_validate::{Check, external};
@@ -81,7 +81,7 @@ impl Host {
             source,
         })?;
         crate::bundle_install::clean_staging(&config);
-        let ledger = Arc::new(Ledger::open(data_dir.join(crate::receipts::LEDGER_FILE))?);
+        let ledger = crate::stores::open_ledger(&config, &data_dir)?;
         let memory = Memory::open(&config).map_err(HostError::Memory)?;
         let (config_skills, base_dir) = (config.skills.clone(), config.base_dir.clone());
         let llm = guild_llm::Broker::start(&config.llm, &config.base_dir, Some(&data_dir), |v| {

@@ -30,9 +30,10 @@ pub enum HostError {
         /// The filesystem error.
         source: std::io::Error,
     },
-    /// The receipts ledger could not be opened (the error names the file).
+    /// The receipts ledger could not be opened (the error names the file, or the database of
+    /// `[store] url`).
     #[error(transparent)]
-    Ledger(#[from] LedgerError),
+    Ledger(#[from] crate::stores::StoreOpenError),
     /// The background task store could not be opened.
     #[error("failed to open the task store {}: {source}", path.display())]
     TaskStore {

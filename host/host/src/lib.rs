@@ -25,6 +25,7 @@ mod registry;
 mod reload;
 pub mod session;
 mod skills_host;
+pub mod stores;
 pub mod types;
 
 pub use guild_core::{

@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use guild_core::capability::{CapabilityRow, RowStatus};
 use guild_core::config::Config;
-use guild_receipts::{AuditKind, Ledger};
+use guild_receipts::{AuditKind, LedgerStore};
 
 use crate::dispatch::Services;
 use crate::registry::{self, Snapshot};
@@ -125,7 +125,8 @@ impl Reloader {
         audit.extend(unloaded(&old, &snapshot, &mut report));
         let first_seen = first_seen(&old, &snapshot);
         let ledger = services.ledger.clone();
-        let audited = tokio::task::spawn_blocking(move || record(&ledger, first_seen, audit)).await;
+        let audited =
+            tokio::task::spawn_blocking(move || record(&*ledger, first_seen, audit)).await;
         if let Ok(Err(e)) = audited {
             tracing::error!("failed to audit plugin changes: {e}");
         }
@@ -213,7 +214,7 @@ fn first_seen(old: &Snapshot, new: &Snapshot) -> Vec<(String, String, String, St
 
 /// Writes the audit entries: grants widened since the last run first, then this reload's.
 fn record(
-    ledger: &Ledger,
+    ledger: &dyn LedgerStore,
     first_seen: Vec<(String, String, String, String)>,
     audit: Vec<Audit>,
 ) -> Result<(), guild_receipts::LedgerError> {

@@ -59,6 +59,15 @@ pub trait LedgerStore: Send + Sync {
 }
 
 impl LedgerStore for Ledger {
+    // One intent or one outcome goes through the group commit, as the inherent methods do.
+    fn begin(&self, intent: Intent) -> Result<Begin, LedgerError> {
+        Ledger::begin(self, intent)
+    }
+
+    fn complete(&self, intent: &IntentId, outcome: Completion) -> Result<Receipt, LedgerError> {
+        Ledger::complete(self, intent, outcome)
+    }
+
     fn begin_many(&self, intents: Vec<Intent>) -> Result<Vec<Begin>, LedgerError> {
         Ledger::begin_many(self, intents)
     }

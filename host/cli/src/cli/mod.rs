@@ -234,12 +234,14 @@ fn init_logging(verbose: u8) {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     // Colours only for a person: a script reading stderr gets plain lines.
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    tracing_subscriber::fmt()
+    // `try_init`: a second command run in the same process (tests call `run` more than once)
+    // keeps the first subscriber instead of panicking.
+    let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_ansi(ansi)
         .with_writer(std::io::stderr)
         .with_target(false)
-        .init();
+        .try_init();
 }
 
 /// Loads the config file and starts a host, with a spinner while plugins compile.

@@ -81,6 +81,12 @@ fn installed_from(
     name: &str,
     version: &str,
 ) -> Option<guild_host::bundle_install::InstallRecord> {
+    if host.config().store.postgres_url().is_some() {
+        let shared = guild_host::stores::open_shared_ledger(host.config()).ok()??;
+        return guild_host::bundle_install::provenance(shared.as_ref(), name, version)
+            .ok()
+            .flatten();
+    }
     let file = host
         .config()
         .data_dir()

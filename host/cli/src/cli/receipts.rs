@@ -1,7 +1,9 @@
 //! `guild receipts [--task ID] [--limit N]`, `guild receipts verify` (both read-only: no host,
 //! no plugins, nothing written), `guild receipts confirm ID` and `guild receipts accept-head`.
+//! With `[store] url` in guild.toml they read the shared PostgreSQL ledger instead of the
+//! data dir's file (docs/postgres.md).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -61,8 +63,12 @@ pub(crate) async fn run(config: &Path, args: ReceiptsArgs, json: bool) -> anyhow
             },
         );
     }
+    let loaded = load(config)?;
+    if loaded.store.postgres_url().is_some() {
+        return shared(&loaded, args, json).await;
+    }
     if let Some(ReceiptsCommand::AcceptHead) = &args.command {
-        let path = ledger_path(config)?;
+        let path = loaded.data_dir().join(receipts::LEDGER_FILE);
         let accepted = tokio::task::spawn_blocking(move || Ledger::accept_head(&path)).await??;
         match &accepted {
             _ if json => print_json(&accepted)?,
@@ -77,35 +83,10 @@ pub(crate) async fn run(config: &Path, args: ReceiptsArgs, json: bool) -> anyhow
     }
     // Listing and verifying only read: the ledger is opened read-only, no host is started, no
     // plugin is loaded and nothing is written.
-    let path = ledger_path(config)?;
+    let path = loaded.data_dir().join(receipts::LEDGER_FILE);
     if let Some(ReceiptsCommand::Verify) = args.command {
         let report = tokio::task::spawn_blocking(move || receipts::verify_file(&path)).await??;
-        if json {
-            print_json(&report)?;
-        } else if report.ok {
-            outln!(
-                "ok: {} entries, chain intact (head {}){}",
-                report.entries,
-                report.head_hash,
-                match report.anchored_sequence {
-                    Some(seq) => format!(", head anchor at entry {seq}"),
-                    None => ", no head anchor (a truncated tail cannot be detected)".to_owned(),
-                }
-            )?;
-        } else {
-            outln!(
-                "TAMPERED: first bad entry at sequence {}: {}",
-                report
-                    .first_bad_sequence
-                    .map_or("?".to_owned(), |s| s.to_string()),
-                report.reason.as_deref().unwrap_or("")
-            )?;
-        }
-        return Ok(if report.ok {
-            ExitCode::SUCCESS
-        } else {
-            ExitCode::FAILURE
-        });
+        return print_verify(&report, json);
     }
     let (task, limit) = (args.task, args.limit);
     let receipts = tokio::task::spawn_blocking(move || {
@@ -120,6 +101,70 @@ pub(crate) async fn run(config: &Path, args: ReceiptsArgs, json: bool) -> anyhow
         }
     })
     .await??;
+    print_receipts(&receipts, json)
+}
+
+/// `guild receipts` and `guild receipts verify` on the PostgreSQL ledger of `[store] url`. No
+/// host is started and no entry is written (an empty database is set up as a Guild one).
+async fn shared(config: &Config, args: ReceiptsArgs, json: bool) -> anyhow::Result<ExitCode> {
+    if let Some(ReceiptsCommand::AcceptHead) = &args.command {
+        anyhow::bail!(
+            "`guild receipts accept-head` works on the SQLite ledger file only; this guild.toml \
+             names a PostgreSQL store (`[store] url`), whose head row is checked by \
+             `guild receipts verify`"
+        );
+    }
+    let config = config.clone();
+    let store = tokio::task::spawn_blocking(move || {
+        guild_host::stores::open_shared_ledger(&config).map_err(anyhow::Error::from)
+    })
+    .await??
+    .context("`[store] url` names no PostgreSQL store")?;
+    if let Some(ReceiptsCommand::Verify) = args.command {
+        let report = tokio::task::spawn_blocking(move || store.verify()).await??;
+        return print_verify(&report, json);
+    }
+    let (task, limit) = (args.task, args.limit);
+    let receipts = tokio::task::spawn_blocking(move || match task {
+        Some(t) => store.for_task(&t),
+        None => store.list(limit),
+    })
+    .await??;
+    print_receipts(&receipts, json)
+}
+
+/// Prints a verify report; exits non-zero when the chain is not intact.
+fn print_verify(report: &receipts::VerifyReport, json: bool) -> anyhow::Result<ExitCode> {
+    if json {
+        print_json(report)?;
+    } else if report.ok {
+        outln!(
+            "ok: {} entries, chain intact (head {}){}",
+            report.entries,
+            report.head_hash,
+            match report.anchored_sequence {
+                Some(seq) => format!(", head anchor at entry {seq}"),
+                None => ", no head anchor (a truncated tail cannot be detected)".to_owned(),
+            }
+        )?;
+    } else {
+        outln!(
+            "TAMPERED: first bad entry at sequence {}: {}",
+            report
+                .first_bad_sequence
+                .map_or("?".to_owned(), |s| s.to_string()),
+            report.reason.as_deref().unwrap_or("")
+        )?;
+    }
+    Ok(if report.ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// Prints receipts, one line each (or JSON).
+fn print_receipts(receipts: &[receipts::Receipt], json: bool) -> anyhow::Result<ExitCode> {
     if json {
         print_json(&receipts)?;
         return Ok(ExitCode::SUCCESS);
@@ -127,19 +172,18 @@ pub(crate) async fn run(config: &Path, args: ReceiptsArgs, json: bool) -> anyhow
     if receipts.is_empty() {
         outln!("no receipts")?;
     }
-    for r in &receipts {
+    for r in receipts {
         outln!("{} {}", render::receipt_line(r), r.time)?;
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// The ledger file of the configured data dir.
-fn ledger_path(config: &Path) -> anyhow::Result<PathBuf> {
-    let config = Config::load(config).with_context(|| {
+/// The configuration (for its data dir and `[store]`).
+fn load(config: &Path) -> anyhow::Result<Config> {
+    Config::load(config).with_context(|| {
         format!(
             "failed to load {} (pass --config or set GUILD_CONFIG)",
             config.display()
         )
-    })?;
-    Ok(config.data_dir().join(receipts::LEDGER_FILE))
+    })
 }

@@ -7,12 +7,13 @@
 //! A tool call's outcome is queued, not waited for ([`OpenIntent::complete_later`]): the
 //! specialist goes on while it is committed, grouped with whatever else is queued, and the
 //! task waits for it ([`PendingOutcome`]) before its result is built (docs/receipts-and-validation.md, "Durability").
+//! A shared ledger (PostgreSQL) has no such queue: there the outcome is written on a blocking
+//! thread at once, and the task waits for it the same way.
 
-use std::sync::Arc;
-
-use guild_receipts::{Begin, Completion, Intent, IntentId, Ledger, LedgerError, Receipt};
+use guild_receipts::{Begin, Completion, Intent, IntentId, LedgerError, Receipt};
 
 use super::in_flight::CallGuard;
+use crate::stores::LedgerBackend;
 
 /// Answer of [`begin`].
 pub(crate) enum Started {
@@ -24,7 +25,7 @@ pub(crate) enum Started {
 
 /// Commits `intent` (blocking: call it on a blocking thread). The handle is made here, on
 /// that thread, so a caller dropped while waiting for it still releases the intent.
-pub(crate) fn begin(ledger: Arc<Ledger>, intent: Intent) -> Result<Started, LedgerError> {
+pub(crate) fn begin(ledger: LedgerBackend, intent: Intent) -> Result<Started, LedgerError> {
     Ok(match ledger.begin(intent)? {
         Begin::Proceed(id) => Started::Open(OpenIntent {
             ledger,
@@ -36,7 +37,7 @@ pub(crate) fn begin(ledger: Arc<Ledger>, intent: Intent) -> Result<Started, Ledg
 
 /// A committed intent; released on drop unless its outcome was recorded.
 pub(crate) struct OpenIntent {
-    ledger: Arc<Ledger>,
+    ledger: LedgerBackend,
     /// `None` once the outcome is recorded.
     id: Option<IntentId>,
 }
@@ -82,7 +83,15 @@ impl OpenIntent {
         counted: Option<CallGuard>,
     ) -> Option<PendingOutcome> {
         let id = self.id.take()?;
-        let ledger = self.ledger.clone();
+        let Some(ledger) = self.ledger.sqlite().cloned() else {
+            return Some(complete_direct(
+                self.ledger.clone(),
+                id,
+                tool,
+                completion,
+                counted,
+            ));
+        };
         let queued = ledger.complete_queued(&id, completion);
         let receipt_id = queued.receipt_id().to_owned();
         let tool = tool.to_owned();
@@ -101,6 +110,35 @@ impl OpenIntent {
             receipt_id,
             durable,
         })
+    }
+}
+
+/// [`OpenIntent::complete_later`] on a ledger without group commit (a shared one): the outcome
+/// is written on a blocking thread started now, with the same contract — `counted` held until
+/// it is committed, the intent released if it cannot be.
+fn complete_direct(
+    ledger: LedgerBackend,
+    id: IntentId,
+    tool: &str,
+    completion: Completion,
+    counted: Option<CallGuard>,
+) -> PendingOutcome {
+    let receipt_id = id.as_str().to_owned();
+    let tool = tool.to_owned();
+    let durable = tokio::task::spawn_blocking(move || {
+        let _counted = counted;
+        match ledger.complete(&id, completion) {
+            Ok(_) => true,
+            Err(e) => {
+                tracing::error!("failed to record the outcome of '{tool}': {e}");
+                ledger.release(&id);
+                false
+            }
+        }
+    });
+    PendingOutcome {
+        receipt_id,
+        durable,
     }
 }
 

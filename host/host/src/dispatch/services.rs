@@ -6,13 +6,13 @@
 use std::sync::Arc;
 
 use guild_core::config::Config;
-use guild_receipts::Ledger;
 use guild_runtime::Runtime;
 use guild_skills::Skills;
 
 use super::{InFlight, TaskGate};
 use crate::memory::Memory;
 use crate::registry::{Registry, Snapshot};
+use crate::stores::LedgerBackend;
 
 /// The host services a task uses: engine and linkers, settings, receipts, skills, memory, the
 /// current plugin set, and the bounds on running tasks and open mutating calls.
@@ -21,8 +21,8 @@ pub(crate) struct Services {
     pub(crate) runtime: Runtime,
     /// The settings the host started with (dispatch limits, skills, delivery).
     pub(crate) config: Config,
-    /// The receipts ledger: tool-call and memory receipts, reload audits.
-    pub(crate) ledger: Arc<Ledger>,
+    /// The receipts ledger: tool-call and memory receipts, reload audits (SQLite or shared).
+    pub(crate) ledger: LedgerBackend,
     /// The skills service (settings, folder cache, watcher).
     pub(crate) skills: Arc<Skills>,
     /// Team and private memory of the workspace and user `[memory]` names.

@@ -137,6 +137,9 @@ pub enum MemoryError {
     /// The blocking task running the store call ended abnormally.
     #[error("the memory store task failed: {0}")]
     Join(String),
+    /// The store `[store]` names could not be opened.
+    #[error(transparent)]
+    Open(Box<crate::stores::StoreOpenError>),
 }
 
 /// The memory documents of one workspace and one user.
@@ -148,8 +151,9 @@ pub struct Memory {
 }
 
 impl Memory {
-    /// Opens the SQLite store in the config's data dir (creating the folder and the file when
-    /// missing), for the workspace and user `[memory]` names.
+    /// Opens the store `[store]` names — the SQLite file in the config's data dir (creating the
+    /// folder and the file when missing) or the shared PostgreSQL database — for the workspace
+    /// and user `[memory]` names.
     pub fn open(config: &Config) -> Result<Self, MemoryError> {
         let dir = config.data_dir();
         std::fs::create_dir_all(&dir).map_err(|e| {
@@ -160,8 +164,11 @@ impl Memory {
                 source: e,
             }))
         })?;
-        let store = SqliteMemoryStore::open(dir.join(MEMORY_FILE))?;
-        Ok(Self::new(Arc::new(store), config.memory.clone()))
+        let store = crate::stores::open_memory(config, &dir).map_err(|e| match e {
+            crate::stores::StoreOpenError::Memory(e) => MemoryError::Store(e),
+            other => MemoryError::Open(Box::new(other)),
+        })?;
+        Ok(Self::new(store, config.memory.clone()))
     }
 
     /// Memory over any store, for the named workspace and user; no rewriter.

@@ -1,0 +1,115 @@
+//! The host's receipts ledger and memory store, where `[store]` of guild.toml puts them: SQLite
+//! files in the data dir (the default), or one PostgreSQL database that several hosts share
+//! (docs/postgres.md). Everything above this module holds a [`LedgerBackend`] and an
+//! `Arc<dyn MemoryStore>` and does not know which it got.
+//!
+//! The SQLite ledger keeps a path of its own: its group commit merges concurrent outcomes into
+//! one transaction ([`Ledger::complete_queued`]), which the trait does not offer, so dispatch asks
+//! [`LedgerBackend::sqlite`] for it and writes an outcome directly on any other backend.
+
+use std::ops::Deref;
+use std::path::Path;
+use std::sync::Arc;
+
+use guild_core::config::Config;
+use guild_memory::{MEMORY_FILE, MemoryStore, MemoryStoreError, SqliteMemoryStore};
+use guild_pg::{PgConfig, PgError, PgLedgerStore, PgMemoryStore};
+use guild_receipts::{LEDGER_FILE, Ledger, LedgerError, LedgerStore};
+use thiserror::Error;
+
+/// The receipts ledger a host writes.
+#[derive(Clone)]
+pub enum LedgerBackend {
+    /// The embedded SQLite ledger in the data dir, with its group commit and head anchor file.
+    Sqlite(Arc<Ledger>),
+    /// A ledger other hosts share (PostgreSQL): one chain for all of them.
+    Shared(Arc<dyn LedgerStore>),
+}
+
+impl LedgerBackend {
+    /// The SQLite ledger, when that is the backend (for its group commit).
+    pub fn sqlite(&self) -> Option<&Arc<Ledger>> {
+        match self {
+            LedgerBackend::Sqlite(ledger) => Some(ledger),
+            LedgerBackend::Shared(_) => None,
+        }
+    }
+}
+
+impl Deref for LedgerBackend {
+    type Target = dyn LedgerStore;
+
+    fn deref(&self) -> &Self::Target {
+        match self {
+            LedgerBackend::Sqlite(ledger) => ledger.as_ref(),
+            LedgerBackend::Shared(store) => store.as_ref(),
+        }
+    }
+}
+
+/// Why a store named by guild.toml could not be opened.
+#[derive(Debug, Error)]
+pub enum StoreOpenError {
+    /// The SQLite ledger (the error names the file).
+    #[error(transparent)]
+    Ledger(#[from] LedgerError),
+    /// The SQLite memory store (the error names the file).
+    #[error(transparent)]
+    Memory(#[from] MemoryStoreError),
+    /// The PostgreSQL store of `[store] url` (the error names the server and database).
+    #[error("`[store] url` in {}: {source}", file.display())]
+    Postgres {
+        /// The guild.toml that names it.
+        file: std::path::PathBuf,
+        /// What the server or the URL refused.
+        source: PgError,
+    },
+}
+
+/// The PostgreSQL connection settings of `[store] url`, if set (password from
+/// [`guild_pg::PASSWORD_ENV`]).
+pub fn postgres(config: &Config) -> Result<Option<PgConfig>, StoreOpenError> {
+    config
+        .store
+        .postgres_url()
+        .map(|url| PgConfig::from_url(url).map_err(|source| pg_error(config, source)))
+        .transpose()
+}
+
+fn pg_error(config: &Config, source: PgError) -> StoreOpenError {
+    StoreOpenError::Postgres {
+        file: config.file.clone(),
+        source,
+    }
+}
+
+/// Opens the ledger `config` names: the PostgreSQL database of `[store] url`, else
+/// `receipts.db` in `data_dir` (which must exist).
+pub fn open_ledger(config: &Config, data_dir: &Path) -> Result<LedgerBackend, StoreOpenError> {
+    Ok(match open_shared_ledger(config)? {
+        Some(shared) => LedgerBackend::Shared(shared),
+        None => LedgerBackend::Sqlite(Arc::new(Ledger::open(data_dir.join(LEDGER_FILE))?)),
+    })
+}
+
+/// The shared ledger of `[store] url`, when guild.toml names one (migrating an empty or older
+/// Guild database on the way; see docs/postgres.md).
+pub fn open_shared_ledger(config: &Config) -> Result<Option<Arc<dyn LedgerStore>>, StoreOpenError> {
+    let Some(pg) = postgres(config)? else {
+        return Ok(None);
+    };
+    let store = PgLedgerStore::open(&pg).map_err(|e| pg_error(config, e))?;
+    Ok(Some(Arc::new(store)))
+}
+
+/// Opens the memory store `config` names: the PostgreSQL database of `[store] url`, else
+/// `memory.db` in `data_dir` (which must exist).
+pub fn open_memory(
+    config: &Config,
+    data_dir: &Path,
+) -> Result<Arc<dyn MemoryStore>, StoreOpenError> {
+    Ok(match postgres(config)? {
+        Some(pg) => Arc::new(PgMemoryStore::open(&pg).map_err(|e| pg_error(config, e))?),
+        None => Arc::new(SqliteMemoryStore::open(data_dir.join(MEMORY_FILE))?),
+    })
+}

@@ -1,0 +1,273 @@
+//! Several hosts on one PostgreSQL database (`[store] url`, docs/postgres.md), with real
+//! components and a real server (`guild_pg::testing::TestServer`): mutating tasks run at once
+//! from every host end in one verified chain; an idempotency key used on two hosts runs its call
+//! once; memory compare-and-swap holds across hosts; `guild receipts verify` reads the same
+//! chain and finds tampering in it.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use guild_host::memory::{Actor, Memory, MemoryError, Scope};
+use guild_host::receipts::{EntryKind, ReceiptStatus};
+use guild_host::{ApprovalRequest, Approver, Host};
+use guild_pg::testing::{TestServer, TestServerError};
+use guild_tests::probe;
+use serde_json::{Value, json};
+
+const PLUGINS: &[&str] = &["testing/probe", "testing/echo"];
+const GRANTS: &str = "[memory]\nworkspace = \"acme\"\nuser = \"ana\"\n\n[grants.probe]\n\
+    memory = [\"team:read\", \"team:write\"]\ntools = [\"echo.create\", \"echo.guarded\"]\n";
+
+/// A started server, or `None` (with a loud message) when PostgreSQL is not installed here and
+/// `GUILD_REQUIRE_PG` is not set.
+fn server() -> Option<TestServer> {
+    match off_runtime(TestServer::start) {
+        Ok(server) => Some(server),
+        Err(e @ TestServerError::NotInstalled)
+            if std::env::var_os("GUILD_REQUIRE_PG").is_none() =>
+        {
+            eprintln!("\n*** SKIPPED: {e} (set GUILD_REQUIRE_PG=1 to fail instead) ***\n");
+            None
+        }
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// Runs `f` on a plain thread: the `postgres` client starts a runtime of its own, which
+/// cannot be done on a runtime thread.
+fn off_runtime<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    std::thread::scope(|s| s.spawn(f).join().expect("no panic"))
+}
+
+/// The database `db` on `server` as guild.toml's `[store]` table.
+fn store_table(server: &TestServer, db: &str) -> String {
+    off_runtime(|| server.create_database(db)).expect("create database");
+    format!("[store]\nurl = {:?}\n\n", server.url(db))
+}
+
+/// `n` hosts, each with a data dir of its own, on the database `store` names.
+async fn hosts(n: usize, store: &str) -> (Vec<tempfile::TempDir>, Vec<Host>) {
+    let mut dirs = Vec::new();
+    let mut hosts = Vec::new();
+    for _ in 0..n {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let h = guild_tests::host(dir.path(), PLUGINS, &format!("{store}{GRANTS}")).await;
+        dirs.push(dir);
+        hosts.push(h);
+    }
+    (dirs, hosts)
+}
+
+fn create(title: &str, key: Option<&str>) -> Value {
+    let mut op = json!({"op": "tool", "name": "echo.create", "input": {"title": title}});
+    if let Some(key) = key {
+        op["key"] = json!(key);
+    }
+    op
+}
+
+async fn concurrent_tasks_from_every_host_make_one_chain(n_hosts: usize) {
+    let Some(server) = server() else { return };
+    let store = store_table(&server, &format!("chain_{n_hosts}"));
+    let (dirs, hosts) = hosts(n_hosts, &store).await;
+    const PER_HOST: usize = 3;
+    let runs = hosts.iter().enumerate().flat_map(|(h, host)| {
+        (0..PER_HOST).map(move |t| probe(host, create(&format!("h{h}-t{t}"), None)))
+    });
+    let probes = futures::future::join_all(runs).await;
+    let mut ids = BTreeSet::new();
+    for p in &probes {
+        assert!(p.ok, "{p:?}");
+        assert_eq!(p.result.receipts.len(), 1, "{p:?}");
+        assert_eq!(p.result.receipts[0].status, ReceiptStatus::Success);
+        ids.insert(p.result.receipts[0].id.clone());
+    }
+    assert_eq!(ids.len(), n_hosts * PER_HOST, "one receipt per call");
+    for (i, host) in hosts.iter().enumerate() {
+        let report = host.verify_receipts().await.expect("verify");
+        // Per call an intent and an outcome, and every host audited its two plugin loads.
+        assert!(report.ok, "host {i}: {report}");
+        assert_eq!(
+            report.entries as usize,
+            2 * n_hosts * PER_HOST + 2 * n_hosts,
+            "host {i} sees every host's entries in one chain: {report}"
+        );
+        let listed: BTreeSet<String> = host
+            .receipts(None, 100)
+            .await
+            .expect("receipts")
+            .into_iter()
+            .map(|r| r.id)
+            .collect();
+        assert_eq!(listed, ids, "host {i} lists every host's receipts");
+    }
+    // The chain read by `guild receipts verify` with the same guild.toml.
+    let config = dirs[0].path().join("guild.toml");
+    std::fs::write(&config, store.as_bytes()).expect("write guild.toml");
+    assert_eq!(cli(&["receipts", "verify"], &config), 0, "verify passes");
+    drop(hosts);
+    let db = format!("chain_{n_hosts}");
+    off_runtime(|| {
+        server.client(&db).expect("client").batch_execute(
+            "ALTER TABLE ledger_entries DISABLE TRIGGER USER; \
+                 UPDATE ledger_entries SET external_id = 'forged' \
+                 WHERE seq = (SELECT max(seq) FROM ledger_entries WHERE kind = 'outcome')",
+        )
+    })
+    .expect("a superuser edits an outcome");
+    assert_ne!(
+        cli(&["receipts", "verify"], &config),
+        0,
+        "verify finds the edited entry"
+    );
+}
+
+/// Runs the `guild` command in-process (on a thread of its own: it starts its own runtime)
+/// and returns its exit status (0 or not).
+fn cli(args: &[&str], config: &std::path::Path) -> u8 {
+    let mut argv: Vec<String> = vec!["guild".into(), "--config".into()];
+    argv.push(config.display().to_string());
+    argv.extend(args.iter().map(|a| a.to_string()));
+    let code = std::thread::spawn(move || guild_cli::run(argv))
+        .join()
+        .expect("the command does not panic");
+    u8::from(code != std::process::ExitCode::SUCCESS)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_hosts_write_one_chain() {
+    concurrent_tasks_from_every_host_make_one_chain(2).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_hosts_write_one_chain() {
+    concurrent_tasks_from_every_host_make_one_chain(3).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idempotency_key_used_on_two_hosts_calls_once() {
+    let Some(server) = server() else { return };
+    let store = store_table(&server, "idempotency");
+    let (_dirs, hosts) = hosts(2, &store).await;
+    let (a, b) = futures::join!(
+        probe(&hosts[0], create("a", Some("k-1"))),
+        probe(&hosts[1], create("a", Some("k-1")))
+    );
+    let calls: Vec<_> = [&a, &b]
+        .iter()
+        .map(|p| p.result.tool_calls[0].clone())
+        .collect();
+    assert_eq!(
+        calls.iter().filter(|c| !c.replayed).count(),
+        1,
+        "exactly one host called the connector: {calls:?}"
+    );
+    // The ledger holds one intent under the key; the other host's answer is a replay entry.
+    let all = hosts[0].receipts(None, 100).await.expect("receipts");
+    let intents: Vec<_> = all
+        .iter()
+        .filter(|r| r.tool == "echo.create" && r.replay_of.is_none())
+        .collect();
+    assert_eq!(intents.len(), 1, "{all:?}");
+    let replays: Vec<_> = all
+        .iter()
+        .filter(|r| r.entry == EntryKind::Replay)
+        .collect();
+    assert_eq!(replays.len(), 1, "{all:?}");
+    assert_eq!(
+        replays[0].replay_of.as_deref(),
+        Some(intents[0].id.as_str())
+    );
+    // Once the first call is recorded, the key replays its outcome on either host.
+    for (i, host) in hosts.iter().enumerate() {
+        let again = probe(host, create("a", Some("k-1"))).await;
+        assert!(again.ok, "host {i}: {again:?}");
+        assert!(
+            again.result.tool_calls[0].replayed,
+            "host {i}: not called again"
+        );
+    }
+    let conflict = probe(&hosts[1], create("b", Some("k-1"))).await;
+    assert!(
+        !conflict.ok && conflict.error.contains("different input"),
+        "{conflict:?}"
+    );
+    assert!(hosts[1].verify_receipts().await.expect("verify").ok);
+}
+
+/// Approves, after storing `.2` over version `.1` through another host's memory `.0`.
+struct OtherHost(Memory, u64, String);
+
+impl Approver for OtherHost {
+    fn approve(&self, _request: ApprovalRequest) -> BoxFuture<'static, bool> {
+        let (memory, base, text) = (self.0.clone(), self.1, self.2.clone());
+        Box::pin(async move {
+            memory
+                .update(Scope::Team, &text, base, &Actor::Supervisor)
+                .await
+                .expect("the other host stores its version");
+            true
+        })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn memory_compare_and_swap_holds_across_hosts() {
+    let Some(server) = server() else { return };
+    let store = store_table(&server, "memory");
+    let (_dirs, hosts) = hosts(2, &store).await;
+    let v1 = "## Decisions\n- 2026-03-01: releases go out on Tuesdays\n";
+    hosts[0]
+        .memory()
+        .update(Scope::Team, v1, 0, &Actor::Supervisor)
+        .await
+        .expect("v1");
+    // Two supervisors on two hosts update version 1 at once: one wins, one gets the conflict.
+    let (x, y) = futures::join!(
+        hosts[0]
+            .memory()
+            .update(Scope::Team, "x", 1, &Actor::Supervisor),
+        hosts[1]
+            .memory()
+            .update(Scope::Team, "y", 1, &Actor::Supervisor)
+    );
+    let won = [x.is_ok(), y.is_ok()];
+    assert_eq!(won.iter().filter(|w| **w).count(), 1, "{x:?} {y:?}");
+    let lost = if won[0] { y } else { x };
+    assert!(
+        matches!(lost, Err(MemoryError::Conflict { current: 2, .. })),
+        "{lost:?}"
+    );
+    let winner = if won[0] { "x" } else { "y" };
+    for host in &hosts {
+        let now = host.memory().read(Scope::Team).await.expect("read");
+        assert_eq!(now.text.trim_end(), winner, "both hosts read the winner");
+    }
+    // A specialist on host 0 reads version 2, and while it waits for an approval host 1
+    // stores version 3: its update, based on 2, is refused and host 1's version stands.
+    let theirs = "## Decisions\n- no deploys on Fridays\n".to_owned();
+    let op = json!({"op": "seq", "ops": [
+        {"op": "memory_read", "scope": "team"},
+        {"op": "tool", "name": "echo.guarded", "input": {"to": "team"}},
+        {"op": "memory_update", "scope": "team", "text": "mine"},
+    ]});
+    let other = OtherHost(hosts[1].memory().clone(), 2, theirs.clone());
+    let r = hosts[0]
+        .session()
+        .with_approver(Arc::new(other))
+        .task("probe", &op.to_string())
+        .await
+        .expect("runs");
+    let answer: Value =
+        serde_json::from_str(&r.report.as_ref().expect("report").details).expect("answer");
+    let steps = answer["value"].as_array().expect("steps");
+    assert_eq!(steps[0]["value"]["version"], json!(2), "{steps:?}");
+    assert_eq!(
+        steps[2]["ok"],
+        json!(false),
+        "the stale update is refused: {steps:?}"
+    );
+    let now = hosts[0].memory().read(Scope::Team).await.expect("read");
+    assert_eq!(now.text, theirs, "host 1's version stands");
+}
