@@ -33,6 +33,8 @@ pub struct Config {
     pub serve: crate::serve::ServeSettings,
     /// `[llm]`: model endpoints and aliases (docs/models.md).
     pub llm: crate::llm::LlmSettings,
+    /// `[delegate]`: the limits of every delegation tree (docs/delegation.md).
+    pub delegate: crate::settings::DelegateSettings,
     /// Folder relative paths are resolved against.
     pub base_dir: PathBuf,
     /// The file this config was read from (empty when built in code): a plugin that could
@@ -241,6 +243,9 @@ pub struct Grant {
     /// Model aliases and token budgets (`[grants.NAME.llm]`, docs/models.md); none denies.
     #[serde(default)]
     pub llm: Option<crate::llm::LlmGrant>,
+    /// Specialists this plugin may start as child tasks (docs/delegation.md); none denies.
+    #[serde(default)]
+    pub delegate: Vec<String>,
     /// Lower ceilings than the manifest's.
     #[serde(default)]
     pub limits: LimitOverrides,
@@ -372,6 +377,8 @@ struct RawConfig {
     serve: crate::serve::ServeSettings,
     #[serde(default)]
     llm: crate::llm::LlmSettings,
+    #[serde(default)]
+    delegate: crate::settings::DelegateSettings,
 }
 
 impl Config {
@@ -409,6 +416,7 @@ impl Config {
             trust: raw.trust,
             serve: raw.serve,
             llm: raw.llm,
+            delegate: raw.delegate,
             base_dir: base_dir.to_owned(),
             file: file.to_owned(),
         };
@@ -437,6 +445,9 @@ impl Config {
             .validate()
             .map_err(|(key, message)| invalid(key, message))?;
         self.llm
+            .validate()
+            .map_err(|(key, message)| invalid(key, message))?;
+        self.delegate
             .validate()
             .map_err(|(key, message)| invalid(key, message))?;
         for (key, name) in [

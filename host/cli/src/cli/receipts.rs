@@ -1,5 +1,6 @@
-//! `guild receipts [--task ID] [--limit N]`, `guild receipts verify` (both read-only: no host,
-//! no plugins, nothing written), `guild receipts confirm ID` and `guild receipts accept-head`.
+//! `guild receipts [--task ID] [--limit N]` (a child task's receipts also name the chain from
+//! its delegation tree's root), `guild receipts verify` (both read-only: no host, no plugins,
+//! nothing written), `guild receipts confirm ID` and `guild receipts accept-head`.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -127,8 +128,19 @@ pub(crate) async fn run(config: &Path, args: ReceiptsArgs, json: bool) -> anyhow
     if receipts.is_empty() {
         outln!("no receipts")?;
     }
+    // A child task's receipts name the chain from its tree's root (docs/delegation.md).
+    let trees = ledger_path(config)?.with_file_name(guild_host::TREES_FILE);
+    let ids: Vec<String> = receipts.iter().map(|r| r.task_id.clone()).collect();
+    let chains = tokio::task::spawn_blocking(move || {
+        let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+        guild_host::read_chains(&trees, &ids)
+    })
+    .await??;
     for r in &receipts {
         outln!("{} {}", render::receipt_line(r), r.time)?;
+        if let Some(chain) = chains.get(&r.task_id).filter(|c| c.len() > 1) {
+            outln!("  chain: {}", chain.join(" → "))?;
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
