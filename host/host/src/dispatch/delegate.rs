@@ -178,10 +178,10 @@ impl TaskScope {
     /// is spent.
     pub(crate) fn charge_tree_call(&self) -> Result<(), String> {
         let mut forest = self.services.forest.lock();
-        if !forest
+        if forest
             .nodes
             .get(&self.task_id)
-            .is_some_and(|n| n.parent.is_some())
+            .is_none_or(|n| n.parent.is_none())
         {
             return Ok(());
         }

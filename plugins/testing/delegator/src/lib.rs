@@ -259,10 +259,14 @@ impl Specialist for Delegator {
                 vec!["not all of it was done".into()]
             },
             remaining_issues: vec![],
-            next_step: (!suggest.is_empty()).then(|| NextStep {
-                action: NextAction::Refine,
-                suggested_task: Some(suggest),
-            }),
+            next_step: if suggest.is_empty() {
+                None
+            } else {
+                Some(NextStep {
+                    action: NextAction::Refine,
+                    suggested_task: Some(suggest),
+                })
+            },
             artifacts: r
                 .get("artifacts")
                 .and_then(Value::as_array)
