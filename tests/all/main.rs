@@ -7,6 +7,7 @@ mod bad_input;
 mod c_plugins;
 mod capabilities;
 mod compile_cache;
+mod delegation;
 mod disk_quota;
 mod dispatch;
 mod dropped_calls;

@@ -211,6 +211,21 @@ impl guild_runtime::TaskHost for ForwardOnly {
     ) -> BoxFuture<'_, Result<guild_core::llm::ChatAnswer, guild_core::llm::LlmError>> {
         Box::pin(async { Err(guild_core::llm::LlmError::Denied("no models".into())) })
     }
+
+    fn delegate_run(
+        &self,
+        _brief: guild_delegate::TaskBrief,
+    ) -> BoxFuture<'_, Result<guild_runtime::ChildReport, guild_runtime::DelegateError>> {
+        Box::pin(async { Err(guild_runtime::DelegateError::Denied("no children".into())) })
+    }
+
+    fn delegate_review(
+        &self,
+        _child_id: String,
+        _review: guild_delegate::TaskReview,
+    ) -> BoxFuture<'_, Result<guild_delegate::ReviewEffect, guild_runtime::DelegateError>> {
+        Box::pin(async { Err(guild_runtime::DelegateError::Denied("no children".into())) })
+    }
 }
 
 /// The runtime floor: the probe and echo components prepared on `engine`, run with

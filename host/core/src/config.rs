@@ -35,6 +35,8 @@ pub struct Config {
     pub llm: crate::llm::LlmSettings,
     /// `[store]`: SQLite files in the data dir, or a shared PostgreSQL (docs/postgres.md).
     pub store: crate::store::StoreSettings,
+    /// `[delegate]`: the limits of every delegation tree (docs/delegation.md).
+    pub delegate: crate::settings::DelegateSettings,
     /// Folder relative paths are resolved against.
     pub base_dir: PathBuf,
     /// The file this config was read from (empty when built in code): a plugin that could
@@ -243,6 +245,9 @@ pub struct Grant {
     /// Model aliases and token budgets (`[grants.NAME.llm]`, docs/models.md); none denies.
     #[serde(default)]
     pub llm: Option<crate::llm::LlmGrant>,
+    /// Specialists this plugin may start as child tasks (docs/delegation.md); none denies.
+    #[serde(default)]
+    pub delegate: Vec<String>,
     /// Lower ceilings than the manifest's.
     #[serde(default)]
     pub limits: LimitOverrides,
@@ -376,6 +381,7 @@ struct RawConfig {
     llm: crate::llm::LlmSettings,
     #[serde(default)]
     store: crate::store::StoreSettings,
+    delegate: crate::settings::DelegateSettings,
 }
 
 impl Config {
@@ -414,6 +420,7 @@ impl Config {
             serve: raw.serve,
             llm: raw.llm,
             store: raw.store,
+            delegate: raw.delegate,
             base_dir: base_dir.to_owned(),
             file: file.to_owned(),
         };
@@ -445,6 +452,9 @@ impl Config {
             .validate()
             .map_err(|(key, message)| invalid(key, message))?;
         self.store
+            .validate()
+            .map_err(|(key, message)| invalid(key, message))?;
+        self.delegate
             .validate()
             .map_err(|(key, message)| invalid(key, message))?;
         for (key, name) in [

@@ -142,6 +142,9 @@ pub struct Requested {
     /// aliases.
     #[serde(default)]
     pub llm: crate::llm::LlmRequest,
+    /// Specialists this plugin asks to start as child tasks (docs/delegation.md).
+    #[serde(default)]
+    pub delegate: Vec<String>,
     /// Memory rights (`team:read`, `team:write`, `private:read`, `private:write`), parsed
     /// when the manifest is read.
     #[serde(default)]

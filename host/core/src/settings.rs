@@ -238,3 +238,97 @@ mod tests {
         assert!(err.contains("max_tool_calls"), "{err}");
     }
 }
+
+/// `[delegate]`: the limits every delegation tree runs under (docs/delegation.md). The
+/// defaults are small on purpose: a tree two levels deep, four children per task, and a
+/// tree-wide budget of 16 tasks, 256 tool calls, 200,000 model tokens and 10 minutes.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct DelegateSettings {
+    /// Deepest level a task may sit at; the top task is level 0.
+    #[serde(default = "d_max_depth")]
+    pub max_depth: u32,
+    /// Children one task may start (a revised child uses no new slot).
+    #[serde(default = "d_max_children")]
+    pub max_children: u32,
+    /// The whole tree's budget.
+    #[serde(default)]
+    pub budget: TreeBudget,
+}
+
+/// `[delegate.budget]`: what one tree may spend, its top task included.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct TreeBudget {
+    /// Tasks (every node is one).
+    #[serde(default = "d_tasks")]
+    pub tasks: u64,
+    /// Tool calls of the tree's children.
+    #[serde(default = "d_tool_calls")]
+    pub tool_calls: u64,
+    /// Model tokens of the tree's children.
+    #[serde(default = "d_tokens")]
+    pub tokens: u64,
+    /// Wall-clock milliseconds of the tree's children.
+    #[serde(default = "d_wall_ms")]
+    pub wall_ms: u64,
+}
+
+fn d_max_depth() -> u32 {
+    2
+}
+fn d_max_children() -> u32 {
+    4
+}
+fn d_tasks() -> u64 {
+    16
+}
+fn d_tool_calls() -> u64 {
+    256
+}
+fn d_tokens() -> u64 {
+    200_000
+}
+fn d_wall_ms() -> u64 {
+    600_000
+}
+
+impl Default for TreeBudget {
+    fn default() -> Self {
+        Self {
+            tasks: d_tasks(),
+            tool_calls: d_tool_calls(),
+            tokens: d_tokens(),
+            wall_ms: d_wall_ms(),
+        }
+    }
+}
+
+impl Default for DelegateSettings {
+    fn default() -> Self {
+        Self {
+            max_depth: d_max_depth(),
+            max_children: d_max_children(),
+            budget: TreeBudget::default(),
+        }
+    }
+}
+
+impl DelegateSettings {
+    /// Checks the ranges; `Err((key, message))` names the bad key.
+    pub fn validate(&self) -> Result<(), (String, String)> {
+        if self.max_depth > 16 {
+            return Err((
+                "delegate.max_depth".into(),
+                format!("{} is out of range: expected 0 to 16", self.max_depth),
+            ));
+        }
+        if self.max_children > 64 {
+            return Err((
+                "delegate.max_children".into(),
+                format!("{} is out of range: expected 0 to 64", self.max_children),
+            ));
+        }
+        Ok(())
+    }
+}

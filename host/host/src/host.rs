@@ -84,6 +84,11 @@ impl Host {
         let ledger = crate::stores::open_ledger(&config, &data_dir)?;
         let memory = Memory::open(&config).map_err(HostError::Memory)?;
         let (config_skills, base_dir) = (config.skills.clone(), config.base_dir.clone());
+        let forest = crate::delegation::Forest::open(
+            &config.delegate,
+            &data_dir.join(crate::delegation::TREES_FILE),
+        )
+        .map_err(HostError::TreeStore)?;
         let llm = guild_llm::Broker::start(&config.llm, &config.base_dir, Some(&data_dir), |v| {
             std::env::var(v).ok()
         })
@@ -102,6 +107,7 @@ impl Host {
             memory,
             registry: Arc::new(Registry::default()),
             llm,
+            forest,
         });
         let tasks_db = data_dir.join(crate::background::TASKS_FILE);
         let store = TaskStore::open(&tasks_db).map_err(|source| HostError::TaskStore {
@@ -456,6 +462,12 @@ impl Host {
     /// no grant check, updates recorded as `supervisor`).
     pub fn memory(&self) -> &Memory {
         &self.services.memory
+    }
+
+    /// The delegation tree `task_id` belongs to (as root or as any node), root first
+    /// (docs/delegation.md); `None` when the task started no child and is no child.
+    pub fn task_tree(&self, task_id: &str) -> Option<crate::delegation::TreeView> {
+        self.services.forest.view(task_id)
     }
 
     /// The configuration this host runs with.

@@ -42,6 +42,9 @@ pub enum HostError {
         /// What went wrong.
         source: StoreError,
     },
+    /// The delegation tree store could not be opened or read (the error names the file).
+    #[error("failed to open the tree store: {0}")]
+    TreeStore(#[source] crate::delegation::TreeStoreError),
     /// The memory store could not be opened (the error names the file).
     #[error("failed to open the memory store: {0}")]
     Memory(#[source] crate::memory::MemoryError),

@@ -15,6 +15,7 @@
 mod approval;
 pub mod background;
 pub mod bundle_install;
+mod delegation;
 mod dispatch;
 mod engine;
 mod host;
@@ -37,6 +38,10 @@ pub use {
 };
 
 pub use config::Config;
+pub use delegation::{
+    NodeStatus, ReviewRecord, TREES_FILE, TreeNode, TreeStoreError, TreeView, read_chains,
+    read_tree,
+};
 pub use engine::engine_options;
 pub use error::{ConfigError, DispatchError, LoadError, ManifestError};
 pub use guild_runtime::{

@@ -113,5 +113,5 @@ worlds!("../../wit");
 
 pub(crate) use specialist::guild::plugin::types;
 pub(crate) use specialist::guild::plugin::{
-    config, definition, http, llm, log, memory, progress, skills, tools,
+    config, definition, delegate, http, llm, log, memory, progress, skills, tools,
 };

@@ -11,6 +11,7 @@
 
 mod bindings;
 mod caps;
+mod delegate_impl;
 pub mod engine;
 mod fs_quota;
 mod host_impl;
@@ -38,7 +39,10 @@ pub use engine::{
 pub use instance::{Failure, InstanceStats, RunAnswer};
 pub use loader::Answer as LoaderAnswer;
 pub use plugin::{ComponentFile, Plugin, PrepareError};
-pub use task::{MemoryCallError, MemoryText, MemoryWrite, ReportError, SkillSummary, TaskHost};
+pub use task::{
+    ChildReport, DelegateError, MemoryCallError, MemoryText, MemoryWrite, ReportError,
+    SkillSummary, TaskHost,
+};
 
 /// Per-instance input/output budgets that come from the operator's `[host]` settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

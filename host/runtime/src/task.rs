@@ -1,15 +1,18 @@
 //! [`TaskHost`]: the narrow view of a running task that host functions need.
 //!
-//! A specialist instance serves exactly one task. Its `tools`, `progress`, `skills`, `memory` and `llm` imports
+//! A specialist instance serves exactly one task. Its `tools`, `progress`, `skills`, `memory`,
+//! `llm` and `delegate` imports
 //! call through this trait, which dispatch implements: the grant checks, approvals, receipts and
 //! skill accounting all live behind it, in the one tool-call path. The runtime never sees the
 //! ledger, the registry or the session; store state holds only this trait object.
 
 use futures::future::BoxFuture;
 use guild_core::llm::{ChatAnswer, ChatRequest, LlmError};
-use guild_core::types::{ToolError, ToolOutcome, ToolSpec};
+use guild_core::types::{Report, ToolError, ToolOutcome, ToolSpec};
+use guild_delegate::{BudgetKind, ReviewEffect, TaskBrief, TaskReview};
 use guild_memory::{Scope, Usage};
 use guild_skills::SkillError;
+use guild_validate::{Check, CheckStatus, Decision};
 
 /// Why a progress report was not accepted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -96,6 +99,87 @@ pub enum MemoryCallError {
     Failed(String),
 }
 
+/// A finished child task, its report validated (docs/delegation.md).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChildReport {
+    /// The child's task id.
+    pub child_id: String,
+    /// The validated report: the child's own, or the host's when it broke the protocol.
+    pub report: Report,
+    /// The report is the host's (the child failed or broke the report protocol).
+    pub protocol_error: bool,
+    /// Why the child failed, when it did.
+    pub error: Option<String>,
+    /// The worst check status.
+    pub verdict: CheckStatus,
+    /// Every check.
+    pub checks: Vec<Check>,
+    /// What the decision matrix allows for this verdict and outcome.
+    pub allowed: Vec<Decision>,
+    /// Wall-clock milliseconds the child ran.
+    pub wall_ms: u64,
+    /// Tool calls it made.
+    pub tool_calls: u64,
+    /// Model tokens it spent.
+    pub tokens: u64,
+}
+
+/// Why a delegation or a review did not happen; every text names what was wrong and where.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DelegateError {
+    /// The capability is not requested or not granted.
+    #[error("{0}")]
+    Denied(String),
+    /// The brief broke a rule.
+    #[error("{message}")]
+    BriefRefused {
+        /// The rule's name.
+        rule: &'static str,
+        /// The field it concerns.
+        field: String,
+        /// The host's message.
+        message: String,
+    },
+    /// The review broke a rule.
+    #[error("{message}")]
+    ReviewRefused {
+        /// The host's message.
+        message: String,
+        /// What the matrix allows for the report under review.
+        allowed: Vec<Decision>,
+    },
+    /// A tree budget is spent.
+    #[error("{message}")]
+    BudgetExceeded {
+        /// Which.
+        kind: BudgetKind,
+        /// What was left.
+        limit: u64,
+        /// What was asked.
+        used: u64,
+        /// The host's message.
+        message: String,
+    },
+    /// Too deep.
+    #[error("{0}")]
+    TooDeep(String),
+    /// Too many children.
+    #[error("{0}")]
+    TooManyChildren(String),
+    /// A review is pending.
+    #[error("{0}")]
+    ReviewPending(String),
+    /// Nothing to review under that id.
+    #[error("{0}")]
+    NoPendingReview(String),
+    /// The task was cancelled.
+    #[error("{0}")]
+    Cancelled(String),
+    /// The child could not start.
+    #[error("{0}")]
+    ChildFailed(String),
+}
+
 /// What the host functions of one specialist instance need from the task it serves.
 pub trait TaskHost: Send + Sync {
     /// The tools this specialist may call, by `connector.tool`, with their specs.
@@ -144,4 +228,16 @@ pub trait TaskHost: Send + Sync {
     /// caller): budgets, concurrency, retries, the task's deadline and the task's accounting all
     /// happen behind this call (docs/models.md).
     fn llm_complete(&self, request: ChatRequest) -> BoxFuture<'_, Result<ChatAnswer, LlmError>>;
+
+    /// Runs one child task for `brief` to its end (the caller checked the grant is not empty):
+    /// the brief, tree limits and budget checks, the child's own dispatch and the validation
+    /// of its report all happen behind this call (docs/delegation.md).
+    fn delegate_run(&self, brief: TaskBrief) -> BoxFuture<'_, Result<ChildReport, DelegateError>>;
+
+    /// The parent's review of the pending report of `child_id`, checked by the host.
+    fn delegate_review(
+        &self,
+        child_id: String,
+        review: TaskReview,
+    ) -> BoxFuture<'_, Result<ReviewEffect, DelegateError>>;
 }

@@ -42,6 +42,7 @@ pub mod agent;
 mod bindings;
 pub mod config;
 pub mod definition;
+pub mod delegate;
 mod export;
 pub mod http;
 pub mod llm;

@@ -51,7 +51,7 @@ mod connector {
 }
 
 use specialist::guild::plugin::{
-    config, definition, http, llm, log, memory, progress, skills, tools, types,
+    config, definition, delegate, http, llm, log, memory, progress, skills, tools, types,
 };
 use types::{HostError, ToolOutcome};
 
@@ -253,6 +253,31 @@ impl definition::Host for Bare {
 
     async fn settings(&mut self) -> String {
         "{}".into()
+    }
+}
+
+impl delegate::Host for Bare {
+    async fn specialists(&mut self) -> Vec<String> {
+        Vec::new()
+    }
+
+    async fn run(
+        &mut self,
+        _brief: delegate::TaskBrief,
+    ) -> Result<delegate::ChildReport, delegate::DelegateError> {
+        Err(delegate::DelegateError::Denied(
+            "not in the bare floor".into(),
+        ))
+    }
+
+    async fn review(
+        &mut self,
+        _child_id: String,
+        _review: delegate::TaskReview,
+    ) -> Result<delegate::ReviewEffect, delegate::DelegateError> {
+        Err(delegate::DelegateError::Denied(
+            "not in the bare floor".into(),
+        ))
     }
 }
 

@@ -39,6 +39,7 @@ mod skills;
 mod stale;
 mod task;
 mod tasks;
+mod tree;
 
 pub(crate) use guild_serve::render;
 pub(crate) use guild_serve::start::finish_calls;

@@ -1,4 +1,4 @@
-//! `guild tasks start | check | show | update | cancel | approve | list`.
+//! `guild tasks start | check | show | update | cancel | approve | list | tree`.
 //!
 //! A background task lives as long as the host process that runs it. When a `guild serve` runs
 //! on the data dir it owns the task store: `start`, `update`, `cancel` and `approve` are sent to
@@ -72,6 +72,12 @@ pub(crate) enum TasksCommand {
         #[arg(long)]
         deny: bool,
     },
+    /// The delegation tree a task belongs to: each node's specialist, status, verdict and
+    /// its parent's review (read-only).
+    Tree {
+        /// Task id (the root or any node).
+        id: String,
+    },
     /// Tasks, newest first.
     List {
         /// How many.
@@ -85,6 +91,7 @@ pub(crate) async fn run(config: &Path, cmd: TasksCommand, json: bool) -> anyhow:
         TasksCommand::Check { id } => check(config, id, json).await,
         TasksCommand::Show { id } => show(config, id, json).await,
         TasksCommand::List { limit } => list(config, limit, json).await,
+        TasksCommand::Tree { id } => super::tree::run(config, &id, json).await,
         TasksCommand::Start {
             specialist,
             description,

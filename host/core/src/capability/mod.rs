@@ -7,6 +7,7 @@
 //! with its own `resolve` and table tests; per-instance state is built from [`Effective`] by the
 //! runtime.
 
+mod delegate;
 mod egress;
 mod fs;
 mod llm;
@@ -54,6 +55,11 @@ pub struct Effective {
     pub memory: MemoryGrant,
     /// Model aliases requested ∩ granted, with the grant's budgets (docs/models.md).
     pub llm: crate::llm::ModelGrant,
+    /// Specialists this plugin may start as child tasks, requested ∩ granted
+    /// (docs/delegation.md); empty denies every delegation.
+    pub delegate: BTreeSet<String>,
+    /// Whether the manifest requests `delegate` at all (explains a refusal).
+    pub delegate_requested: bool,
     /// Progress reports through the report channel.
     pub report: bool,
     /// Effective limits.
@@ -73,6 +79,8 @@ impl Effective {
             skills: Vec::new(),
             memory: MemoryGrant::default(),
             llm: crate::llm::ModelGrant::default(),
+            delegate: BTreeSet::new(),
+            delegate_requested: false,
             report: false,
             limits,
         }
@@ -133,6 +141,8 @@ pub fn resolve(
 
     // Model aliases: requested by the manifest, granted (with budgets) by the operator.
     let llm = llm::resolve(&req.llm, grant.llm.as_ref(), config, &mut rows);
+    // Child tasks: requested by the manifest, granted by the operator, by specialist name.
+    let delegate = delegate::resolve(&req.delegate, &grant.delegate, &mut rows);
     let report = report(req.report, grant.report, &mut rows);
     let limits = limits(manifest.limits, grant);
     rows.push(CapabilityRow::granted(
@@ -161,6 +171,8 @@ pub fn resolve(
             skills,
             memory,
             llm,
+            delegate,
+            delegate_requested: !req.delegate.is_empty(),
             report,
             limits,
         },

@@ -64,6 +64,7 @@ fn task(host: &Host, id: &str) -> TaskScope {
         .expect("scribe loaded");
     TaskScope::new(
         id.into(),
+        String::new(),
         services,
         plugin,
         snapshot,

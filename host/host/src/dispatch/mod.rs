@@ -6,6 +6,7 @@
 //! (see [`task_host`]). What dispatch needs from the host comes in as [`Services`], so this
 //! module imports nothing above it.
 
+mod delegate;
 mod gate;
 mod in_flight;
 mod llm;
@@ -65,6 +66,9 @@ pub(crate) enum Approval {
 /// What the host knows about a task while it runs.
 pub(crate) struct TaskScope {
     pub(crate) task_id: String,
+    /// The task's description: the root anchor's objective if it starts children
+    /// (docs/delegation.md).
+    description: String,
     /// The host services the task uses (ledger, skills, config); never reachable from an
     /// instance.
     pub(crate) services: Arc<Services>,
@@ -102,6 +106,7 @@ pub(crate) struct TaskScope {
 impl TaskScope {
     pub(crate) fn new(
         task_id: String,
+        description: String,
         services: Arc<Services>,
         plugin: Arc<LoadedPlugin>,
         snapshot: Arc<Snapshot>,
@@ -111,6 +116,7 @@ impl TaskScope {
         let deadline = llm::deadline(&services.config, &plugin);
         Self {
             task_id,
+            description,
             services,
             plugin,
             snapshot,
@@ -200,7 +206,11 @@ impl TaskScope {
         let made = self.calls_made.fetch_add(1, Ordering::SeqCst) + 1;
         let max = u64::from(self.services.config.dispatch.max_tool_calls);
         if made <= max {
-            return Ok(());
+            // A child's calls are charged to its tree, up the chain.
+            return self.charge_tree_call().map_err(|message| {
+                self.record_refusal(tool, input, &message);
+                ToolError::LimitExceeded(message)
+            });
         }
         let message = format!(
             "tool call refused: this task reached its limit of {max} tool calls (`[dispatch] max_tool_calls`); stop calling tools and report what you have"
@@ -332,6 +342,9 @@ pub(crate) struct TaskOptions {
     /// The plugin set to run on (a batch pins one for all its children); the current one when
     /// `None`.
     pub(crate) snapshot: Option<Arc<Snapshot>>,
+    /// A child of a running task (docs/delegation.md): it runs in its parent's slot of the
+    /// host's task bound (its parent waits for it), so it takes none of its own.
+    pub(crate) child: bool,
 }
 
 /// Checks that a task could start (description, specialist, roster) without starting it.
@@ -393,15 +406,27 @@ pub(crate) async fn task(
         .unwrap_or_else(|| services.snapshot());
     let plugin = resolve(&snapshot, name)?;
     // Held until the instance is gone: the host's bound on running specialists.
-    let slot = services.tasks.enter().await?;
-    let scope = open_scope(services, plugin, snapshot, options);
+    let slot = if options.child {
+        None
+    } else {
+        Some(services.tasks.enter().await?)
+    };
+    let scope = open_scope(services, plugin, snapshot, description, options);
+    let guard = delegate::TreeGuard {
+        services: services.clone(),
+        task_id: scope.task_id.clone(),
+        done: false,
+    };
     let span =
         tracing::info_span!("task", task_id = %scope.task_id, specialist = %scope.plugin.ident);
     let started = Instant::now();
     let (answer, stats) = run_in_budget(services, &scope, description, span.clone()).await;
     drop(slot);
-    let _enter = span.enter();
-    Ok(finish(services, &scope, answer, stats, started).await)
+    let result = finish(services, &scope, answer, stats, started)
+        .instrument(span)
+        .await;
+    guard.done(result.validation.as_ref().map(|v| v.verdict));
+    Ok(result)
 }
 
 /// The task's scope, with its id (the fixed one of a background task, else a new UUID v7), and
@@ -410,6 +435,7 @@ fn open_scope(
     services: &Arc<Services>,
     plugin: Arc<LoadedPlugin>,
     snapshot: Arc<Snapshot>,
+    description: &str,
     options: TaskOptions,
 ) -> Arc<TaskScope> {
     let task_id = options
@@ -422,6 +448,7 @@ fn open_scope(
     };
     let scope = Arc::new(TaskScope::new(
         task_id,
+        description.to_owned(),
         services.clone(),
         plugin,
         snapshot,

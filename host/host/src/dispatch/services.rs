@@ -35,6 +35,8 @@ pub(crate) struct Services {
     pub(crate) calls: InFlight,
     /// Model calls on the operator's `[llm]` endpoints (docs/models.md).
     pub(crate) llm: guild_llm::Broker,
+    /// Every delegation tree: nodes, budgets, pending reviews (docs/delegation.md).
+    pub(crate) forest: crate::delegation::Forest,
 }
 
 impl Services {

@@ -3,13 +3,17 @@
 //! Tool calls go to the one tool-call path (grant check included); reports to the task's
 //! report log; skills to the specialist's own sources, with the catalog built once per task
 //! and every level of disclosure accounted in the task's skill stats; memory to
-//! `TaskScope::memory_read` / `memory_update` (grant check, validation, receipt).
+//! `TaskScope::memory_read` / `memory_update` (grant check, validation, receipt); children to
+//! `TaskScope::delegate_run` / `delegate_review` ([`super::delegate`]). While a child's report
+//! waits for this task's review, tool calls and memory updates are refused; reads go on.
 
 use futures::future::BoxFuture;
 use guild_core::llm::{ChatAnswer, ChatRequest, LlmError};
 use guild_core::types::{ToolError, ToolOutcome, ToolSpec};
+use guild_delegate::{ReviewEffect, TaskBrief, TaskReview};
 use guild_runtime::{
-    MemoryCallError, MemoryText, MemoryWrite, ReportError, SkillSummary, TaskHost,
+    ChildReport, DelegateError, MemoryCallError, MemoryText, MemoryWrite, ReportError,
+    SkillSummary, TaskHost,
 };
 use guild_skills::{Catalog, SkillError};
 
@@ -75,7 +79,13 @@ impl TaskHost for TaskScope {
         input: String,
         idempotency_key: Option<String>,
     ) -> BoxFuture<'_, Result<ToolOutcome, ToolError>> {
-        Box::pin(async move { call_tool(self, &tool, input, idempotency_key).await })
+        Box::pin(async move {
+            if let Some(refusal) = self.review_gate(&format!("tool call `{tool}`")) {
+                self.record_refusal(&tool, &input, &refusal);
+                return Err(ToolError::Denied(refusal));
+            }
+            call_tool(self, &tool, input, idempotency_key).await
+        })
     }
 
     fn send_report(&self, output: String) -> Result<String, ReportError> {
@@ -144,6 +154,9 @@ impl TaskHost for TaskScope {
         text: String,
     ) -> BoxFuture<'_, Result<MemoryWrite, MemoryCallError>> {
         Box::pin(async move {
+            if let Some(refusal) = self.review_gate("memory update") {
+                return Err(MemoryCallError::Denied(refusal));
+            }
             match TaskScope::memory_update(self, scope, base, text).await {
                 Ok(UpdateOutcome::Stored {
                     version,
@@ -164,5 +177,17 @@ impl TaskHost for TaskScope {
                 Err(e) => Err(memory_call_error(e)),
             }
         })
+    }
+
+    fn delegate_run(&self, brief: TaskBrief) -> BoxFuture<'_, Result<ChildReport, DelegateError>> {
+        Box::pin(TaskScope::delegate_run(self, brief))
+    }
+
+    fn delegate_review(
+        &self,
+        child_id: String,
+        review: TaskReview,
+    ) -> BoxFuture<'_, Result<ReviewEffect, DelegateError>> {
+        Box::pin(async move { TaskScope::delegate_review(self, &child_id, &review) })
     }
 }

@@ -117,6 +117,7 @@ pub(crate) const LATEST: Bindings = Bindings {
             "memory",
             "llm",
             "definition",
+            "delegate",
         ],
         PluginKind::Connector | PluginKind::SkillLoader => &["types", "log", "config", "http"],
     },

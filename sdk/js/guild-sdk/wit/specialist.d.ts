@@ -1,5 +1,6 @@
 /// <reference path="./interfaces/guild-plugin-config.d.ts" />
 /// <reference path="./interfaces/guild-plugin-definition.d.ts" />
+/// <reference path="./interfaces/guild-plugin-delegate.d.ts" />
 /// <reference path="./interfaces/guild-plugin-http.d.ts" />
 /// <reference path="./interfaces/guild-plugin-llm.d.ts" />
 /// <reference path="./interfaces/guild-plugin-log.d.ts" />
@@ -12,6 +13,7 @@
 declare module 'guild:plugin/specialist@0.3.0' {
   export type * as GuildPluginConfig030 from 'guild:plugin/config@0.3.0'; // import guild:plugin/config@0.3.0
   export type * as GuildPluginDefinition030 from 'guild:plugin/definition@0.3.0'; // import guild:plugin/definition@0.3.0
+  export type * as GuildPluginDelegate030 from 'guild:plugin/delegate@0.3.0'; // import guild:plugin/delegate@0.3.0
   export type * as GuildPluginHttp030 from 'guild:plugin/http@0.3.0'; // import guild:plugin/http@0.3.0
   export type * as GuildPluginLlm030 from 'guild:plugin/llm@0.3.0'; // import guild:plugin/llm@0.3.0
   export type * as GuildPluginLog030 from 'guild:plugin/log@0.3.0'; // import guild:plugin/log@0.3.0

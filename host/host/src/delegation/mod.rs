@@ -1,0 +1,350 @@
+//! The host's delegation trees (docs/delegation.md): every task that started a child, and
+//! every child, is a node here, with its parent and root ids, its level and budget
+//! ([`NodeState`]), the review its parent owes its report, and the next task a review approved.
+//!
+//! The rules are `guild-delegate`'s; this module keeps the state they are applied to and is
+//! the only place that changes it, under one lock. Charges walk the chain from a node to its
+//! root: a charge any node of the chain cannot pay is refused and charges nothing. Every
+//! change is written to the tree store ([`store`]) before the lock is released, so a restart
+//! finds every tree as it was.
+
+mod store;
+
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard};
+
+use guild_core::types::Outcome;
+use guild_delegate::{Budget, BudgetKind, NodeState, RootAnchor, TaskBrief, TreeError, TreeLimits};
+use guild_validate::{CheckStatus, Decision};
+use serde::{Deserialize, Serialize};
+
+use store::TreeStore;
+pub use store::{TREES_FILE, TreeStoreError};
+
+/// Where a node's own task stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NodeStatus {
+    /// Its task is running (or waiting for its review to be answered).
+    Running,
+    /// Its task ended; the verdict says how its report fared.
+    Finished,
+    /// Its task was cancelled (itself or an ancestor).
+    Cancelled,
+    /// The host stopped while its task ran.
+    Interrupted,
+}
+
+/// The review a parent gave one child's report.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReviewRecord {
+    /// The decision.
+    pub decision: Decision,
+    /// Why.
+    pub reason: String,
+}
+
+/// A report waiting for its parent's review.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct Pending {
+    pub(crate) child_id: String,
+    pub(crate) verdict: CheckStatus,
+    pub(crate) outcome: Outcome,
+    pub(crate) suggestion: Option<TaskBrief>,
+}
+
+/// A next task a review approved: the parent's next `run` must be exactly it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct Approved {
+    /// The checked brief's hash.
+    pub(crate) hash: String,
+    /// REVISE_CHILD: the child that continues (same id, no new slot) and the feedback.
+    pub(crate) continue_child: Option<(String, String)>,
+}
+
+/// One task of a tree.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct Node {
+    pub(crate) parent: Option<String>,
+    pub(crate) root: String,
+    pub(crate) specialist: String,
+    pub(crate) state: NodeState,
+    /// Its constraints (its brief's; the anchor's for the root).
+    pub(crate) constraints: Vec<String>,
+    /// Its checked brief (children only); its hash is `TaskBrief::hash`.
+    pub(crate) brief: Option<TaskBrief>,
+    pub(crate) children: Vec<String>,
+    pub(crate) status: NodeStatus,
+    pub(crate) verdict: Option<CheckStatus>,
+    /// The review its parent gave its latest report.
+    pub(crate) review: Option<ReviewRecord>,
+    /// A child's report waiting for this node's review.
+    pub(crate) pending: Option<Pending>,
+    /// A next task this node's review approved and it has not run yet.
+    pub(crate) approved: Option<Approved>,
+    /// The summaries of its earlier reports, handed back when it is revised.
+    pub(crate) history: Vec<String>,
+}
+
+/// One node as `guild tasks tree` shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct TreeNode {
+    /// The node's task id.
+    pub task_id: String,
+    /// Its parent's, `None` for the root.
+    pub parent: Option<String>,
+    /// The specialist that ran it.
+    pub specialist: String,
+    /// Level (root 0).
+    pub depth: u32,
+    /// Where its task stands.
+    pub status: NodeStatus,
+    /// The verdict on its latest report.
+    pub verdict: Option<CheckStatus>,
+    /// Its parent's review of that report.
+    pub review: Option<ReviewRecord>,
+    /// A child's report waiting for this node's review.
+    pub pending_review: Option<String>,
+    /// What the node (and its subtree) may still spend.
+    pub remaining: Budget,
+}
+
+/// A whole tree, root first, then depth first in the order children started.
+#[derive(Debug, Clone, Serialize)]
+pub struct TreeView {
+    /// The root's task id.
+    pub root: String,
+    /// The root anchor's hash.
+    pub anchor_hash: String,
+    /// Every node.
+    pub nodes: Vec<TreeNode>,
+}
+
+#[derive(Default)]
+pub(crate) struct ForestState {
+    pub(crate) nodes: HashMap<String, Node>,
+    pub(crate) anchors: HashMap<String, RootAnchor>,
+}
+
+/// Every tree of this host.
+pub(crate) struct Forest {
+    pub(crate) limits: TreeLimits,
+    state: Mutex<ForestState>,
+    /// Where the trees are kept (`None`: in memory only, for unit tests).
+    store: Option<TreeStore>,
+}
+
+pub(crate) fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+impl Forest {
+    /// The trees stored at `path` (created when missing), under `settings`.
+    pub(crate) fn open(
+        settings: &guild_core::settings::DelegateSettings,
+        path: &std::path::Path,
+    ) -> Result<Self, TreeStoreError> {
+        let store = TreeStore::open(path)?;
+        let state = store.load()?;
+        let mut forest = Self::new(settings);
+        forest.state = Mutex::new(state);
+        forest.store = Some(store);
+        Ok(forest)
+    }
+
+    /// Writes the tree `id` belongs to. A failed write is logged, naming the file: the task
+    /// goes on, and the tree read after a restart is the last one written.
+    pub(crate) fn save(&self, state: &ForestState, id: &str) {
+        let (Some(store), Some(node)) = (&self.store, state.nodes.get(id)) else {
+            return;
+        };
+        if let Err(e) = store.save(state, &node.root) {
+            tracing::error!(root = %node.root, "delegation tree not saved: {e}");
+        }
+    }
+
+    pub(crate) fn new(settings: &guild_core::settings::DelegateSettings) -> Self {
+        let b = settings.budget;
+        Self {
+            limits: TreeLimits {
+                max_depth: settings.max_depth,
+                max_children: settings.max_children,
+                budget: Budget {
+                    tasks: b.tasks,
+                    tool_calls: b.tool_calls,
+                    tokens: b.tokens,
+                    wall_ms: b.wall_ms,
+                },
+            },
+            state: Mutex::new(ForestState::default()),
+            store: None,
+        }
+    }
+
+    pub(crate) fn lock(&self) -> MutexGuard<'_, ForestState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The tree that `task_id` belongs to, or `None` when it is in none.
+    pub(crate) fn view(&self, task_id: &str) -> Option<TreeView> {
+        self.lock().view(task_id)
+    }
+}
+
+/// The tree `task_id` belongs to, read from the tree store at `path` without writing anything
+/// (`guild tasks tree`); `Ok(None)` when no tree holds it or there is no store yet. A node a
+/// running host is still working on reads `running`.
+pub fn read_tree(
+    path: &std::path::Path,
+    task_id: &str,
+) -> Result<Option<TreeView>, TreeStoreError> {
+    if !path.exists() {
+        return Ok(None);
+    }
+    Ok(TreeStore::open_read_only(path)?.read()?.view(task_id))
+}
+
+/// The chain of every task of `task_ids` that is in a delegation tree (root first, the task
+/// last), read from the tree store at `path` without writing anything (`guild receipts`).
+pub fn read_chains(
+    path: &std::path::Path,
+    task_ids: &[&str],
+) -> Result<HashMap<String, Vec<String>>, TreeStoreError> {
+    if !path.exists() {
+        return Ok(HashMap::new());
+    }
+    let state = TreeStore::open_read_only(path)?.read()?;
+    Ok(task_ids
+        .iter()
+        .filter(|id| state.nodes.contains_key(**id))
+        .map(|id| {
+            let mut chain = state.chain(id);
+            chain.reverse();
+            ((*id).to_owned(), chain)
+        })
+        .collect())
+}
+
+impl ForestState {
+    /// The tree that `task_id` belongs to, or `None` when it is in none.
+    pub(crate) fn view(&self, task_id: &str) -> Option<TreeView> {
+        let state = self;
+        let root = state.nodes.get(task_id)?.root.clone();
+        let anchor_hash = state.anchors.get(&root).map(RootAnchor::hash)?;
+        let mut nodes = Vec::new();
+        let mut stack = vec![root.clone()];
+        while let Some(id) = stack.pop() {
+            let Some(n) = state.nodes.get(&id) else {
+                continue;
+            };
+            nodes.push(TreeNode {
+                task_id: id.clone(),
+                parent: n.parent.clone(),
+                specialist: n.specialist.clone(),
+                depth: n.state.depth,
+                status: n.status,
+                verdict: n.verdict,
+                review: n.review.clone(),
+                pending_review: n.pending.as_ref().map(|p| p.child_id.clone()),
+                remaining: n.state.remaining,
+            });
+            stack.extend(n.children.iter().rev().cloned());
+        }
+        Some(TreeView {
+            root,
+            anchor_hash,
+            nodes,
+        })
+    }
+
+    /// The ids from `id` up to its root, `id` first.
+    pub(crate) fn chain(&self, id: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut at = Some(id.to_owned());
+        while let Some(id) = at {
+            at = self.nodes.get(&id).and_then(|n| n.parent.clone());
+            out.push(id);
+        }
+        out
+    }
+
+    /// Charges `spent` to `id` and every ancestor; refused (nothing charged) when one of them
+    /// cannot pay.
+    pub(crate) fn charge(&mut self, id: &str, spent: &Budget) -> Result<(), TreeError> {
+        let chain = self.chain(id);
+        for at in &chain {
+            if let Some(n) = self.nodes.get(at) {
+                let mut trial = n.state;
+                trial.charge(spent)?;
+            }
+        }
+        for at in &chain {
+            if let Some(n) = self.nodes.get_mut(at) {
+                n.state.charge(spent)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Charges what can be paid of `spent` to `id` and every ancestor (what was already spent
+    /// cannot be refused: wall time, tokens of an answered call); past the budget it is 0.
+    pub(crate) fn charge_spent(&mut self, id: &str, spent: &Budget) {
+        for at in self.chain(id) {
+            if let Some(n) = self.nodes.get_mut(&at) {
+                let r = &mut n.state.remaining;
+                r.tasks = r.tasks.saturating_sub(spent.tasks);
+                r.tool_calls = r.tool_calls.saturating_sub(spent.tool_calls);
+                r.tokens = r.tokens.saturating_sub(spent.tokens);
+                r.wall_ms = r.wall_ms.saturating_sub(spent.wall_ms);
+            }
+        }
+    }
+
+    /// Admits a child of `parent`: depth and fan-out on the parent, its task charged to the
+    /// parent and every ancestor. Returns the child's state.
+    pub(crate) fn admit(
+        &mut self,
+        parent: &str,
+        limits: &TreeLimits,
+    ) -> Result<NodeState, TreeError> {
+        let Some(node) = self.nodes.get(parent) else {
+            return Err(TreeError::Exhausted {
+                kind: BudgetKind::Tasks,
+                limit: 0,
+                used: 1,
+            });
+        };
+        let mut trial = node.state;
+        trial.admit_child(limits, None)?;
+        // Every ancestor above the parent pays the child's task too.
+        let one = Budget {
+            tasks: 1,
+            ..Budget::default()
+        };
+        if let Some(up) = node.parent.clone() {
+            self.charge(&up, &one)?;
+        }
+        let node = self
+            .nodes
+            .get_mut(parent)
+            .ok_or(TreeError::TooManyChildren {
+                max: limits.max_children,
+            })?;
+        node.state.admit_child(limits, None)
+    }
+
+    /// Marks `id` and its whole subtree cancelled (those still running).
+    pub(crate) fn cancel_subtree(&mut self, id: &str) {
+        let mut stack = vec![id.to_owned()];
+        while let Some(at) = stack.pop() {
+            if let Some(n) = self.nodes.get_mut(&at) {
+                if n.status == NodeStatus::Running {
+                    n.status = NodeStatus::Cancelled;
+                }
+                stack.extend(n.children.iter().cloned());
+            }
+        }
+    }
+}
