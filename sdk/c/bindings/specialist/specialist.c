@@ -54,6 +54,17 @@ extern void __wasm_import_guild_plugin_definition_prompt(uint8_t *);
 __attribute__((__import_module__("guild:plugin/definition@0.3.0"), __import_name__("settings")))
 extern void __wasm_import_guild_plugin_definition_settings(uint8_t *);
 
+// Imported Functions from `guild:plugin/delegate@0.3.0`
+
+__attribute__((__import_module__("guild:plugin/delegate@0.3.0"), __import_name__("specialists")))
+extern void __wasm_import_guild_plugin_delegate_specialists(uint8_t *);
+
+__attribute__((__import_module__("guild:plugin/delegate@0.3.0"), __import_name__("run")))
+extern void __wasm_import_guild_plugin_delegate_run(uint8_t *, uint8_t *);
+
+__attribute__((__import_module__("guild:plugin/delegate@0.3.0"), __import_name__("review")))
+extern void __wasm_import_guild_plugin_delegate_review(uint8_t *, uint8_t *);
+
 // Imported Functions from `guild:plugin/log@0.3.0`
 
 __attribute__((__import_module__("guild:plugin/log@0.3.0"), __import_name__("log")))
@@ -688,6 +699,156 @@ void guild_plugin_llm_result_answer_llm_error_free(guild_plugin_llm_result_answe
     guild_plugin_llm_answer_free(&ptr->val.ok);
   } else {
     guild_plugin_llm_llm_error_free(&ptr->val.err);
+  }
+}
+
+void guild_plugin_delegate_report_free(guild_plugin_delegate_report_t *ptr) {
+  guild_plugin_types_report_free(ptr);
+}
+
+void guild_plugin_delegate_task_brief_free(guild_plugin_delegate_task_brief_t *ptr) {
+  specialist_string_free(&ptr->specialist);
+  specialist_string_free(&ptr->objective);
+  specialist_string_free(&ptr->reason);
+  specialist_list_string_free(&ptr->completion_criteria);
+  specialist_list_string_free(&ptr->expected_outputs);
+  specialist_string_free(&ptr->parent_findings);
+  specialist_string_free(&ptr->context);
+  specialist_list_string_free(&ptr->constraints);
+  specialist_list_string_free(&ptr->context_refs);
+  specialist_list_string_free(&ptr->validation_scopes);
+}
+
+void guild_plugin_delegate_check_free(guild_plugin_delegate_check_t *ptr) {
+  specialist_string_free(&ptr->name);
+  specialist_string_free(&ptr->message);
+}
+
+void guild_plugin_delegate_list_check_free(guild_plugin_delegate_list_check_t *ptr) {
+  size_t list_len = ptr->len;
+  if (list_len > 0) {
+    guild_plugin_delegate_check_t *list_ptr = ptr->ptr;
+    for (size_t i = 0; i < list_len; i++) {
+      guild_plugin_delegate_check_free(&list_ptr[i]);
+    }
+    free(list_ptr);
+  }
+}
+
+void guild_plugin_delegate_list_decision_free(guild_plugin_delegate_list_decision_t *ptr) {
+  size_t list_len = ptr->len;
+  if (list_len > 0) {
+    guild_plugin_delegate_decision_t *list_ptr = ptr->ptr;
+    for (size_t i = 0; i < list_len; i++) {
+    }
+    free(list_ptr);
+  }
+}
+
+void guild_plugin_delegate_child_report_free(guild_plugin_delegate_child_report_t *ptr) {
+  specialist_string_free(&ptr->child_id);
+  guild_plugin_delegate_report_free(&ptr->report);
+  specialist_option_string_free(&ptr->error);
+  guild_plugin_delegate_list_check_free(&ptr->checks);
+  guild_plugin_delegate_list_decision_free(&ptr->allowed);
+}
+
+void guild_plugin_delegate_option_task_brief_free(guild_plugin_delegate_option_task_brief_t *ptr) {
+  if (ptr->is_some) {
+    guild_plugin_delegate_task_brief_free(&ptr->val);
+  }
+}
+
+void guild_plugin_delegate_task_review_free(guild_plugin_delegate_task_review_t *ptr) {
+  specialist_string_free(&ptr->reason);
+  guild_plugin_delegate_option_task_brief_free(&ptr->next_task);
+}
+
+void guild_plugin_delegate_review_effect_free(guild_plugin_delegate_review_effect_t *ptr) {
+  switch ((int32_t) ptr->tag) {
+    case 0: {
+      guild_plugin_delegate_task_brief_free(&ptr->val.take_suggestion);
+      break;
+    }
+    case 2: {
+      specialist_string_free(&ptr->val.continue_child);
+      break;
+    }
+    case 3: {
+      guild_plugin_delegate_task_brief_free(&ptr->val.new_child);
+      break;
+    }
+  }
+}
+
+void guild_plugin_delegate_brief_refused_free(guild_plugin_delegate_brief_refused_t *ptr) {
+  specialist_string_free(&ptr->rule);
+  specialist_string_free(&ptr->field);
+  specialist_string_free(&ptr->message);
+}
+
+void guild_plugin_delegate_review_refused_free(guild_plugin_delegate_review_refused_t *ptr) {
+  specialist_string_free(&ptr->message);
+  guild_plugin_delegate_list_decision_free(&ptr->allowed);
+}
+
+void guild_plugin_delegate_delegate_error_free(guild_plugin_delegate_delegate_error_t *ptr) {
+  switch ((int32_t) ptr->tag) {
+    case 0: {
+      specialist_string_free(&ptr->val.denied);
+      break;
+    }
+    case 1: {
+      guild_plugin_delegate_brief_refused_free(&ptr->val.brief_refused);
+      break;
+    }
+    case 2: {
+      guild_plugin_delegate_review_refused_free(&ptr->val.review_refused);
+      break;
+    }
+    case 3: {
+      break;
+    }
+    case 4: {
+      specialist_string_free(&ptr->val.too_deep);
+      break;
+    }
+    case 5: {
+      specialist_string_free(&ptr->val.too_many_children);
+      break;
+    }
+    case 6: {
+      specialist_string_free(&ptr->val.review_pending);
+      break;
+    }
+    case 7: {
+      specialist_string_free(&ptr->val.no_pending_review);
+      break;
+    }
+    case 8: {
+      specialist_string_free(&ptr->val.cancelled);
+      break;
+    }
+    case 9: {
+      specialist_string_free(&ptr->val.child_failed);
+      break;
+    }
+  }
+}
+
+void guild_plugin_delegate_result_child_report_delegate_error_free(guild_plugin_delegate_result_child_report_delegate_error_t *ptr) {
+  if (!ptr->is_err) {
+    guild_plugin_delegate_child_report_free(&ptr->val.ok);
+  } else {
+    guild_plugin_delegate_delegate_error_free(&ptr->val.err);
+  }
+}
+
+void guild_plugin_delegate_result_review_effect_delegate_error_free(guild_plugin_delegate_result_review_effect_delegate_error_t *ptr) {
+  if (!ptr->is_err) {
+    guild_plugin_delegate_review_effect_free(&ptr->val.ok);
+  } else {
+    guild_plugin_delegate_delegate_error_free(&ptr->val.err);
   }
 }
 
@@ -1388,6 +1549,348 @@ void guild_plugin_definition_settings(specialist_string_t *ret) {
   uint8_t *ptr = (uint8_t *) &ret_area;
   __wasm_import_guild_plugin_definition_settings(ptr);
   *ret = (specialist_string_t) { (uint8_t*)(*((uint8_t **) (ptr + 0))), (*((size_t*) (ptr + sizeof(void*)))) };
+}
+
+void guild_plugin_delegate_specialists(specialist_list_string_t *ret) {
+  __attribute__((__aligned__(sizeof(void*))))
+  uint8_t ret_area[(2*sizeof(void*))];
+  uint8_t *ptr = (uint8_t *) &ret_area;
+  __wasm_import_guild_plugin_delegate_specialists(ptr);
+  *ret = (specialist_list_string_t) { (specialist_string_t*)(*((uint8_t **) (ptr + 0))), (*((size_t*) (ptr + sizeof(void*)))) };
+}
+
+bool guild_plugin_delegate_run(guild_plugin_delegate_task_brief_t *brief, guild_plugin_delegate_child_report_t *ret, guild_plugin_delegate_delegate_error_t *err) {
+  __attribute__((__aligned__(8)))
+  uint8_t ret_area[(32+30*sizeof(void*))];
+  uint8_t *ptr = (uint8_t *) &ret_area;
+  *((size_t*)(ptr + sizeof(void*))) = ((*brief).specialist).len;
+  *((uint8_t **)(ptr + 0)) = (uint8_t *) ((*brief).specialist).ptr;
+  *((size_t*)(ptr + (3*sizeof(void*)))) = ((*brief).objective).len;
+  *((uint8_t **)(ptr + (2*sizeof(void*)))) = (uint8_t *) ((*brief).objective).ptr;
+  *((size_t*)(ptr + (5*sizeof(void*)))) = ((*brief).reason).len;
+  *((uint8_t **)(ptr + (4*sizeof(void*)))) = (uint8_t *) ((*brief).reason).ptr;
+  *((size_t*)(ptr + (7*sizeof(void*)))) = ((*brief).completion_criteria).len;
+  *((uint8_t **)(ptr + (6*sizeof(void*)))) = (uint8_t *) ((*brief).completion_criteria).ptr;
+  *((size_t*)(ptr + (9*sizeof(void*)))) = ((*brief).expected_outputs).len;
+  *((uint8_t **)(ptr + (8*sizeof(void*)))) = (uint8_t *) ((*brief).expected_outputs).ptr;
+  *((size_t*)(ptr + (11*sizeof(void*)))) = ((*brief).parent_findings).len;
+  *((uint8_t **)(ptr + (10*sizeof(void*)))) = (uint8_t *) ((*brief).parent_findings).ptr;
+  *((size_t*)(ptr + (13*sizeof(void*)))) = ((*brief).context).len;
+  *((uint8_t **)(ptr + (12*sizeof(void*)))) = (uint8_t *) ((*brief).context).ptr;
+  *((size_t*)(ptr + (15*sizeof(void*)))) = ((*brief).constraints).len;
+  *((uint8_t **)(ptr + (14*sizeof(void*)))) = (uint8_t *) ((*brief).constraints).ptr;
+  *((size_t*)(ptr + (17*sizeof(void*)))) = ((*brief).context_refs).len;
+  *((uint8_t **)(ptr + (16*sizeof(void*)))) = (uint8_t *) ((*brief).context_refs).ptr;
+  *((size_t*)(ptr + (19*sizeof(void*)))) = ((*brief).validation_scopes).len;
+  *((uint8_t **)(ptr + (18*sizeof(void*)))) = (uint8_t *) ((*brief).validation_scopes).ptr;
+  uint8_t *ptr0 = (uint8_t *) &ret_area;
+  __wasm_import_guild_plugin_delegate_run(ptr, ptr0);
+  guild_plugin_delegate_result_child_report_delegate_error_t result;
+  switch ((int32_t) *((uint8_t*) (ptr0 + 0))) {
+    case 0: {
+      result.is_err = false;
+      guild_plugin_types_option_next_step_t option1;
+      switch ((int32_t) *((uint8_t*) (ptr0 + (8+12*sizeof(void*))))) {
+        case 0: {
+          option1.is_some = false;
+          break;
+        }
+        case 1: {
+          option1.is_some = true;
+          specialist_option_string_t option;
+          switch ((int32_t) *((uint8_t*) (ptr0 + (8+14*sizeof(void*))))) {
+            case 0: {
+              option.is_some = false;
+              break;
+            }
+            case 1: {
+              option.is_some = true;
+              option.val = (specialist_string_t) { (uint8_t*)(*((uint8_t **) (ptr0 + (8+15*sizeof(void*))))), (*((size_t*) (ptr0 + (8+16*sizeof(void*))))) };
+              break;
+            }
+          }
+
+          option1.val = (guild_plugin_types_next_step_t) {
+            (guild_plugin_types_next_action_t) (int32_t) *((uint8_t*) (ptr0 + (8+13*sizeof(void*)))),
+            (specialist_option_string_t) option,
+          };
+          break;
+        }
+      }
+      specialist_option_string_t option4;
+      switch ((int32_t) *((uint8_t*) (ptr0 + (8+22*sizeof(void*))))) {
+        case 0: {
+          option4.is_some = false;
+          break;
+        }
+        case 1: {
+          option4.is_some = true;
+          option4.val = (specialist_string_t) { (uint8_t*)(*((uint8_t **) (ptr0 + (8+23*sizeof(void*))))), (*((size_t*) (ptr0 + (8+24*sizeof(void*))))) };
+          break;
+        }
+      }
+
+      result.val.ok = (guild_plugin_delegate_child_report_t) {
+        (specialist_string_t) (specialist_string_t) { (uint8_t*)(*((uint8_t **) (ptr0 + 8))), (*((size_t*) (ptr0 + (8+1*sizeof(void*))))) },
+        (guild_plugin_delegate_report_t) (guild_plugin_types_report_t) {
+          (specialist_string_t) (specialist_string_t) { (uint8_t*)(*((uint8_t **) (ptr0 + (8+2*sizeof(void*))))), (*((size_t*) (ptr0 + (8+3*sizeof(void*))))) },
+          (guild_plugin_types_outcome_t) (int32_t) *((uint8_t*) (ptr0 + (8+4*sizeof(void*)))),
+          (specialist_string_t) (specialist_string_t) { (uint8_t*)(*((uint8_t **) (ptr0 + (8+5*sizeof(void*))))), (*((size_t*) (ptr0 + (8+6*sizeof(void*))))) },
+          (bool) (int32_t) *((uint8_t*) (ptr0 + (8+7*sizeof(void*)))),
+          (specialist_list_string_t) (specialist_list_string_t) { (specialist_string_t*)(*((uint8_t **) (ptr0 + (8+8*sizeof(void*))))), (*((size_t*) (ptr0 + (8+9*sizeof(void*))))) },
+          (specialist_list_string_t) (specialist_list_string_t) { (specialist_string_t*)(*((uint8_t **) (ptr0 + (8+10*sizeof(void*))))), (*((size_t*) (ptr0 + (8+11*sizeof(void*))))) },
+          (guild_plugin_types_option_next_step_t) option1,
+          (guild_plugin_types_list_artifact_ref_t) (guild_plugin_types_list_artifact_ref_t) { (guild_plugin_types_artifact_ref_t*)(*((uint8_t **) (ptr0 + (8+17*sizeof(void*))))), (*((size_t*) (ptr0 + (8+18*sizeof(void*))))) },
+          (guild_plugin_types_list_claim_t) (guild_plugin_types_list_claim_t) { (guild_plugin_types_claim_t*)(*((uint8_t **) (ptr0 + (8+19*sizeof(void*))))), (*((size_t*) (ptr0 + (8+20*sizeof(void*))))) },
+        },
+        (bool) (int32_t) *((uint8_t*) (ptr0 + (8+21*sizeof(void*)))),
+        (specialist_option_string_t) option4,
+        (guild_plugin_delegate_check_status_t) (int32_t) *((uint8_t*) (ptr0 + (8+25*sizeof(void*)))),
+        (guild_plugin_delegate_list_check_t) (guild_plugin_delegate_list_check_t) { (guild_plugin_delegate_check_t*)(*((uint8_t **) (ptr0 + (8+26*sizeof(void*))))), (*((size_t*) (ptr0 + (8+27*sizeof(void*))))) },
+        (guild_plugin_delegate_list_decision_t) (guild_plugin_delegate_list_decision_t) { (guild_plugin_delegate_decision_t*)(*((uint8_t **) (ptr0 + (8+28*sizeof(void*))))), (*((size_t*) (ptr0 + (8+29*sizeof(void*))))) },
+        (guild_plugin_delegate_usage_t) (guild_plugin_delegate_usage_t) {
+          (uint64_t) (uint64_t) (*((int64_t*) (ptr0 + (8+30*sizeof(void*))))),
+          (uint64_t) (uint64_t) (*((int64_t*) (ptr0 + (16+30*sizeof(void*))))),
+          (uint64_t) (uint64_t) (*((int64_t*) (ptr0 + (24+30*sizeof(void*))))),
+        },
+      };
+      break;
+    }
+    case 1: {
+      result.is_err = true;
+      guild_plugin_delegate_delegate_error_t variant;
+      variant.tag = (int32_t) *((uint8_t*) (ptr0 + 8));
+      switch ((int32_t) variant.tag) {
+        case 0: {
+          variant.val.denied = (specialist_string_t) { (uint8_t*)(*((uint8_t **) (ptr0 + 16))), (*((size_t*) (ptr0 + (16+1*sizeof(void*))))) };
+          break;
+        }
+        case 1: {
+          variant.val.brief_refused = (guild_plugin_delegate_brief_refused_t) {
+            (specialist_string_t) (specialist_string_t) { (uint8_t*)(*((uint8_t **) (ptr0 + 16))), (*((size_t*) (ptr0 + (16+1*sizeof(void*))))) },
+            (specialist_string_t) (specialist_string_t) { (uint8_t*)(*((uint8_t **) (ptr0 + (16+2*sizeof(void*))))), (*((size_t*) (ptr0 + (16+3*sizeof(void*))))) },
+            (specialist_string_t) (specialist_string_t) { (uint8_t*)(*((uint8_t **) (ptr0 + (16+4*sizeof(void*))))), (*((size_t*) (ptr0 + (16+5*sizeof(void*))))) },
+          };
+          break;
+        }
+        case 2: {
+          variant.val.review_refused = (guild_plugin_delegate_review_refused_t) {
+            (specialist_string_t) (specialist_string_t) { (uint8_t*)(*((uint8_t **) (ptr0 + 16))), (*((size_t*) (ptr0 + (16+1*sizeof(void*))))) },
+            (guild_plugin_delegate_list_decision_t) (guild_plugin_delegate_list_decision_t) { (guild_plugin_delegate_decision_t*)(*((uint8_t **) (ptr0 + (16+2*sizeof(void*))))), (*((size_t*) (ptr0 + (16+3*sizeof(void*))))) },
+          };
+          break;
+        }
+        case 3: {
+          variant.val.budget_exceeded = (guild_plugin_delegate_budget_exceeded_t) {
+            (guild_plugin_delegate_budget_kind_t) (int32_t) *((uint8_t*) (ptr0 + 16)),
+            (uint64_t) (uint64_t) (*((int64_t*) (ptr0 + 24))),
+            (uint64_t) (uint64_t) (*((int64_t*) (ptr0 + 32))),
+          };
+          break;
+        }
+        case 4: {
+          variant.val.too_deep = (specialist_string_t) { (uint8_t*)(*((uint8_t **) (ptr0 + 16))), (*((size_t*) (ptr0 + (16+1*sizeof(void*))))) };
+          break;
+        }
+        case 5: {
+          variant.val.too_many_children = (specialist_string_t) { (uint8_t*)(*((uint8_t **) (ptr0 + 16))), (*((size_t*) (ptr0 + (16+1*sizeof(void*))))) };
+          break;
+        }
+        case 6: {
+          variant.val.review_pending = (specialist_string_t) { (uint8_t*)(*((uint8_t **) (ptr0 + 16))), (*((size_t*) (ptr0 + (16+1*sizeof(void*))))) };
+          break;
+        }
+        case 7: {
+          variant.val.no_pending_review = (specialist_string_t) { (uint8_t*)(*((uint8_t **) (ptr0 + 16))), (*((size_t*) (ptr0 + (16+1*sizeof(void*))))) };
+          break;
+        }
+        case 8: {
+          variant.val.cancelled = (specialist_string_t) { (uint8_t*)(*((uint8_t **) (ptr0 + 16))), (*((size_t*) (ptr0 + (16+1*sizeof(void*))))) };
+          break;
+        }
+        case 9: {
+          variant.val.child_failed = (specialist_string_t) { (uint8_t*)(*((uint8_t **) (ptr0 + 16))), (*((size_t*) (ptr0 + (16+1*sizeof(void*))))) };
+          break;
+        }
+      }
+
+      result.val.err = variant;
+      break;
+    }
+  }
+  if (!result.is_err) {
+    *ret = result.val.ok;
+    return 1;
+  } else {
+    *err = result.val.err;
+    return 0;
+  }
+}
+
+bool guild_plugin_delegate_review(specialist_string_t *child_id, guild_plugin_delegate_task_review_t *review, guild_plugin_delegate_review_effect_t *ret, guild_plugin_delegate_delegate_error_t *err) {
+  __attribute__((__aligned__(8)))
+  uint8_t ret_area[(26*sizeof(void*))];
+  uint8_t *ptr = (uint8_t *) &ret_area;
+  *((size_t*)(ptr + sizeof(void*))) = (*child_id).len;
+  *((uint8_t **)(ptr + 0)) = (uint8_t *) (*child_id).ptr;
+  *((int8_t*)(ptr + (2*sizeof(void*)))) = (int32_t) (*review).decision;
+  *((size_t*)(ptr + (4*sizeof(void*)))) = ((*review).reason).len;
+  *((uint8_t **)(ptr + (3*sizeof(void*)))) = (uint8_t *) ((*review).reason).ptr;
+  if (((*review).next_task).is_some) {
+    const guild_plugin_delegate_task_brief_t *payload0 = &((*review).next_task).val;
+    *((int8_t*)(ptr + (5*sizeof(void*)))) = 1;
+    *((size_t*)(ptr + (7*sizeof(void*)))) = ((*payload0).specialist).len;
+    *((uint8_t **)(ptr + (6*sizeof(void*)))) = (uint8_t *) ((*payload0).specialist).ptr;
+    *((size_t*)(ptr + (9*sizeof(void*)))) = ((*payload0).objective).len;
+    *((uint8_t **)(ptr + (8*sizeof(void*)))) = (uint8_t *) ((*payload0).objective).ptr;
+    *((size_t*)(ptr + (11*sizeof(void*)))) = ((*payload0).reason).len;
+    *((uint8_t **)(ptr + (10*sizeof(void*)))) = (uint8_t *) ((*payload0).reason).ptr;
+    *((size_t*)(ptr + (13*sizeof(void*)))) = ((*payload0).completion_criteria).len;
+    *((uint8_t **)(ptr + (12*sizeof(void*)))) = (uint8_t *) ((*payload0).completion_criteria).ptr;
+    *((size_t*)(ptr + (15*sizeof(void*)))) = ((*payload0).expected_outputs).len;
+    *((uint8_t **)(ptr + (14*sizeof(void*)))) = (uint8_t *) ((*payload0).expected_outputs).ptr;
+    *((size_t*)(ptr + (17*sizeof(void*)))) = ((*payload0).parent_findings).len;
+    *((uint8_t **)(ptr + (16*sizeof(void*)))) = (uint8_t *) ((*payload0).parent_findings).ptr;
+    *((size_t*)(ptr + (19*sizeof(void*)))) = ((*payload0).context).len;
+    *((uint8_t **)(ptr + (18*sizeof(void*)))) = (uint8_t *) ((*payload0).context).ptr;
+    *((size_t*)(ptr + (21*sizeof(void*)))) = ((*payload0).constraints).len;
+    *((uint8_t **)(ptr + (20*sizeof(void*)))) = (uint8_t *) ((*payload0).constraints).ptr;
+    *((size_t*)(ptr + (23*sizeof(void*)))) = ((*payload0).context_refs).len;
+    *((uint8_t **)(ptr + (22*sizeof(void*)))) = (uint8_t *) ((*payload0).context_refs).ptr;
+    *((size_t*)(ptr + (25*sizeof(void*)))) = ((*payload0).validation_scopes).len;
+    *((uint8_t **)(ptr + (24*sizeof(void*)))) = (uint8_t *) ((*payload0).validation_scopes).ptr;
+  } else {
+    *((int8_t*)(ptr + (5*sizeof(void*)))) = 0;
+  }
+  uint8_t *ptr1 = (uint8_t *) &ret_area;
+  __wasm_import_guild_plugin_delegate_review(ptr, ptr1);
+  guild_plugin_delegate_result_review_effect_delegate_error_t result;
+  switch ((int32_t) *((uint8_t*) (ptr1 + 0))) {
+    case 0: {
+      result.is_err = false;
+      guild_plugin_delegate_review_effect_t variant;
+      variant.tag = (int32_t) *((uint8_t*) (ptr1 + 8));
+      switch ((int32_t) variant.tag) {
+        case 0: {
+          variant.val.take_suggestion = (guild_plugin_delegate_task_brief_t) {
+            (specialist_string_t) (specialist_string_t) { (uint8_t*)(*((uint8_t **) (ptr1 + (8+1*sizeof(void*))))), (*((size_t*) (ptr1 + (8+2*sizeof(void*))))) },
+            (specialist_string_t) (specialist_string_t) { (uint8_t*)(*((uint8_t **) (ptr1 + (8+3*sizeof(void*))))), (*((size_t*) (ptr1 + (8+4*sizeof(void*))))) },
+            (specialist_string_t) (specialist_string_t) { (uint8_t*)(*((uint8_t **) (ptr1 + (8+5*sizeof(void*))))), (*((size_t*) (ptr1 + (8+6*sizeof(void*))))) },
+            (specialist_list_string_t) (specialist_list_string_t) { (specialist_string_t*)(*((uint8_t **) (ptr1 + (8+7*sizeof(void*))))), (*((size_t*) (ptr1 + (8+8*sizeof(void*))))) },
+            (specialist_list_string_t) (specialist_list_string_t) { (specialist_string_t*)(*((uint8_t **) (ptr1 + (8+9*sizeof(void*))))), (*((size_t*) (ptr1 + (8+10*sizeof(void*))))) },
+            (specialist_string_t) (specialist_string_t) { (uint8_t*)(*((uint8_t **) (ptr1 + (8+11*sizeof(void*))))), (*((size_t*) (ptr1 + (8+12*sizeof(void*))))) },
+            (specialist_string_t) (specialist_string_t) { (uint8_t*)(*((uint8_t **) (ptr1 + (8+13*sizeof(void*))))), (*((size_t*) (ptr1 + (8+14*sizeof(void*))))) },
+            (specialist_list_string_t) (specialist_list_string_t) { (specialist_string_t*)(*((uint8_t **) (ptr1 + (8+15*sizeof(void*))))), (*((size_t*) (ptr1 + (8+16*sizeof(void*))))) },
+            (specialist_list_string_t) (specialist_list_string_t) { (specialist_string_t*)(*((uint8_t **) (ptr1 + (8+17*sizeof(void*))))), (*((size_t*) (ptr1 + (8+18*sizeof(void*))))) },
+            (specialist_list_string_t) (specialist_list_string_t) { (specialist_string_t*)(*((uint8_t **) (ptr1 + (8+19*sizeof(void*))))), (*((size_t*) (ptr1 + (8+20*sizeof(void*))))) },
+          };
+          break;
+        }
+        case 1: {
+          break;
+        }
+        case 2: {
+          variant.val.continue_child = (specialist_string_t) { (uint8_t*)(*((uint8_t **) (ptr1 + (8+1*sizeof(void*))))), (*((size_t*) (ptr1 + (8+2*sizeof(void*))))) };
+          break;
+        }
+        case 3: {
+          variant.val.new_child = (guild_plugin_delegate_task_brief_t) {
+            (specialist_string_t) (specialist_string_t) { (uint8_t*)(*((uint8_t **) (ptr1 + (8+1*sizeof(void*))))), (*((size_t*) (ptr1 + (8+2*sizeof(void*))))) },
+            (specialist_string_t) (specialist_string_t) { (uint8_t*)(*((uint8_t **) (ptr1 + (8+3*sizeof(void*))))), (*((size_t*) (ptr1 + (8+4*sizeof(void*))))) },
+            (specialist_string_t) (specialist_string_t) { (uint8_t*)(*((uint8_t **) (ptr1 + (8+5*sizeof(void*))))), (*((size_t*) (ptr1 + (8+6*sizeof(void*))))) },
+            (specialist_list_string_t) (specialist_list_string_t) { (specialist_string_t*)(*((uint8_t **) (ptr1 + (8+7*sizeof(void*))))), (*((size_t*) (ptr1 + (8+8*sizeof(void*))))) },
+            (specialist_list_string_t) (specialist_list_string_t) { (specialist_string_t*)(*((uint8_t **) (ptr1 + (8+9*sizeof(void*))))), (*((size_t*) (ptr1 + (8+10*sizeof(void*))))) },
+            (specialist_string_t) (specialist_string_t) { (uint8_t*)(*((uint8_t **) (ptr1 + (8+11*sizeof(void*))))), (*((size_t*) (ptr1 + (8+12*sizeof(void*))))) },
+            (specialist_string_t) (specialist_string_t) { (uint8_t*)(*((uint8_t **) (ptr1 + (8+13*sizeof(void*))))), (*((size_t*) (ptr1 + (8+14*sizeof(void*))))) },
+            (specialist_list_string_t) (specialist_list_string_t) { (specialist_string_t*)(*((uint8_t **) (ptr1 + (8+15*sizeof(void*))))), (*((size_t*) (ptr1 + (8+16*sizeof(void*))))) },
+            (specialist_list_string_t) (specialist_list_string_t) { (specialist_string_t*)(*((uint8_t **) (ptr1 + (8+17*sizeof(void*))))), (*((size_t*) (ptr1 + (8+18*sizeof(void*))))) },
+            (specialist_list_string_t) (specialist_list_string_t) { (specialist_string_t*)(*((uint8_t **) (ptr1 + (8+19*sizeof(void*))))), (*((size_t*) (ptr1 + (8+20*sizeof(void*))))) },
+          };
+          break;
+        }
+        case 4: {
+          break;
+        }
+        case 5: {
+          break;
+        }
+        case 6: {
+          break;
+        }
+      }
+
+      result.val.ok = variant;
+      break;
+    }
+    case 1: {
+      result.is_err = true;
+      guild_plugin_delegate_delegate_error_t variant2;
+      variant2.tag = (int32_t) *((uint8_t*) (ptr1 + 8));
+      switch ((int32_t) variant2.tag) {
+        case 0: {
+          variant2.val.denied = (specialist_string_t) { (uint8_t*)(*((uint8_t **) (ptr1 + 16))), (*((size_t*) (ptr1 + (16+1*sizeof(void*))))) };
+          break;
+        }
+        case 1: {
+          variant2.val.brief_refused = (guild_plugin_delegate_brief_refused_t) {
+            (specialist_string_t) (specialist_string_t) { (uint8_t*)(*((uint8_t **) (ptr1 + 16))), (*((size_t*) (ptr1 + (16+1*sizeof(void*))))) },
+            (specialist_string_t) (specialist_string_t) { (uint8_t*)(*((uint8_t **) (ptr1 + (16+2*sizeof(void*))))), (*((size_t*) (ptr1 + (16+3*sizeof(void*))))) },
+            (specialist_string_t) (specialist_string_t) { (uint8_t*)(*((uint8_t **) (ptr1 + (16+4*sizeof(void*))))), (*((size_t*) (ptr1 + (16+5*sizeof(void*))))) },
+          };
+          break;
+        }
+        case 2: {
+          variant2.val.review_refused = (guild_plugin_delegate_review_refused_t) {
+            (specialist_string_t) (specialist_string_t) { (uint8_t*)(*((uint8_t **) (ptr1 + 16))), (*((size_t*) (ptr1 + (16+1*sizeof(void*))))) },
+            (guild_plugin_delegate_list_decision_t) (guild_plugin_delegate_list_decision_t) { (guild_plugin_delegate_decision_t*)(*((uint8_t **) (ptr1 + (16+2*sizeof(void*))))), (*((size_t*) (ptr1 + (16+3*sizeof(void*))))) },
+          };
+          break;
+        }
+        case 3: {
+          variant2.val.budget_exceeded = (guild_plugin_delegate_budget_exceeded_t) {
+            (guild_plugin_delegate_budget_kind_t) (int32_t) *((uint8_t*) (ptr1 + 16)),
+            (uint64_t) (uint64_t) (*((int64_t*) (ptr1 + 24))),
+            (uint64_t) (uint64_t) (*((int64_t*) (ptr1 + 32))),
+          };
+          break;
+        }
+        case 4: {
+          variant2.val.too_deep = (specialist_string_t) { (uint8_t*)(*((uint8_t **) (ptr1 + 16))), (*((size_t*) (ptr1 + (16+1*sizeof(void*))))) };
+          break;
+        }
+        case 5: {
+          variant2.val.too_many_children = (specialist_string_t) { (uint8_t*)(*((uint8_t **) (ptr1 + 16))), (*((size_t*) (ptr1 + (16+1*sizeof(void*))))) };
+          break;
+        }
+        case 6: {
+          variant2.val.review_pending = (specialist_string_t) { (uint8_t*)(*((uint8_t **) (ptr1 + 16))), (*((size_t*) (ptr1 + (16+1*sizeof(void*))))) };
+          break;
+        }
+        case 7: {
+          variant2.val.no_pending_review = (specialist_string_t) { (uint8_t*)(*((uint8_t **) (ptr1 + 16))), (*((size_t*) (ptr1 + (16+1*sizeof(void*))))) };
+          break;
+        }
+        case 8: {
+          variant2.val.cancelled = (specialist_string_t) { (uint8_t*)(*((uint8_t **) (ptr1 + 16))), (*((size_t*) (ptr1 + (16+1*sizeof(void*))))) };
+          break;
+        }
+        case 9: {
+          variant2.val.child_failed = (specialist_string_t) { (uint8_t*)(*((uint8_t **) (ptr1 + 16))), (*((size_t*) (ptr1 + (16+1*sizeof(void*))))) };
+          break;
+        }
+      }
+
+      result.val.err = variant2;
+      break;
+    }
+  }
+  if (!result.is_err) {
+    *ret = result.val.ok;
+    return 1;
+  } else {
+    *err = result.val.err;
+    return 0;
+  }
 }
 
 void guild_plugin_log_log(guild_plugin_log_level_t level, specialist_string_t *message) {

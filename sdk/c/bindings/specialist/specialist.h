@@ -566,6 +566,235 @@ typedef struct {
   } val;
 } guild_plugin_llm_result_answer_llm_error_t;
 
+typedef guild_plugin_types_report_t guild_plugin_delegate_report_t;
+
+// What a parent asks of a child. The host trims it, de-duplicates its lists and adds the
+// `task` validation scope before it runs; the child receives it rendered as its
+// description.
+typedef struct guild_plugin_delegate_task_brief_t {
+  // The specialist to run; one the parent's `delegate` grant names.
+  specialist_string_t   specialist;
+  // What the child is to achieve (at most 4,000 characters).
+  specialist_string_t   objective;
+  // Why the parent needs it (at most 1,000 characters).
+  specialist_string_t   reason;
+  // How the child knows it is done: 1 to 32, each at most 1,000 characters.
+  specialist_list_string_t   completion_criteria;
+  // What the child should hand back (at most 32).
+  specialist_list_string_t   expected_outputs;
+  // What the parent found so far that the child should know (at most 16,000 characters).
+  specialist_string_t   parent_findings;
+  // Anything else the child needs: it sees nothing of its parent's thread (at most
+  // 16,000 characters).
+  specialist_string_t   context;
+  // Every constraint of the root anchor and of the parent (compared normalized), plus any
+  // the parent adds; a constraint may never be dropped.
+  specialist_list_string_t   constraints;
+  // Context the child may read, by reference: only what the parent holds and is granted
+  // on (`memory:team`, `memory:private`, `task:ID` of the parent or one of its children).
+  specialist_list_string_t   context_refs;
+  // Validations the child's report goes through, `[a-z_]{1,32}`; `task` is always one.
+  specialist_list_string_t   validation_scopes;
+} guild_plugin_delegate_task_brief_t;
+
+// One check's status, best to worst.
+typedef uint8_t guild_plugin_delegate_check_status_t;
+
+#define GUILD_PLUGIN_DELEGATE_CHECK_STATUS_PASSED 0
+#define GUILD_PLUGIN_DELEGATE_CHECK_STATUS_UNKNOWN 1
+#define GUILD_PLUGIN_DELEGATE_CHECK_STATUS_FAILED 2
+#define GUILD_PLUGIN_DELEGATE_CHECK_STATUS_ERROR 3
+
+// One check the host ran on the child's report.
+typedef struct guild_plugin_delegate_check_t {
+  specialist_string_t   name;
+  guild_plugin_delegate_check_status_t   status;
+  specialist_string_t   message;
+} guild_plugin_delegate_check_t;
+
+// What the parent may decide about a child's report (the decision matrix).
+typedef uint8_t guild_plugin_delegate_decision_t;
+
+// Take the child's own suggested next task as the next action.
+#define GUILD_PLUGIN_DELEGATE_DECISION_ACCEPT_REFINE 0
+// Drop the child's suggestion; the parent's plan stands.
+#define GUILD_PLUGIN_DELEGATE_DECISION_REJECT_REFINE 1
+// The same child continues with the feedback (no new child slot).
+#define GUILD_PLUGIN_DELEGATE_DECISION_REVISE_CHILD 2
+// Start a new direct child (the review carries its brief).
+#define GUILD_PLUGIN_DELEGATE_DECISION_DESCEND_AGAIN 3
+// The parent's current goal is complete.
+#define GUILD_PLUGIN_DELEGATE_DECISION_ASCEND 4
+// Reopen the goal of the child's direct parent.
+#define GUILD_PLUGIN_DELEGATE_DECISION_REPLAN_CURRENT 5
+// The parent's current goal failed.
+#define GUILD_PLUGIN_DELEGATE_DECISION_FAIL 6
+
+// What a child spent, charged to it and to every ancestor.
+typedef struct guild_plugin_delegate_usage_t {
+  uint64_t   wall_ms;
+  uint64_t   tool_calls;
+  uint64_t   tokens;
+} guild_plugin_delegate_usage_t;
+
+typedef struct {
+  guild_plugin_delegate_check_t *ptr;
+  size_t len;
+} guild_plugin_delegate_list_check_t;
+
+typedef struct {
+  guild_plugin_delegate_decision_t *ptr;
+  size_t len;
+} guild_plugin_delegate_list_decision_t;
+
+// A finished child, after the host validated its report. A review is now pending: until
+// the parent calls `review`, its only other calls are context reads.
+typedef struct guild_plugin_delegate_child_report_t {
+  // The child's task id (its receipts carry it).
+  specialist_string_t   child_id;
+  // The report as validated: the child's own, or the one the host wrote when the child
+  // broke the report protocol or failed (outcome `failed`).
+  guild_plugin_delegate_report_t   report;
+  // Whether the report is the host's (the child failed, timed out or broke the protocol).
+  bool   protocol_error;
+  // Why the child failed, when it did.
+  specialist_option_string_t   error;
+  // The worst check status.
+  guild_plugin_delegate_check_status_t   verdict;
+  guild_plugin_delegate_list_check_t   checks;
+  // The decisions the matrix allows for this verdict and outcome.
+  guild_plugin_delegate_list_decision_t   allowed;
+  guild_plugin_delegate_usage_t   usage;
+} guild_plugin_delegate_child_report_t;
+
+typedef struct {
+  bool is_some;
+  guild_plugin_delegate_task_brief_t val;
+} guild_plugin_delegate_option_task_brief_t;
+
+// The parent's answer to a child's report.
+typedef struct guild_plugin_delegate_task_review_t {
+  guild_plugin_delegate_decision_t   decision;
+  // Why (for `revise-child`, what the child should change); at most 4,000 characters.
+  specialist_string_t   reason;
+  // `descend-again` only: the new child's brief. No other decision carries one
+  // (`accept-refine` takes the child's own suggestion).
+  guild_plugin_delegate_option_task_brief_t   next_task;
+} guild_plugin_delegate_task_review_t;
+
+// What the host does with an accepted review.
+typedef struct guild_plugin_delegate_review_effect_t {
+  uint8_t tag;
+  union {
+    guild_plugin_delegate_task_brief_t     take_suggestion;
+    specialist_string_t     continue_child;
+    guild_plugin_delegate_task_brief_t     new_child;
+  } val;
+} guild_plugin_delegate_review_effect_t;
+
+// `accept-refine`: this brief is the next action; the next `run` must be exactly it.
+#define GUILD_PLUGIN_DELEGATE_REVIEW_EFFECT_TAKE_SUGGESTION 0
+// `reject-refine`: nothing to run; the plan stands.
+#define GUILD_PLUGIN_DELEGATE_REVIEW_EFFECT_KEEP_PLAN 1
+// `revise-child`: the next `run` must be the child's brief again; the same child (same
+// id, no new slot) continues with this feedback and its earlier reports.
+#define GUILD_PLUGIN_DELEGATE_REVIEW_EFFECT_CONTINUE_CHILD 2
+// `descend-again`: this brief is the next action; the next `run` must be exactly it.
+#define GUILD_PLUGIN_DELEGATE_REVIEW_EFFECT_NEW_CHILD 3
+// `replan-current`: the goal of the child's direct parent (the caller) is reopened.
+#define GUILD_PLUGIN_DELEGATE_REVIEW_EFFECT_REOPEN_PARENT_GOAL 4
+// `ascend`: the caller's current goal is complete.
+#define GUILD_PLUGIN_DELEGATE_REVIEW_EFFECT_COMPLETE_PARENT_GOAL 5
+// `fail`: the caller's current goal failed.
+#define GUILD_PLUGIN_DELEGATE_REVIEW_EFFECT_FAIL_PARENT_GOAL 6
+
+// A brief that broke a rule.
+typedef struct guild_plugin_delegate_brief_refused_t {
+  // The rule: `field`, `specialist`, `constraints`, `context-refs`, `validation-scope`
+  // or `not-as-approved` (an approved next task dispatched differently).
+  specialist_string_t   rule;
+  // The field it concerns.
+  specialist_string_t   field;
+  // The host's message, naming rule and field.
+  specialist_string_t   message;
+} guild_plugin_delegate_brief_refused_t;
+
+// A review the host refused.
+typedef struct guild_plugin_delegate_review_refused_t {
+  // The host's message, naming what was wrong.
+  specialist_string_t   message;
+  // The decisions the matrix allows for the report under review.
+  guild_plugin_delegate_list_decision_t   allowed;
+} guild_plugin_delegate_review_refused_t;
+
+// Which tree budget a refused call would exceed.
+typedef uint8_t guild_plugin_delegate_budget_kind_t;
+
+#define GUILD_PLUGIN_DELEGATE_BUDGET_KIND_TASKS 0
+#define GUILD_PLUGIN_DELEGATE_BUDGET_KIND_TOOL_CALLS 1
+#define GUILD_PLUGIN_DELEGATE_BUDGET_KIND_TOKENS 2
+#define GUILD_PLUGIN_DELEGATE_BUDGET_KIND_WALL_MS 3
+
+// A call refused because a budget of the tree is spent.
+typedef struct guild_plugin_delegate_budget_exceeded_t {
+  guild_plugin_delegate_budget_kind_t   budget;
+  // What was left.
+  uint64_t   limit;
+  // What the call asked for.
+  uint64_t   used;
+} guild_plugin_delegate_budget_exceeded_t;
+
+// Why a delegation or review did not happen. Each text names what was wrong and where.
+typedef struct guild_plugin_delegate_delegate_error_t {
+  uint8_t tag;
+  union {
+    specialist_string_t     denied;
+    guild_plugin_delegate_brief_refused_t     brief_refused;
+    guild_plugin_delegate_review_refused_t     review_refused;
+    guild_plugin_delegate_budget_exceeded_t     budget_exceeded;
+    specialist_string_t     too_deep;
+    specialist_string_t     too_many_children;
+    specialist_string_t     review_pending;
+    specialist_string_t     no_pending_review;
+    specialist_string_t     cancelled;
+    specialist_string_t     child_failed;
+  } val;
+} guild_plugin_delegate_delegate_error_t;
+
+// `delegate` was not requested or not granted; the text names plugin and capability.
+#define GUILD_PLUGIN_DELEGATE_DELEGATE_ERROR_DENIED 0
+#define GUILD_PLUGIN_DELEGATE_DELEGATE_ERROR_BRIEF_REFUSED 1
+#define GUILD_PLUGIN_DELEGATE_DELEGATE_ERROR_REVIEW_REFUSED 2
+#define GUILD_PLUGIN_DELEGATE_DELEGATE_ERROR_BUDGET_EXCEEDED 3
+// The child would sit below the tree's deepest level (`[delegate] max_depth`).
+#define GUILD_PLUGIN_DELEGATE_DELEGATE_ERROR_TOO_DEEP 4
+// The caller started as many children as allowed (`[delegate] max_children`).
+#define GUILD_PLUGIN_DELEGATE_DELEGATE_ERROR_TOO_MANY_CHILDREN 5
+// A child's report waits for the caller's review; `run` is refused until then.
+#define GUILD_PLUGIN_DELEGATE_DELEGATE_ERROR_REVIEW_PENDING 6
+// `review` named a child with no report waiting for review.
+#define GUILD_PLUGIN_DELEGATE_DELEGATE_ERROR_NO_PENDING_REVIEW 7
+// The task was cancelled.
+#define GUILD_PLUGIN_DELEGATE_DELEGATE_ERROR_CANCELLED 8
+// The child could not start (unknown or unavailable specialist, the host is full).
+#define GUILD_PLUGIN_DELEGATE_DELEGATE_ERROR_CHILD_FAILED 9
+
+typedef struct {
+  bool is_err;
+  union {
+    guild_plugin_delegate_child_report_t ok;
+    guild_plugin_delegate_delegate_error_t err;
+  } val;
+} guild_plugin_delegate_result_child_report_delegate_error_t;
+
+typedef struct {
+  bool is_err;
+  union {
+    guild_plugin_delegate_review_effect_t ok;
+    guild_plugin_delegate_delegate_error_t err;
+  } val;
+} guild_plugin_delegate_result_review_effect_delegate_error_t;
+
 typedef uint8_t guild_plugin_log_level_t;
 
 #define GUILD_PLUGIN_LOG_LEVEL_TRACE 0
@@ -679,6 +908,16 @@ extern void guild_plugin_definition_name(specialist_string_t *ret);
 extern bool guild_plugin_definition_prompt(specialist_string_t *ret);
 // The manifest's `[agent]` table as a JSON object (`{}` when there is none).
 extern void guild_plugin_definition_settings(specialist_string_t *ret);
+
+// Imported Functions from `guild:plugin/delegate@0.3.0`
+// The specialists this plugin may delegate to (requested and granted).
+extern void guild_plugin_delegate_specialists(specialist_list_string_t *ret);
+// Runs one child task to its end under the host's dispatch and returns its validated
+// report; a review of it is then pending.
+extern bool guild_plugin_delegate_run(guild_plugin_delegate_task_brief_t *brief, guild_plugin_delegate_child_report_t *ret, guild_plugin_delegate_delegate_error_t *err);
+// Reviews the report of `child-id`; the host checks the decision against the matrix and
+// the batch rules and says what follows.
+extern bool guild_plugin_delegate_review(specialist_string_t *child_id, guild_plugin_delegate_task_review_t *review, guild_plugin_delegate_review_effect_t *ret, guild_plugin_delegate_delegate_error_t *err);
 
 // Imported Functions from `guild:plugin/log@0.3.0`
 extern void guild_plugin_log_log(guild_plugin_log_level_t level, specialist_string_t *message);
@@ -807,6 +1046,34 @@ void specialist_option_u64_free(specialist_option_u64_t *ptr);
 void guild_plugin_llm_llm_error_free(guild_plugin_llm_llm_error_t *ptr);
 
 void guild_plugin_llm_result_answer_llm_error_free(guild_plugin_llm_result_answer_llm_error_t *ptr);
+
+void guild_plugin_delegate_report_free(guild_plugin_delegate_report_t *ptr);
+
+void guild_plugin_delegate_task_brief_free(guild_plugin_delegate_task_brief_t *ptr);
+
+void guild_plugin_delegate_check_free(guild_plugin_delegate_check_t *ptr);
+
+void guild_plugin_delegate_list_check_free(guild_plugin_delegate_list_check_t *ptr);
+
+void guild_plugin_delegate_list_decision_free(guild_plugin_delegate_list_decision_t *ptr);
+
+void guild_plugin_delegate_child_report_free(guild_plugin_delegate_child_report_t *ptr);
+
+void guild_plugin_delegate_option_task_brief_free(guild_plugin_delegate_option_task_brief_t *ptr);
+
+void guild_plugin_delegate_task_review_free(guild_plugin_delegate_task_review_t *ptr);
+
+void guild_plugin_delegate_review_effect_free(guild_plugin_delegate_review_effect_t *ptr);
+
+void guild_plugin_delegate_brief_refused_free(guild_plugin_delegate_brief_refused_t *ptr);
+
+void guild_plugin_delegate_review_refused_free(guild_plugin_delegate_review_refused_t *ptr);
+
+void guild_plugin_delegate_delegate_error_free(guild_plugin_delegate_delegate_error_t *ptr);
+
+void guild_plugin_delegate_result_child_report_delegate_error_free(guild_plugin_delegate_result_child_report_delegate_error_t *ptr);
+
+void guild_plugin_delegate_result_review_effect_delegate_error_free(guild_plugin_delegate_result_review_effect_delegate_error_t *ptr);
 
 void guild_plugin_config_host_error_free(guild_plugin_config_host_error_t *ptr);
 
