@@ -227,6 +227,17 @@ impl TaskScope {
         Ok(())
     }
 
+    /// The specialists this task's `delegate` grant names.
+    fn may_call(&self) -> Vec<String> {
+        self.plugin
+            .runtime
+            .effective()
+            .delegate
+            .iter()
+            .cloned()
+            .collect()
+    }
+
     /// Checks `brief` and admits its child (or picks the revised child), recording it; returns
     /// the child's id, the checked brief, its description and its wall-clock allowance.
     fn admit_child(
@@ -234,14 +245,7 @@ impl TaskScope {
         brief: &TaskBrief,
     ) -> Result<(String, CheckedBrief, String, u64), DelegateError> {
         self.ensure_node()?;
-        let may_call: Vec<String> = self
-            .plugin
-            .runtime
-            .effective()
-            .delegate
-            .iter()
-            .cloned()
-            .collect();
+        let may_call = self.may_call();
         let mut forest = self.services.forest.lock();
         let forest = &mut *forest;
         let node = forest
@@ -459,14 +463,7 @@ impl TaskScope {
         child_id: &str,
         review: &TaskReview,
     ) -> Result<ReviewEffect, DelegateError> {
-        let may_call: Vec<String> = self
-            .plugin
-            .runtime
-            .effective()
-            .delegate
-            .iter()
-            .cloned()
-            .collect();
+        let may_call = self.may_call();
         let mut forest = self.services.forest.lock();
         let forest = &mut *forest;
         let Some(node) = forest.nodes.get(&self.task_id) else {
