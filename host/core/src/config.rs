@@ -381,6 +381,7 @@ struct RawConfig {
     llm: crate::llm::LlmSettings,
     #[serde(default)]
     store: crate::store::StoreSettings,
+    #[serde(default)]
     delegate: crate::settings::DelegateSettings,
 }
 
