@@ -6,13 +6,16 @@
 //! serve, and a host whose data dir is removed.
 
 use std::io::{BufRead as _, BufReader, Read as _};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
 mod common;
+use common::host_proc::{
+    alive, assert_passed, client_script, host_pid, stop_host, venv_python, wait_gone,
+};
 use common::stdio_peer::StdioPeer;
 use common::{guild, output_text, plugin};
 
@@ -31,44 +34,6 @@ fn setup(extra: &str) -> tempfile::TempDir {
 
 fn run(dir: &Path, args: &[&str]) -> Output {
     guild(dir, args).output().expect("guild runs")
-}
-
-/// The pid of the host holding `dir`'s data dir (from its lock file).
-fn host_pid(dir: &Path) -> u32 {
-    let text = std::fs::read_to_string(dir.join("data/serve.lock")).expect("serve.lock");
-    text.split_whitespace()
-        .nth(1)
-        .and_then(|p| p.parse().ok())
-        .unwrap_or_else(|| panic!("no pid in serve.lock: {text}"))
-}
-
-/// Whether process `pid` runs (a zombie does not).
-fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-        stat.rsplit(')')
-            .next()
-            .is_some_and(|rest| !rest.trim_start().starts_with('Z'))
-    })
-}
-
-/// Waits (bounded, for a loaded machine) until `pid` has exited.
-fn wait_gone(pid: u32, what: &str) {
-    for _ in 0..1200 {
-        if !alive(pid) {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    panic!("{what}: host {pid} still runs after a minute");
-}
-
-/// Ends the host of `dir` (SIGTERM) and waits for it: no test leaves one behind.
-fn stop_host(dir: &Path) {
-    let pid = host_pid(dir);
-    let _ = Command::new("kill")
-        .args(["-TERM", &pid.to_string()])
-        .status();
-    wait_gone(pid, "after SIGTERM");
 }
 
 /// `guild --json tasks check ID`'s task.
@@ -114,41 +79,9 @@ fn approve(dir: &Path, id: &str) {
     panic!("task {id} never waited for approval: {}", check(dir, id));
 }
 
-fn python() -> PathBuf {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .nth(2)
-        .expect("repository root");
-    let python = repo.join(".venv/bin/python");
-    assert!(
-        python.is_file(),
-        "{} is missing: ./plugins/build.sh installs the test environment",
-        python.display()
-    );
-    python
-}
-
 /// One Python SDK session (initialize, tools/list, a task) through a new stdio `guild serve`.
 fn python_session(dir: &Path) -> Output {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_shared_host.py");
-    Command::new(python())
-        .arg(script)
-        .arg(env!("CARGO_BIN_EXE_guild"))
-        .arg(dir.join("guild.toml"))
-        .env_remove("GUILD_CONFIG")
-        .env_remove("GUILD_LOG")
-        .env_remove("GUILD_CONTROL_TIMEOUT_S")
-        .stdin(Stdio::null())
-        .output()
-        .expect("python runs")
-}
-
-fn assert_passed(out: &Output) {
-    assert!(
-        out.status.success() && String::from_utf8_lossy(&out.stdout).contains("all checks passed"),
-        "{}",
-        output_text(out)
-    );
+    client_script(&venv_python(".venv"), "mcp_shared_host.py", dir)
 }
 
 #[test]
@@ -377,16 +310,7 @@ fn a_cold_start_serves_at_once_and_lists_the_plugins_when_they_are_loaded() {
         plugin("recap-py").display().to_string()
     );
     std::fs::write(dir.path().join("guild.toml"), text).expect("guild.toml");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_cold_start.py");
-    let out = Command::new(python())
-        .arg(script)
-        .arg(env!("CARGO_BIN_EXE_guild"))
-        .arg(dir.path().join("guild.toml"))
-        .env_remove("GUILD_CONFIG")
-        .env_remove("GUILD_LOG")
-        .stdin(Stdio::null())
-        .output()
-        .expect("python runs");
+    let out = client_script(&venv_python(".venv"), "mcp_cold_start.py", dir.path());
     assert_passed(&out);
     // The host's progress, on its stderr (the data dir's log).
     let log = std::fs::read_to_string(dir.path().join("data/serve.log")).expect("serve.log");

@@ -5,13 +5,13 @@
 //! where every tool call starts a `guild serve` of its own, with parallel calls. Both are
 //! installed by tests/setup.sh.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::time::Duration;
+use std::path::Path;
+use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
 mod common;
+use common::host_proc::{assert_passed, client_script, stop_host, venv_python};
 use common::{output_text, plugin};
 
 /// A folder with `guild.toml` (probe and echo) and data under `data/`.
@@ -24,32 +24,6 @@ fn setup() -> tempfile::TempDir {
     );
     std::fs::write(dir.path().join("guild.toml"), text).expect("guild.toml");
     dir
-}
-
-/// Ends the host the clients started (SIGTERM) and waits for it to go.
-fn stop_host(dir: &Path) {
-    let text = std::fs::read_to_string(dir.join("data/serve.lock")).expect("serve.lock");
-    let pid = text
-        .split_whitespace()
-        .nth(1)
-        .unwrap_or_default()
-        .to_owned();
-    let _ = Command::new("kill").args(["-TERM", &pid]).status();
-    for _ in 0..1200 {
-        if !dir.join("data/serve.sock").exists() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    panic!("host {pid} still serves after a minute");
-}
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .nth(2)
-        .expect("repository root")
-        .to_path_buf()
 }
 
 /// One Inspector CLI run: `--method METHOD` (and `extra`) against a new `guild serve`; its JSON.
@@ -122,37 +96,14 @@ fn the_inspector_cli_lists_and_runs_a_task() {
     stop_host(dir.path());
 }
 
-fn langchain_python() -> PathBuf {
-    let python = repo().join(".venv/langchain/bin/python");
-    assert!(
-        python.is_file(),
-        "{} is missing: tests/setup.sh installs LangChain's MCP adapter there",
-        python.display()
-    );
-    python
-}
-
-fn assert_passed(out: &Output) {
-    assert!(
-        out.status.success() && String::from_utf8_lossy(&out.stdout).contains("all checks passed"),
-        "{}",
-        output_text(out)
-    );
-}
-
 #[test]
 fn langchains_adapter_runs_parallel_calls_each_with_its_own_serve() {
     let dir = setup();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_langchain.py");
-    let out = Command::new(langchain_python())
-        .arg(script)
-        .arg(env!("CARGO_BIN_EXE_guild"))
-        .arg(dir.path().join("guild.toml"))
-        .env_remove("GUILD_CONFIG")
-        .env_remove("GUILD_LOG")
-        .stdin(Stdio::null())
-        .output()
-        .expect("python runs");
+    let out = client_script(
+        &venv_python(".venv/langchain"),
+        "mcp_langchain.py",
+        dir.path(),
+    );
     assert_passed(&out);
     // Every call was a `guild serve` of its own; all of them shared one host.
     let log = std::fs::read_to_string(dir.path().join("data/serve.log")).unwrap_or_default();

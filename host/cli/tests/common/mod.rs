@@ -3,6 +3,7 @@
 //! a `guild serve --http` prints once it serves. Each test binary uses part of it.
 #![allow(dead_code)]
 
+pub(crate) mod host_proc;
 pub(crate) mod mcp_setup;
 pub(crate) mod prompt_agent;
 pub(crate) mod stdio_peer;
