@@ -42,7 +42,8 @@ const TASK_TOOL: &str = "task";
 /// Rewrites one client message (or a batch) of a 2025-11-25 session; true when it changed.
 pub(crate) fn inbound(message: &mut Value) -> bool {
     match message {
-        Value::Array(items) => items.iter_mut().fold(false, |any, m| inbound_one(m) || any),
+        // Every item is looked at (no short circuit).
+        Value::Array(items) => items.iter_mut().map(inbound_one).filter(|c| *c).count() > 0,
         one => inbound_one(one),
     }
 }
