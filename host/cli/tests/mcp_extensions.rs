@@ -273,3 +273,236 @@ fn task_results_link_their_artifacts_and_resources_read_serves_them() {
     // The host ends when the data dir goes with the temporary folder.
     peer.stop();
 }
+
+/// `guild serve --http 127.0.0.1:0` on `dir`'s configuration: the child and its URL.
+fn serve_http(dir: &std::path::Path) -> (std::process::Child, String) {
+    let mut child = common::guild(dir, &["serve", "--http", "127.0.0.1:0", "--no-token"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("guild serve starts");
+    let mut stderr = std::io::BufReader::new(child.stderr.take().expect("stderr"));
+    let url = common::serve_url(&mut stderr);
+    // Keep reading stderr so the server never blocks on a full pipe.
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    (child, url)
+}
+
+fn stop(mut child: std::process::Child) {
+    let _ = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let _ = child.wait();
+}
+
+fn ts_tasks(dir: &std::path::Path, args: &[&str]) -> serde_json::Value {
+    let client = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_ts");
+    assert!(
+        client
+            .join("node_modules/@modelcontextprotocol/ext-tasks")
+            .is_dir(),
+        "the TypeScript MCP client is not installed: run tests/setup.sh (plugins/build.sh does)"
+    );
+    let out = std::process::Command::new("node")
+        .arg(client.join("tasks.mjs"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("node runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    serde_json::from_str(stdout.lines().last().unwrap_or_default()).expect("a JSON summary")
+}
+
+fn assert_ts_tasks(summary: &serde_json::Value) {
+    assert_eq!(summary["protocol"], "2025-11-25", "{summary}");
+    assert!(
+        summary["capability"]["requests"]["tools"]["call"].is_object(),
+        "{summary}"
+    );
+    assert_eq!(summary["kind"], "task", "{summary}");
+    assert!(
+        ["working", "completed"].contains(&summary["polled"].as_str().unwrap_or_default()),
+        "{summary}"
+    );
+    assert_eq!(summary["status"], "succeeded", "{summary}");
+    assert_eq!(summary["settled"], "completed", "{summary}");
+    assert_eq!(summary["again"], "succeeded", "{summary}");
+    assert_eq!(summary["cancelled"], "cancelled", "{summary}");
+    assert_eq!(summary["cancelled_on_server"], "cancelled", "{summary}");
+    assert_eq!(
+        summary["listed"],
+        serde_json::json!(["completed", "cancelled"]),
+        "{summary}"
+    );
+    assert_eq!(summary["newest"], true, "{summary}");
+    // Allowed only on request: without a task preference the call stays synchronous.
+    assert_eq!(summary["plain_kind"], "immediate", "{summary}");
+}
+
+/// The TypeScript Tasks add-on's task API (`@modelcontextprotocol/ext-tasks`, on the 2025-11-25
+/// session the client negotiates) over stdio and streamable HTTP: a `task` call created as a
+/// background task, polled (`tasks/get`), settled and read again (`tasks/result`), another
+/// cancelled (`tasks/cancel`), both listed (`tasks/list`); a call without a task preference
+/// stays synchronous.
+#[test]
+fn the_typescript_tasks_api_runs_background_tasks_over_stdio_and_http() {
+    let dir = setup();
+    let config = dir.path().join("guild.toml");
+    let summary = ts_tasks(
+        dir.path(),
+        &[
+            "stdio",
+            env!("CARGO_BIN_EXE_guild"),
+            config.to_str().expect("utf-8"),
+        ],
+    );
+    assert_ts_tasks(&summary);
+    let dir = setup();
+    let (child, url) = serve_http(dir.path());
+    let summary = ts_tasks(dir.path(), &["http", &url]);
+    stop(child);
+    assert_ts_tasks(&summary);
+}
+
+/// The Python SDK's task API (`session.experimental` of `mcp` 1.30, the 1.x line; `mcp` 2.x
+/// has none) over stdio and streamable HTTP: created, polled to its end, result read, another
+/// cancelled, both listed; a tool other than `task` is refused as a task.
+#[test]
+fn the_python_tasks_api_runs_background_tasks_over_stdio_and_http() {
+    let python =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.venv/langchain/bin/python");
+    assert!(
+        python.is_file(),
+        "{} is missing: tests/setup.sh installs the 1.x Python SDK there",
+        python.display()
+    );
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_tasks_py.py");
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(&python)
+            .arg(&script)
+            .args(args)
+            .env_remove("GUILD_CONFIG")
+            .env_remove("GUILD_LOG")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("python runs");
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success() && stdout.contains("all checks passed"),
+            "{stdout}\n{stderr}"
+        );
+    };
+    let dir = setup();
+    let config = dir.path().join("guild.toml");
+    run(&[
+        "stdio",
+        env!("CARGO_BIN_EXE_guild"),
+        config.to_str().expect("utf-8"),
+    ]);
+    let dir = setup();
+    let (child, url) = serve_http(dir.path());
+    run(&["http", &url]);
+    stop(child);
+}
+
+/// A client on protocol 2025-06-18 (before Tasks) gets neither `capabilities.tasks` nor
+/// `execution` on `task`, and a `tools/call` with a `task` parameter runs synchronously.
+#[test]
+fn clients_before_2025_11_25_get_no_tasks() {
+    let dir = setup();
+    let (mut peer, init) = StdioPeer::start(dir.path(), serde_json::json!({}));
+    assert!(
+        init["result"]["capabilities"].get("tasks").is_none(),
+        "{init}"
+    );
+    let listed = peer.request("tools/list", serde_json::json!({}));
+    let task = listed["result"]["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .find(|t| t["name"] == "task")
+        .expect("the task tool")
+        .clone();
+    assert!(task.get("execution").is_none(), "{task}");
+    let called = peer.request(
+        "tools/call",
+        serde_json::json!({"name": "task", "task": {"ttl": 1000},
+            "arguments": {"subagent_type": "probe", "description": "{\"op\":\"brief\"}"}}),
+    );
+    assert_eq!(
+        called["result"]["structuredContent"]["status"], "succeeded",
+        "{called}"
+    );
+    peer.stop();
+}
+
+/// A background task's results link its artifacts as a `task` result does: `check_task`,
+/// `tasks/get` and `tasks/result` carry the same `resource_link`, and `resources/read` serves
+/// it.
+#[test]
+fn background_results_link_their_artifacts() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join("kb")).expect("kb folder");
+    let text = format!(
+        "[host]\nplugins = [{:?}]\ndata_dir = \"data\"\n\n[grants.kb]\nfs = [{{ guest = \"/workspace\", host = \"kb\", mode = \"rw\" }}]\n",
+        common::plugin("kb").display().to_string()
+    );
+    std::fs::write(dir.path().join("guild.toml"), text).expect("guild.toml");
+    let tasks = serde_json::json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+    let (mut peer, _) = StdioPeer::start(dir.path(), tasks);
+    let started = peer.request(
+        "tools/call",
+        serde_json::json!({"name": "start_task", "arguments": {"subagent_type": "kb",
+            "description": "save notes/b.md\n# Notes\n\nbackground line"}}),
+    );
+    let id = started["result"]["structuredContent"]["task_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no task id: {started}"))
+        .to_owned();
+    let result = peer.request("tasks/result", serde_json::json!({"taskId": id}));
+    let links = |content: &serde_json::Value| -> Vec<String> {
+        content
+            .as_array()
+            .map(|items| {
+                items
+                    .iter()
+                    .filter(|c| c["type"] == "resource_link")
+                    .filter_map(|c| c["uri"].as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let from_result = links(&result["result"]["content"]);
+    assert_eq!(from_result.len(), 1, "{result}");
+    assert!(
+        from_result[0].starts_with(&format!("artifact://{id}/"))
+            && from_result[0].ends_with("notes/b.md"),
+        "{result}"
+    );
+    let got = peer.request("tasks/get", serde_json::json!({"taskId": id}));
+    assert_eq!(
+        links(&got["result"]["result"]["content"]),
+        from_result,
+        "{got}"
+    );
+    let checked = peer.request(
+        "tools/call",
+        serde_json::json!({"name": "check_task", "arguments": {"task_id": id}}),
+    );
+    assert_eq!(
+        links(&checked["result"]["content"]),
+        from_result,
+        "{checked}"
+    );
+    let read = peer.request("resources/read", serde_json::json!({"uri": from_result[0]}));
+    assert!(
+        read["result"]["contents"][0]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("background line")),
+        "{read}"
+    );
+    peer.stop();
+}

@@ -28,6 +28,7 @@ mod lock;
 mod proxy;
 pub mod sessions;
 mod stdio_guard;
+mod tasks_wire;
 mod watch;
 
 pub mod mcp;
@@ -325,8 +326,10 @@ async fn serve_http(
     let bounds = bounds::Bounds::new(limits, sessions);
     bounds.spawn_expiry();
     // Layers run outside in: the token first, then the bounds, then the transport.
+    // Innermost, next to the transport: the 2025-11-25 Tasks, which rmcp does not speak.
     let mut router = axum::Router::new()
         .nest_service("/mcp", mcp)
+        .layer(axum::middleware::from_fn(tasks_wire::http))
         .layer(axum::middleware::from_fn_with_state(bounds, bounds::bound));
     if let Some(token) = token {
         router = router.layer(axum::middleware::from_fn_with_state(

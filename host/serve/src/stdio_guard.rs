@@ -11,13 +11,16 @@
 //!
 //! Good lines go to the session through an in-memory pipe; the session's output and these
 //! answers reach the client through one writer task, a whole line at a time, so they never
-//! interleave.
+//! interleave. Both ways, the messages of a session on protocol 2025-11-25 pass through
+//! [`tasks_wire`] (the 2025-11-25 Tasks, which the MCP crate does not speak).
 
 use serde_json::{Value, json};
 use tokio::io::{
     AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt, BufReader, DuplexStream,
 };
 use tokio::sync::mpsc;
+
+use crate::tasks_wire;
 
 /// Bytes buffered in each in-memory pipe between the guard and the session.
 const PIPE_BYTES: usize = 64 * 1024;
@@ -59,6 +62,9 @@ where
     let (session_in, feed) = tokio::io::duplex(PIPE_BYTES);
     let (session_out, drain) = tokio::io::duplex(PIPE_BYTES);
     let (lines, mut outgoing) = mpsc::channel::<Out>(64);
+    // The 2025-11-25 Tasks, which the session (rmcp) does not read or write itself.
+    let wire_in = tasks_wire::StdioSession::default();
+    let wire_out = wire_in.clone();
     // The one writer of the client's side; it ends when the session's output does.
     let written = tokio::spawn(async move {
         let mut output = output;
@@ -82,6 +88,9 @@ where
                     if line.last() == Some(&b'\n') {
                         line.pop();
                     }
+                    if let Some(rewritten) = wire_out.outbound(&line) {
+                        line = rewritten;
+                    }
                     if from_session.send(Out::Line(line)).await.is_err() {
                         return;
                     }
@@ -100,14 +109,16 @@ where
                 Ok(None) | Err(_) => break,
             };
             match judge(&line, max_line) {
-                None => {
-                    let Line::Whole(mut bytes) = line else { break };
+                Ok(mut message) => {
+                    let Line::Whole(bytes) = line else { break };
+                    // A 2025-11-25 session's task requests go to the server's own methods.
+                    let mut bytes = wire_in.inbound(&mut message).unwrap_or(bytes);
                     bytes.push(b'\n');
                     if feed.write_all(&bytes).await.is_err() {
                         break;
                     }
                 }
-                Some(answer) => {
+                Err(answer) => {
                     let answer = Out::Line(answer.to_string().into_bytes());
                     if lines.send(answer).await.is_err() {
                         break;
@@ -224,24 +235,24 @@ pub(crate) fn guard_blocking<R: std::io::BufRead>(
 ) -> std::io::Result<()> {
     while let Some(line) = read_line_blocking(input, max_line)? {
         match judge(&line, max_line) {
-            None => {
+            Ok(_) => {
                 let Line::Whole(mut bytes) = line else {
                     return Ok(());
                 };
                 bytes.push(b'\n');
                 good(bytes)?;
             }
-            Some(refusal) => answer(refusal.to_string().into_bytes())?,
+            Err(refusal) => answer(refusal.to_string().into_bytes())?,
         }
     }
     Ok(())
 }
 
-/// `None` when `line` is a JSON-RPC message for the session, else the error to answer.
-fn judge(line: &Line, max_line: usize) -> Option<Value> {
+/// The message when `line` is a JSON-RPC message for the session, else the error to answer.
+fn judge(line: &Line, max_line: usize) -> Result<Value, Value> {
     let bytes = match line {
         Line::TooLong => {
-            return Some(error(
+            return Err(error(
                 Value::Null,
                 -32600,
                 &format!(
@@ -254,7 +265,7 @@ fn judge(line: &Line, max_line: usize) -> Option<Value> {
     };
     let value: Value = match serde_json::from_slice(bytes) {
         Ok(value) => value,
-        Err(e) => return Some(error(Value::Null, -32700, &format!("parse error: {e}"))),
+        Err(e) => return Err(error(Value::Null, -32700, &format!("parse error: {e}"))),
     };
     let is_message = |v: &Value| v.get("jsonrpc").and_then(Value::as_str) == Some("2.0");
     let ok = match &value {
@@ -263,10 +274,10 @@ fn judge(line: &Line, max_line: usize) -> Option<Value> {
         _ => false,
     };
     if ok {
-        return None;
+        return Ok(value);
     }
     let id = value.get("id").cloned().unwrap_or(Value::Null);
-    Some(error(
+    Err(error(
         id,
         -32600,
         "invalid request: expected a JSON-RPC 2.0 message (an object with \"jsonrpc\": \"2.0\")",

@@ -149,6 +149,13 @@ impl Connection {
         }
         let check = host.check_task(id).map_err(|e| e.to_string())?;
         let (mut text, mut structured) = (check_text(&check), to_json(&check));
+        // An ended task's artifacts are linked as the `task` call links them.
+        let links = check
+            .task
+            .result
+            .as_ref()
+            .map(|result| self.server.artifacts.links(result))
+            .unwrap_or_default();
         // Every report again, those earlier checks returned included (an interrupted
         // task's reports stay readable).
         if args.get("all_reports").and_then(Value::as_bool) == Some(true) {
@@ -163,7 +170,9 @@ impl Connection {
             }
             structured["reports"] = to_json(&all);
         }
-        Ok(success(text, structured))
+        let mut out = success(text, structured);
+        out.content.extend(links);
+        Ok(out)
     }
 
     /// `update_task`: restarts a background task with the update appended to its brief.

@@ -6,7 +6,8 @@
 //! are also resources ([`resources`]); with `wakeup` delivery, background reports are also log
 //! notifications ([`wakeup`]); clients that declare the Tasks extension get a `task` call as a
 //! background task, with `tasks/get`, `tasks/cancel`, `tasks/list` and `tasks/result`
-//! ([`tasks_ext`]). Each specialist is also a prompt ([`prompts`]). A task result links each
+//! ([`tasks_ext`]); clients on protocol 2025-11-25 get that protocol's Tasks (a
+//! task-augmented `tools/call` of `task`, [`tasks_2025`]). Each specialist is also a prompt ([`prompts`]). A task result links each
 //! artifact its report references as a resource ([`artifacts`]).
 
 mod annotations;
@@ -18,6 +19,7 @@ mod memory;
 mod prompts;
 mod resources;
 mod skills_ext;
+mod tasks_2025;
 mod tasks_ext;
 mod tools;
 mod wakeup;

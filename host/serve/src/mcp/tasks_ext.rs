@@ -20,17 +20,18 @@ use guild_host::text::one_line;
 use guild_host::types::TaskStatus as ResultStatus;
 use rmcp::model::{
     CallToolResult, CreateTaskResult, CustomRequest, CustomResult, DetailedTask, ErrorCode,
-    GetTaskResult, JsonObject, Task, TaskPayload, TaskStatus,
+    GetTaskResult, JsonObject, ProtocolVersion, Task, TaskPayload, TaskStatus,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 use serde_json::{Value, json};
 
+use super::artifacts::Artifacts;
 use super::{Connection, success};
 use crate::render;
 
 /// How often a client should poll `tasks/get`, milliseconds.
-const POLL_INTERVAL_MS: u64 = 500;
+pub(super) const POLL_INTERVAL_MS: u64 = 500;
 
 /// True when the client of this request declared the Tasks extension.
 pub(super) fn client_declared(context: &RequestContext<RoleServer>) -> bool {
@@ -39,7 +40,7 @@ pub(super) fn client_declared(context: &RequestContext<RoleServer>) -> bool {
         .is_some_and(|caps| caps.supports_tasks())
 }
 
-fn time(ms: u64) -> String {
+pub(super) fn time(ms: u64) -> String {
     rfc3339(ms / 1000)
 }
 
@@ -56,9 +57,15 @@ fn base_task(record: &TaskRecord, status: TaskStatus) -> Task {
 }
 
 fn task_of(check: &TaskCheck, status: TaskStatus) -> Task {
+    let mut task = base_task(&check.task, status);
+    task.status_message = status_message(check);
+    task
+}
+
+/// What a task is doing, in one line: the approval it waits on, else its latest report.
+pub(super) fn status_message(check: &TaskCheck) -> Option<String> {
     let record = &check.task;
-    let mut task = base_task(record, status);
-    task.status_message = match (&check.pending_approval, check.new_reports.last()) {
+    match (&check.pending_approval, check.new_reports.last()) {
         (Some(req), _) => Some(format!(
             "waiting for approval of {}: answer with approve_task(task_id: \"{}\", approved: true|false)",
             one_line(&req.tool),
@@ -66,12 +73,12 @@ fn task_of(check: &TaskCheck, status: TaskStatus) -> Task {
         )),
         (None, Some(report)) => Some(one_line(&report.output).into_owned()),
         (None, None) => None,
-    };
-    task
+    }
 }
 
-/// The ended task's tool result, as the synchronous `task` call would have returned it.
-fn tool_result(record: &TaskRecord) -> JsonObject {
+/// The ended task's tool result, as the synchronous `task` call would have returned it (its
+/// artifacts linked).
+fn tool_result(record: &TaskRecord, artifacts: &Artifacts) -> JsonObject {
     let Some(result) = &record.result else {
         return JsonObject::new();
     };
@@ -79,6 +86,7 @@ fn tool_result(record: &TaskRecord) -> JsonObject {
         render::task_result(result),
         serde_json::to_value(result).unwrap_or(Value::Null),
     );
+    out.content.extend(artifacts.links(result));
     if result.status != ResultStatus::Succeeded {
         out.is_error = Some(true);
     }
@@ -88,13 +96,13 @@ fn tool_result(record: &TaskRecord) -> JsonObject {
     }
 }
 
-fn detailed(check: &TaskCheck) -> DetailedTask {
+fn detailed(check: &TaskCheck, artifacts: &Artifacts) -> DetailedTask {
     let payload = match check.task.status {
         BackgroundStatus::Queued | BackgroundStatus::Running => TaskPayload::Working,
         // A task that ran to an end (timed out and failed included) completed its tool call.
         BackgroundStatus::Succeeded | BackgroundStatus::Failed | BackgroundStatus::TimedOut => {
             TaskPayload::Completed {
-                result: tool_result(&check.task),
+                result: tool_result(&check.task, artifacts),
             }
         }
         BackgroundStatus::Cancelled => TaskPayload::Cancelled,
@@ -141,7 +149,7 @@ impl Connection {
             .host()
             .check_task(id)
             .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
-        Ok(GetTaskResult::new(detailed(&check)))
+        Ok(GetTaskResult::new(detailed(&check, &self.server.artifacts)))
     }
 
     /// `tasks/cancel`: a task already ended stays as it is.
@@ -274,18 +282,31 @@ fn list_entry(record: &TaskRecord) -> Value {
         BackgroundStatus::Interrupted => TaskStatus::Failed,
     };
     let mut task = base_task(record, status);
-    let guild_status = serde_json::to_value(record.status).unwrap_or(Value::Null);
-    task.status_message = Some(format!(
-        "{} task of {}",
-        guild_status.as_str().unwrap_or("?"),
-        one_line(&record.specialist)
-    ));
+    task.status_message = Some(list_message(record));
     let mut entry = serde_json::to_value(task).unwrap_or(Value::Null);
     if let Value::Object(map) = &mut entry {
         map.insert("ttl".into(), Value::Null);
         map.insert("pollInterval".into(), json!(POLL_INTERVAL_MS));
     }
     entry
+}
+
+/// A `tasks/list` entry's status message: Guild's own status and the specialist.
+fn list_message(record: &TaskRecord) -> String {
+    let guild_status = serde_json::to_value(record.status).unwrap_or(Value::Null);
+    format!(
+        "{} task of {}",
+        guild_status.as_str().unwrap_or("?"),
+        one_line(&record.specialist)
+    )
+}
+
+/// True when the request's session negotiated protocol 2025-11-25, whose Tasks
+/// (`capabilities.tasks`) the server offers to every client (see `tasks_wire`).
+fn session_2025(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .protocol_version()
+        .is_some_and(|v| v == ProtocolVersion::V_2025_11_25)
 }
 
 impl Connection {
@@ -296,6 +317,9 @@ impl Connection {
         request: CustomRequest,
         context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
+        if super::tasks_2025::answers(&request.method) {
+            return self.tasks_2025(request, context).await;
+        }
         let known = [LIST_METHOD, RESULT_METHOD].contains(&request.method.as_str());
         if !known
             && let Some(e) =
@@ -303,7 +327,7 @@ impl Connection {
         {
             return Err(e);
         }
-        if !known || !client_declared(&context) {
+        if !known || !(client_declared(&context) || session_2025(&context)) {
             return Err(ErrorData::new(
                 ErrorCode::METHOD_NOT_FOUND,
                 request.method,
@@ -360,7 +384,7 @@ impl Connection {
             )),
             BackgroundStatus::Interrupted => Err(interrupted(id)),
             _ => {
-                let mut result = tool_result(&record);
+                let mut result = tool_result(&record, &self.server.artifacts);
                 result.insert("_meta".into(), json!({ RELATED_TASK: {"taskId": id} }));
                 Ok(CustomResult::new(Value::Object(result)))
             }
