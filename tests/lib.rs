@@ -141,6 +141,23 @@ pub fn median(mut samples: Vec<std::time::Duration>) -> std::time::Duration {
     samples.get(samples.len() / 2).copied().unwrap_or_default()
 }
 
+/// Median time of one bare durable append in `dir`: 4 KiB written at the end of a file, then
+/// `fsync` (what SQLite's WAL does per commit with `synchronous=FULL`, without SQLite). The
+/// floor under any durable commit on that disk, for benchmarks to read their rows against.
+pub fn bare_fsync(dir: &std::path::Path, iters: usize) -> std::time::Duration {
+    use std::io::Write;
+    let path = dir.join("bare-fsync.bin");
+    let mut file = std::fs::File::create(&path).expect("bare fsync file");
+    let page = [7u8; 4096];
+    let taken = time_median(iters, 1, || {
+        file.write_all(&page).expect("append");
+        file.sync_all().expect("fsync");
+    });
+    drop(file);
+    let _ = std::fs::remove_file(&path);
+    taken
+}
+
 /// Median time of `f` over `iters` runs, after `warmup` unmeasured runs (benchmarks).
 pub fn time_median<F: FnMut()>(iters: usize, warmup: usize, mut f: F) -> std::time::Duration {
     for _ in 0..warmup {

@@ -9,6 +9,8 @@
 //!    writers each writing one receipt at a time the way a task with one mutating tool call
 //!    does (intent committed, outcome queued, then waited for before the next receipt; the
 //!    ledger groups concurrent writers' writes into shared commits on its own);
+//!    The floor under the one-by-one row is timed in the same run: a bare 4 KiB append +
+//!    `fsync`, twice per receipt, without SQLite;
 //! 2. validation time per report: 10 claims against 50 receipts vs a report with neither.
 
 use std::time::{Duration, Instant};
@@ -175,6 +177,15 @@ fn main() {
         );
     };
     row("one-by-one (baseline)", baseline);
+    // Two bare fsyncs per receipt: the floor of one-by-one on this disk, in the same run.
+    let fsync = guild_tests::bare_fsync(
+        std::path::Path::new(env!("CARGO_TARGET_TMPDIR")),
+        2 * RECEIPTS_PER_RUN as usize,
+    );
+    row(
+        "floor: 2 bare fsyncs per receipt",
+        fsync * 2 * RECEIPTS_PER_RUN as u32,
+    );
     for batch in [10, 100] {
         let d = guild_tests::median((0..RUNS).map(|_| append_run(batch)).collect());
         row(&format!("group commit, {batch} per transaction"), d);
