@@ -167,7 +167,17 @@ fn main() {
         "{:<34} {:>12} {:>14} {:>8}",
         "append", "median ms", "receipts/s", "ratio"
     );
-    let baseline = guild_tests::median((0..RUNS).map(|_| append_run(1)).collect());
+    // Each one-by-one run alternates with its floor: two bare fsyncs per receipt, timed right
+    // after it on the same disk.
+    let mut bare = guild_tests::BareFsync::new(std::path::Path::new(env!("CARGO_TARGET_TMPDIR")));
+    let (runs, floors): (Vec<Duration>, Vec<Duration>) = (0..RUNS)
+        .map(|_| {
+            let run = append_run(1);
+            let floor: Duration = (0..2 * RECEIPTS_PER_RUN).map(|_| bare.once()).sum();
+            (run, floor)
+        })
+        .unzip();
+    let baseline = guild_tests::median(runs);
     let row = |name: &str, d: Duration| {
         println!(
             "{name:<34} {:>12.1} {:>14.0} {:>7.1}x",
@@ -177,14 +187,9 @@ fn main() {
         );
     };
     row("one-by-one (baseline)", baseline);
-    // Two bare fsyncs per receipt: the floor of one-by-one on this disk, in the same run.
-    let fsync = guild_tests::bare_fsync(
-        std::path::Path::new(env!("CARGO_TARGET_TMPDIR")),
-        2 * RECEIPTS_PER_RUN as usize,
-    );
     row(
         "floor: 2 bare fsyncs per receipt",
-        fsync * 2 * RECEIPTS_PER_RUN as u32,
+        guild_tests::median(floors),
     );
     for batch in [10, 100] {
         let d = guild_tests::median((0..RUNS).map(|_| append_run(batch)).collect());
