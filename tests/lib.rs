@@ -141,6 +141,54 @@ pub fn median(mut samples: Vec<std::time::Duration>) -> std::time::Duration {
     samples.get(samples.len() / 2).copied().unwrap_or_default()
 }
 
+/// Writes `message` and a newline to a JSON-lines peer with one `write` (benchmarks' clients).
+/// `writeln!` on an unbuffered pipe or socket issues a `write` per formatted piece, a JSON
+/// value's every token: 40 system calls for one MCP request, each waking the reader, measured
+/// as part of the server's round trip.
+pub fn write_line<W: std::io::Write + ?Sized>(
+    out: &mut W,
+    message: &impl std::fmt::Display,
+) -> std::io::Result<()> {
+    let mut line = message.to_string();
+    line.push('\n');
+    out.write_all(line.as_bytes())?;
+    out.flush()
+}
+
+/// One bare durable append at a time in a file of its own: 4 KiB written at the end, then
+/// `fsync` (what SQLite's WAL does per commit with `synchronous=FULL`, without SQLite). The
+/// floor under any durable commit on that disk, for benchmarks to read their rows against; time
+/// it interleaved with the rows it is the floor of, as the disk's fsync time moves by several
+/// times with other writers.
+pub struct BareFsync {
+    file: std::fs::File,
+    path: std::path::PathBuf,
+}
+
+impl BareFsync {
+    /// A new, empty file in `dir` (removed on drop).
+    pub fn new(dir: &std::path::Path) -> Self {
+        let path = dir.join(format!("bare-fsync-{}.bin", std::process::id()));
+        let file = std::fs::File::create(&path).expect("bare fsync file");
+        Self { file, path }
+    }
+
+    /// Appends 4 KiB and fsyncs; returns how long that took.
+    pub fn once(&mut self) -> std::time::Duration {
+        use std::io::Write;
+        let t = std::time::Instant::now();
+        self.file.write_all(&[7u8; 4096]).expect("append");
+        self.file.sync_all().expect("fsync");
+        t.elapsed()
+    }
+}
+
+impl Drop for BareFsync {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
 /// Median time of `f` over `iters` runs, after `warmup` unmeasured runs (benchmarks).
 pub fn time_median<F: FnMut()>(iters: usize, warmup: usize, mut f: F) -> std::time::Duration {
     for _ in 0..warmup {

@@ -346,30 +346,29 @@ fn main() {
         let plain = time(iters * 10, || {
             std::hint::black_box(plain_call(std::hint::black_box(&brief)));
         });
-        let task = time_async(iters, || async {
-            let r = host.task("probe", &brief).await.expect("task");
-            std::hint::black_box(r);
-        })
-        .await;
-        let mut n = 0u64;
-        let mutating = time_async(iters, || {
-            n += 1;
-            let brief = json!({"op": "tool", "name": "echo.create", "input": {"title": format!("bench {n}")}})
-                .to_string();
-            let host = &host;
-            async move {
-                let r = host.task("probe", &brief).await.expect("task");
-                assert_eq!(r.receipts.len(), 1, "mutating bench task wrote no receipt");
-                std::hint::black_box(r);
-            }
-        })
-        .await;
-        // One durable commit on its own, on the same disk: what the mutating row is read in.
+        // Read-only task, mutating task, one durable commit alone and one bare fsync, timed in
+        // turn in each round, so that the disk's moods (its fsync time moves by several times
+        // with other writers) fall on all four rows alike.
         let ledger = guild_host::receipts::Ledger::open(dir.path().join("one-commit.db"))
             .expect("ledger");
-        let mut k = 0u64;
-        let one_commit = time(iters, || {
-            k += 1;
+        let mut bare = guild_tests::BareFsync::new(dir.path());
+        let mut samples: [Vec<Duration>; 4] = Default::default();
+        for _ in 0..iters.min(20) {
+            std::hint::black_box(host.task("probe", &brief).await.expect("warm-up task"));
+        }
+        for n in 0..iters as u64 {
+            let t = Instant::now();
+            let r = host.task("probe", &brief).await.expect("task");
+            samples[0].push(t.elapsed());
+            std::hint::black_box(r);
+            let mutating_brief = json!({"op": "tool", "name": "echo.create",
+                "input": {"title": format!("bench {n}")}})
+            .to_string();
+            let t = Instant::now();
+            let r = host.task("probe", &mutating_brief).await.expect("task");
+            samples[1].push(t.elapsed());
+            assert_eq!(r.receipts.len(), 1, "mutating bench task wrote no receipt");
+            // One durable commit on its own, on the same disk: what the mutating row is read in.
             let intent = guild_host::receipts::Intent {
                 task_id: "bench".into(),
                 route: "bench".into(),
@@ -377,11 +376,16 @@ fn main() {
                 tool: "echo.create".into(),
                 receipt_type: String::new(),
                 operation: String::new(),
-                input_sha256: format!("{k:064x}"),
+                input_sha256: format!("{n:064x}"),
                 idempotency_key: None,
             };
+            let t = Instant::now();
             std::hint::black_box(ledger.begin(intent).expect("one commit"));
-        });
+            samples[2].push(t.elapsed());
+            // The floor under that commit: a bare 4 KiB append + fsync.
+            samples[3].push(bare.once());
+        }
+        let [task, mutating, one_commit, fsync] = samples.map(guild_tests::median);
         let process = time(iters.min(500), || {
             std::hint::black_box(process_per_call(&brief));
         });
@@ -448,14 +452,17 @@ fn main() {
         println!(
             "   guild task vs process per call: {:.1}x faster; guild task / bare wasmtime: {:.2}x; \
              guild task / runtime floor: {:.2}x; runtime floor / bare wasmtime: {:.2}x; \
-             mutating - read-only task: {:.1} µs = {:.2} durable commits (one commit alone: {:.1} µs)",
+             mutating - read-only task: {:.1} µs = {:.2} durable commits (one commit alone: {:.1} µs) \
+             = {:.2} bare fsyncs (one bare 4 KiB append + fsync: {:.1} µs)",
             process.as_secs_f64() / task.as_secs_f64(),
             task.as_secs_f64() / bare_one.as_secs_f64(),
             task.as_secs_f64() / floor.as_secs_f64(),
             floor.as_secs_f64() / bare_one.as_secs_f64(),
             (mutating.as_secs_f64() - task.as_secs_f64()) * 1e6,
             (mutating.as_secs_f64() - task.as_secs_f64()) / one_commit.as_secs_f64(),
-            one_commit.as_secs_f64() * 1e6
+            one_commit.as_secs_f64() * 1e6,
+            (mutating.as_secs_f64() - task.as_secs_f64()) / fsync.as_secs_f64(),
+            fsync.as_secs_f64() * 1e6
         );
 
         println!("\n== batch throughput: 1,000 tool-calling tasks (best of 3)");

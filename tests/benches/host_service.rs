@@ -166,7 +166,7 @@ impl Client {
             "protocolVersion": "2025-06-18", "capabilities": {},
             "clientInfo": {"name": "bench", "version": "1"}}}));
         let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-        writeln!(client.send, "{initialized}").expect("initialized");
+        guild_tests::write_line(&mut client.send, &initialized).expect("initialized");
         client
     }
 
@@ -174,8 +174,7 @@ impl Client {
         self.next += 1;
         message["jsonrpc"] = json!("2.0");
         message["id"] = json!(self.next);
-        writeln!(self.send, "{message}").expect("send");
-        self.send.flush().expect("flush");
+        guild_tests::write_line(&mut self.send, &message).expect("send");
         loop {
             let mut line = String::new();
             assert!(

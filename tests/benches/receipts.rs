@@ -9,6 +9,8 @@
 //!    writers each writing one receipt at a time the way a task with one mutating tool call
 //!    does (intent committed, outcome queued, then waited for before the next receipt; the
 //!    ledger groups concurrent writers' writes into shared commits on its own);
+//!    The floor under the one-by-one row is timed in the same run: a bare 4 KiB append +
+//!    `fsync`, twice per receipt, without SQLite;
 //! 2. validation time per report: 10 claims against 50 receipts vs a report with neither.
 
 use std::time::{Duration, Instant};
@@ -165,7 +167,17 @@ fn main() {
         "{:<34} {:>12} {:>14} {:>8}",
         "append", "median ms", "receipts/s", "ratio"
     );
-    let baseline = guild_tests::median((0..RUNS).map(|_| append_run(1)).collect());
+    // Each one-by-one run alternates with its floor: two bare fsyncs per receipt, timed right
+    // after it on the same disk.
+    let mut bare = guild_tests::BareFsync::new(std::path::Path::new(env!("CARGO_TARGET_TMPDIR")));
+    let (runs, floors): (Vec<Duration>, Vec<Duration>) = (0..RUNS)
+        .map(|_| {
+            let run = append_run(1);
+            let floor: Duration = (0..2 * RECEIPTS_PER_RUN).map(|_| bare.once()).sum();
+            (run, floor)
+        })
+        .unzip();
+    let baseline = guild_tests::median(runs);
     let row = |name: &str, d: Duration| {
         println!(
             "{name:<34} {:>12.1} {:>14.0} {:>7.1}x",
@@ -175,6 +187,10 @@ fn main() {
         );
     };
     row("one-by-one (baseline)", baseline);
+    row(
+        "floor: 2 bare fsyncs per receipt",
+        guild_tests::median(floors),
+    );
     for batch in [10, 100] {
         let d = guild_tests::median((0..RUNS).map(|_| append_run(batch)).collect());
         row(&format!("group commit, {batch} per transaction"), d);

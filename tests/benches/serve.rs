@@ -14,7 +14,7 @@
 //! trips (default 200); `GUILD_BENCH_PARTS=round-trip,reload,storm` picks parts (default all).
 //! Prints medians and ratios; no timing is asserted anywhere.
 
-use std::io::{BufRead as _, BufReader, Write as _};
+use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -130,8 +130,7 @@ fn round_trips(runtime: &tokio::runtime::Runtime, dir: &Path, iters: usize) {
     let mut stdin = child.stdin.take().expect("stdin");
     let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
     let mut call = |request: &Value| -> Value {
-        writeln!(stdin, "{request}").expect("send");
-        stdin.flush().expect("flush");
+        guild_tests::write_line(&mut stdin, request).expect("send");
         if request.get("id").is_none() {
             return Value::Null;
         }

@@ -1,6 +1,7 @@
 //! Tests of the head anchor as a write guard: a ledger that no longer reaches its anchor is
 //! refused for writing (at open and on every later write) until the operator accepts it, and
-//! the temporary files a killed anchor write leaves are removed at open, nothing else.
+//! the temporary files a killed anchor write leaves are removed at open, nothing else; the anchor
+//! is rewritten in place and never through a symlink.
 
 use std::path::Path;
 
@@ -236,4 +237,52 @@ fn leftover_anchor_temporaries_are_removed_at_open_and_nothing_else() {
         assert!(file.exists(), "{} was removed", file.display());
     }
     assert!(link.symlink_metadata().is_ok() && target.path().exists());
+}
+
+#[test]
+fn the_anchor_is_rewritten_in_place_and_a_symlink_there_is_never_written_through() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = ledger_in(&dir);
+    let anchor = dir.path().join("receipts.head");
+    let l = Ledger::open(&path).expect("open");
+    append(&l, 1);
+    let inode = std::fs::metadata(&anchor).expect("anchor").ino();
+    let first = std::fs::read_to_string(&anchor).expect("anchor");
+    append(&l, 2);
+    let second = std::fs::read_to_string(&anchor).expect("anchor");
+    // The same file, a record of the same length, now at the later head.
+    assert_eq!(std::fs::metadata(&anchor).expect("anchor").ino(), inode);
+    assert_eq!(first.len(), second.len(), "{first:?} {second:?}");
+    let head = anchor::read(&anchor).expect("readable").expect("present");
+    assert_eq!(head.seq, l.verify().expect("verify").entries);
+    // A shorter record an earlier build wrote is overwritten whole, not left with a tail.
+    std::fs::write(
+        &anchor,
+        format!("guild-ledger-head v1 {} {}\n", head.seq, head.hash),
+    )
+    .expect("unpadded");
+    append(&l, 1);
+    let v = l.verify().expect("verify");
+    assert!(v.ok && v.anchored_sequence == Some(v.entries), "{v}");
+    // Denied: writing through a symlink planted at the anchor's path. The symlink is replaced
+    // by an anchor file; the file it pointed at is untouched.
+    let elsewhere = dir.path().join("elsewhere.txt");
+    std::fs::write(&elsewhere, "not an anchor").expect("target");
+    let text = std::fs::read_to_string(&anchor).expect("anchor");
+    std::fs::remove_file(&anchor).expect("remove");
+    std::fs::write(dir.path().join("copy.head"), &text).expect("copy");
+    std::os::unix::fs::symlink(dir.path().join("copy.head"), &anchor).expect("symlink");
+    append(&l, 1);
+    assert!(!anchor.symlink_metadata().expect("anchor").is_symlink());
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("copy.head")).expect("copy"),
+        text
+    );
+    assert_eq!(
+        std::fs::read_to_string(&elsewhere).expect("target"),
+        "not an anchor"
+    );
+    let v = l.verify().expect("verify");
+    assert!(v.ok && v.anchored_sequence == Some(v.entries), "{v}");
 }
