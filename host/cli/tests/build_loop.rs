@@ -64,13 +64,13 @@ fn scaffold(root: &Path, prefix: &str) {
     ));
 }
 
-/// A config loading both, granting the specialist the echo tool.
+/// A config loading both, granting the specialist the echo tool and its progress reports.
 fn write_config(root: &Path, prefix: &str) {
     std::fs::write(
         root.join("guild.toml"),
         format!(
             "[host]\nplugins = [\"{prefix}-conn\", \"{prefix}-spec\"]\ndata_dir = \"data\"\n\n\
-             [grants.{prefix}-spec]\ntools = [\"{prefix}-conn.echo\"]\n"
+             [grants.{prefix}-spec]\ntools = [\"{prefix}-conn.echo\"]\nreport = true\n"
         ),
     )
     .expect("write config");
