@@ -64,13 +64,13 @@ fn scaffold(root: &Path, prefix: &str) {
     ));
 }
 
-/// A config loading both, granting the specialist the echo tool.
+/// A config loading both, granting the specialist the echo tool and its progress reports.
 fn write_config(root: &Path, prefix: &str) {
     std::fs::write(
         root.join("guild.toml"),
         format!(
             "[host]\nplugins = [\"{prefix}-conn\", \"{prefix}-spec\"]\ndata_dir = \"data\"\n\n\
-             [grants.{prefix}-spec]\ntools = [\"{prefix}-conn.echo\"]\n"
+             [grants.{prefix}-spec]\ntools = [\"{prefix}-conn.echo\"]\nreport = true\n"
         ),
     )
     .expect("write config");
@@ -243,5 +243,93 @@ fn a_failed_build_makes_task_warn_and_dev_refuse() {
         shown.contains("warning: stale-conn: sources are newer than ")
             && shown.contains("lib.rs changed since it was built"),
         "{shown}"
+    );
+}
+
+/// Waits until `log` holds `count` lines containing `text`; panics with the log when `child`
+/// exits first or ten minutes pass (a build on a loaded machine, not a timing assertion).
+fn wait_for_lines(log: &Path, text: &str, count: usize, child: &mut std::process::Child) -> String {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(600);
+    loop {
+        let shown = std::fs::read_to_string(log).unwrap_or_default();
+        if shown.lines().filter(|l| l.contains(text)).count() >= count {
+            return shown;
+        }
+        let exited = child.try_wait().expect("try_wait").is_some();
+        assert!(
+            !exited && std::time::Instant::now() < deadline,
+            "no {count}× `{text}`:\n{shown}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn dev_rebuilds_only_the_changed_folder_with_the_dev_profile() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    scaffold(root, "pickup");
+    // Only stderr (the rounds' lines); the task's report goes to stdout.
+    let log = root.join("dev.err");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_guild"))
+        .args([
+            "dev",
+            "pickup-spec",
+            "--with",
+            "pickup-conn",
+            "--brief",
+            "hi",
+        ])
+        .current_dir(root)
+        .env_remove("GUILD_CONFIG")
+        .env("CARGO_TARGET_DIR", repo().join("plugins").join("target"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).expect("log"))
+        .spawn()
+        .expect("guild dev starts");
+    let first = wait_for_lines(&log, "watching ", 1, &mut child);
+    assert!(first.contains("running pickup-spec: hi"), "{first}");
+    assert!(!first.contains("unchanged since its last build"), "{first}");
+    // guild dev builds with the scaffold's `guild-dev` profile (GUILD_BUILD=dev): the folder's
+    // component is that profile's output (a release build's bytes differ).
+    let dev_built = repo().join("plugins/target/wasm32-wasip2/guild-dev/pickup_spec.wasm");
+    let component = root.join("pickup-spec").join("pickup-spec.wasm");
+    assert!(
+        std::fs::read(&dev_built).ok() == std::fs::read(&component).ok(),
+        "{first}"
+    );
+
+    let lib = root.join("pickup-spec").join("src").join("lib.rs");
+    let source = std::fs::read_to_string(&lib).expect("read lib.rs");
+    std::fs::write(&lib, source.replace(" answered\")", " answered again\")")).expect("write");
+    let second = wait_for_lines(&log, "watching ", 2, &mut child);
+    let _ = child.kill();
+    let _ = child.wait();
+    let conn = root
+        .join("pickup-conn")
+        .canonicalize()
+        .expect("conn folder");
+    assert!(
+        second.contains(&format!(
+            "unchanged since its last build: {}",
+            conn.display()
+        )),
+        "{second}"
+    );
+    assert_eq!(
+        second.matches("running pickup-spec: hi").count(),
+        2,
+        "{second}"
+    );
+    assert_eq!(
+        second.matches("built pickup-spec.wasm").count(),
+        2,
+        "{second}"
+    );
+    assert_eq!(
+        second.matches("built pickup-conn.wasm").count(),
+        1,
+        "{second}"
     );
 }

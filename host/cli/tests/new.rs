@@ -118,7 +118,8 @@ fn new_build_task(lang: &str) -> tempfile::TempDir {
     let printed = String::from_utf8_lossy(&created.stdout);
     assert!(
         printed.contains(&format!("[grants.{specialist}]"))
-            && printed.contains(&format!("tools = [\"{tool}\"]")),
+            && printed.contains(&format!("tools = [\"{tool}\"]"))
+            && printed.contains("report = true"),
         "the grant snippet is printed:\n{printed}"
     );
     ok(guild(
@@ -129,7 +130,7 @@ fn new_build_task(lang: &str) -> tempfile::TempDir {
     // Written first, as the printed snippet suggests: the builds then compile into its cache.
     let config = format!(
         "[host]\nplugins = [{connector:?}, {specialist:?}, {loader:?}, \"probe\"]\n\
-         data_dir = \"data\"\ncompile_timeout_s = 900\n\n[grants.{specialist}]\ntools = [{tool:?}]\n\n\
+         data_dir = \"data\"\ncompile_timeout_s = 900\n\n[grants.{specialist}]\ntools = [{tool:?}]\nreport = true\n\n\
          [grants.probe]\nskills = [\"loader:{loader}\"]\n"
     );
     std::fs::write(root.join("guild.toml"), config).expect("write guild.toml");
@@ -155,6 +156,9 @@ fn new_build_task(lang: &str) -> tempfile::TempDir {
     let calls = result["tool_calls"].as_array().expect("tool_calls");
     assert_eq!(calls.len(), 1, "{result:#}");
     assert_eq!(calls[0]["tool"], tool.as_str(), "{result:#}");
+    // The template shows progress: one report before the call.
+    let reports = result["reports"].to_string();
+    assert!(reports.contains(&format!("calling {tool}")), "{result:#}");
     let output = calls[0]["outcome"]["output"].as_str().unwrap_or_default();
     assert!(
         output.contains("hello from the test"),

@@ -113,7 +113,7 @@ pub(crate) async fn build_and_check(
         .with_context(|| format!("cannot open plugin folder {}", dir.display()))?;
     let manifest = Manifest::load(&dir)?;
     let checked = async {
-        build_component(&dir, &manifest)?;
+        build_component(&dir, &manifest, Purpose::Release)?;
         check_loads(&dir, &manifest, operator).await
     }
     .await;
@@ -175,10 +175,29 @@ fn unoffered_tools(info: &PluginInfo, operator: &Config) -> Vec<String> {
         .collect()
 }
 
+/// What a build is for, told to `build.sh` in `GUILD_BUILD` (`release` or `dev`).
+#[derive(Clone, Copy)]
+pub(crate) enum Purpose {
+    /// `guild build`: the component to ship.
+    Release,
+    /// A `guild dev` round: a build.sh may trade size for build time (the Rust scaffold's
+    /// `guild-dev` profile: no LTO, parallel and incremental codegen).
+    Dev,
+}
+
+impl Purpose {
+    fn as_env(self) -> &'static str {
+        match self {
+            Purpose::Release => "release",
+            Purpose::Dev => "dev",
+        }
+    }
+}
+
 /// Runs `dir/build.sh` and checks it produced the component `plugin.toml` names. The caller
 /// records the outcome ([`stale::record`]).
-fn build_component(dir: &Path, manifest: &Manifest) -> anyhow::Result<()> {
-    run_build_script(dir)?;
+fn build_component(dir: &Path, manifest: &Manifest, purpose: Purpose) -> anyhow::Result<()> {
+    run_build_script(dir, purpose)?;
     let component = dir.join(&manifest.plugin.component);
     if !component.is_file() {
         bail!(
@@ -191,16 +210,17 @@ fn build_component(dir: &Path, manifest: &Manifest) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Builds `dir` as [`build_and_check`] does, without the load check (`guild dev` loads it
-/// itself), and records the outcome.
+/// Builds `dir` for a `guild dev` round, as [`build_and_check`] does without the load check
+/// (`guild dev` loads it itself), and records the outcome.
 pub(crate) fn build_recorded(dir: &Path, manifest: &Manifest) -> anyhow::Result<()> {
-    let built = build_component(dir, manifest);
+    let built = build_component(dir, manifest, Purpose::Dev);
     stale::record(dir, manifest, built.is_ok());
     built
 }
 
-/// Runs `dir/build.sh` with `bash`, its output on stderr; a failure shows its last stderr lines.
-pub(crate) fn run_build_script(dir: &Path) -> anyhow::Result<()> {
+/// Runs `dir/build.sh` with `bash` and `GUILD_BUILD` set to `purpose`, its output on stderr; a
+/// failure shows its last stderr lines.
+pub(crate) fn run_build_script(dir: &Path, purpose: Purpose) -> anyhow::Result<()> {
     let script = dir.join("build.sh");
     if !script.is_file() {
         bail!(
@@ -212,6 +232,7 @@ pub(crate) fn run_build_script(dir: &Path) -> anyhow::Result<()> {
     let mut child = Command::new("bash")
         .arg(&script)
         .current_dir(dir)
+        .env("GUILD_BUILD", purpose.as_env())
         .stdin(Stdio::null())
         .stdout(Stdio::from(std::io::stderr()))
         .stderr(Stdio::piped())

@@ -2,8 +2,10 @@
 //! plugin folder and the `--with` folders (usually the connectors a specialist calls), loads
 //! them under a development grant of exactly what each manifest requests, runs the brief
 //! (specialist) or shows the tools (connector, skill loader), then polls the folders' source
-//! files and rebuilds and reruns on every change until ctrl-c. A folder whose build failed is
-//! stale ([`super::stale`]): the round refuses to run it instead of running its old component.
+//! files and rebuilds and reruns on every change until ctrl-c. After the first round only the
+//! folders that changed (or whose component is stale) are built again, so an edit to the
+//! specialist does not wait for its connector's build. A folder whose build failed is stale
+//! ([`super::stale`]): the round refuses to run it instead of running its old component.
 //! With a configuration in use (`--config`, `GUILD_CONFIG`, `./guild.toml`) the components
 //! compile into its compile cache, so `guild build`, `guild dev` and `guild task` compile each
 //! component once (docs/plugin-authors.md).
@@ -21,8 +23,9 @@ use guild_serve::start::{start_host_on, use_compile_helper};
 
 use super::{build, new, render, stale, task};
 
-/// How often the source files are checked for changes.
-const POLL: Duration = Duration::from_millis(500);
+/// How often the source files are checked for changes (a walk of the folders' file times, not
+/// of `target/` or `node_modules/`: well under a millisecond for a scaffold).
+const POLL: Duration = Duration::from_millis(200);
 
 /// How long a development host lets one component compile.
 const DEV_COMPILE_TIMEOUT_S: u32 = 900;
@@ -77,8 +80,10 @@ pub(crate) async fn run(config: &Path, args: DevArgs) -> anyhow::Result<ExitCode
         shared_cache: shared_cache(config),
         brief: args.brief.unwrap_or_else(|| DEFAULT_BRIEF.to_owned()),
     };
+    // Which folders this round builds: every one in the first round, then those that changed.
+    let mut rebuild = vec![true; session.folders.len()];
     loop {
-        let code = match round(&session).await {
+        let code = match round(&session, &rebuild).await {
             Ok(code) => code,
             Err(e) => {
                 eprintln!(
@@ -92,13 +97,16 @@ pub(crate) async fn run(config: &Path, args: DevArgs) -> anyhow::Result<ExitCode
             return Ok(code);
         }
         eprintln!("watching {} for changes (ctrl-c to stop)", dir.display());
-        let before = snapshot(&session.folders);
+        // After the round, so what the builds wrote (a lock file, a bundle) is not a change.
+        let before = snapshots(&session.folders);
         loop {
             tokio::select! {
                 _ = tokio::signal::ctrl_c() => return Ok(ExitCode::SUCCESS),
                 () = tokio::time::sleep(POLL) => {}
             }
-            if snapshot(&session.folders) != before {
+            let now = snapshots(&session.folders);
+            if now != before {
+                rebuild = now.iter().zip(&before).map(|(a, b)| a != b).collect();
                 break;
             }
         }
@@ -136,11 +144,12 @@ fn shared_cache(config_path: &Path) -> Option<PathBuf> {
     }
 }
 
-/// One build + load + run; the exit code `guild task` would give the run.
-async fn round(session: &Session) -> anyhow::Result<ExitCode> {
+/// One build + load + run; the exit code `guild task` would give the run. `rebuild[i]` says
+/// whether folder `i` changed since the last round.
+async fn round(session: &Session, rebuild: &[bool]) -> anyhow::Result<ExitCode> {
     let dir = &session.folders[0];
     let manifest = Manifest::load(dir)?;
-    build_all(&session.folders)?;
+    build_all(&session.folders, rebuild)?;
     let config = dev_config(&session.folders, &session.scratch)?;
     let host = start_host_on(config.clone(), engine(config, session)?).await?;
     let name = manifest.plugin.name.as_str();
@@ -162,14 +171,19 @@ async fn round(session: &Session) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::from(task::exit_code(&result)))
 }
 
-/// Builds the plugin folder and every other folder with a `build.sh`, recording each outcome.
-/// When one fails, refuses to run: its component is stale, and the error names each failed
-/// plugin with the time of its failure (docs/plugin-authors.md, "Stale components").
-fn build_all(folders: &[PathBuf]) -> anyhow::Result<()> {
+/// Builds the plugin folder and every other folder with a `build.sh` that changed since the
+/// last round (`rebuild`) or whose component is stale, recording each outcome. When one fails,
+/// refuses to run: its component is stale, and the error names each failed plugin with the
+/// time of its failure (docs/plugin-authors.md, "Stale components").
+fn build_all(folders: &[PathBuf], rebuild: &[bool]) -> anyhow::Result<()> {
     let mut refused = Vec::new();
     for (i, folder) in folders.iter().enumerate() {
         // The plugin folder is always built (without a build.sh that is the error).
         if i > 0 && !folder.join("build.sh").is_file() {
+            continue;
+        }
+        if !rebuild.get(i).copied().unwrap_or(true) && stale::check(folder).is_none() {
+            eprintln!("unchanged since its last build: {}", folder.display());
             continue;
         }
         eprintln!("building {}", folder.display());
@@ -244,10 +258,7 @@ fn dev_config(folders: &[PathBuf], scratch: &Path) -> anyhow::Result<Config> {
         .with_context(|| format!("failed to make the development grant:\n{text}"))
 }
 
-/// Modification times of the folders' source files ([`stale::source_files`]).
-fn snapshot(folders: &[PathBuf]) -> BTreeMap<PathBuf, SystemTime> {
-    folders
-        .iter()
-        .flat_map(|f| stale::source_files(f))
-        .collect()
+/// Modification times of each folder's source files ([`stale::source_files`]).
+fn snapshots(folders: &[PathBuf]) -> Vec<BTreeMap<PathBuf, SystemTime>> {
+    folders.iter().map(|f| stale::source_files(f)).collect()
 }

@@ -14,7 +14,7 @@ const char TOOL[] = "{{tool}}";
 static bool run(const char *brief, guild_report_t *report, guild_run_error_t *err) {
     if (strspn(brief, " \t\r\n") == strlen(brief))
         return guild_run_error(err, true, "the brief is empty: say what to send to {{tool}}");
-    guild_log(GUILD_INFO, "calling %s", TOOL);
+    guild_progress_send(guild_fmt("calling %s", TOOL), NULL); /* seen while it runs (report = true) */
     guild_call_t call;
     guild_call_status_t status = guild_tool_call(TOOL, guild_fmt("{\"text\":%s}", guild_quote(brief)), &call);
     const char *why = guild_fmt("%s %s: %s", TOOL, guild_call_status_name(status), call.error ? call.error : "");

@@ -1,7 +1,7 @@
 // Specialist `{{name}}`: sends its brief to the `{{tool}}` tool and reports what came back. When
 // the tool reports an external id (a mutating tool's note, issue, message ...), the report claims
 // that effect; the host checks every claim against the call's receipt. Test with `npm test`.
-import { InvalidBrief, Report, log, specialist, tools } from "guild-sdk";
+import { InvalidBrief, Report, progress, specialist, tools } from "guild-sdk";
 
 // The tool this specialist calls: requested in plugin.toml, granted in guild.toml.
 export const TOOL = "{{tool}}";
@@ -9,7 +9,7 @@ export const TOOL = "{{tool}}";
 export function run(brief) {
   const text = brief.description.trim();
   if (!text) throw new InvalidBrief(`the brief is empty: say what to send to ${TOOL}`);
-  log.info(`calling ${TOOL}`);
+  progress.send(`calling ${TOOL}`); // seen while the task runs (report = true)
   // Every fact of the call; a refusal by the host (Denied, ...) ends the task with its text.
   const outcome = tools.callOutcome(TOOL, { text });
   if (outcome.status === "failed") {

@@ -15,7 +15,7 @@ class Ask(guild.Specialist):
         text = brief.description.strip()
         if not text:
             raise guild.InvalidBrief(f"the brief is empty: say what to send to {TOOL}")
-        guild.log.info(f"calling {TOOL}")
+        guild.progress.send(f"calling {TOOL}")  # seen while the task runs (report = true)
         # Every fact of the call; a refusal by the host (Denied, ...) ends the task with its text.
         outcome = guild.tools.call_outcome(TOOL, {"text": text})
         if outcome.status == guild.FAILED:

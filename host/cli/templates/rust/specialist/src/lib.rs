@@ -3,7 +3,7 @@
 //! claims that effect; the host checks every claim against the call's receipt.
 
 use guild_sdk::serde_json::json;
-use guild_sdk::{Brief, Report, RunError, Specialist, ToolOutcome, log, tools};
+use guild_sdk::{Brief, Report, RunError, Specialist, ToolOutcome, progress, tools};
 
 /// The tool this specialist calls: requested in plugin.toml, granted in guild.toml.
 const TOOL: &str = "{{tool}}";
@@ -19,7 +19,8 @@ impl Specialist for Plugin {
             let why = format!("the brief is empty: say what to send to {TOOL}");
             return Err(RunError::InvalidBrief(why));
         }
-        log::info(format!("calling {TOOL}"));
+        // Seen by whoever started the task while it runs (plugin.toml: report = true).
+        progress::send(format!("calling {TOOL}")).map_err(|e| RunError::Failed(e.to_string()))?;
         // Every fact of the call; a refusal by the host (denied, ...) ends the task with its text.
         let outcome = tools::call_outcome(TOOL, &json!({ "text": text }))?;
         Ok(report(&outcome))
