@@ -379,6 +379,7 @@ fn main() {
                 operation: String::new(),
                 input_sha256: format!("{k:064x}"),
                 idempotency_key: None,
+                chain: Vec::new(),
             };
             std::hint::black_box(ledger.begin(intent).expect("one commit"));
         });

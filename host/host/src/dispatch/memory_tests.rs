@@ -70,6 +70,7 @@ fn task(host: &Host, id: &str) -> TaskScope {
         snapshot,
         Approval::Ask(None),
         None,
+        None,
     )
 }
 

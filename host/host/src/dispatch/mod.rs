@@ -112,8 +112,9 @@ impl TaskScope {
         snapshot: Arc<Snapshot>,
         approval: Approval,
         subscriber: Option<tokio::sync::mpsc::UnboundedSender<ProgressReport>>,
+        tree_deadline: Option<tokio::time::Instant>,
     ) -> Self {
-        let deadline = llm::deadline(&services.config, &plugin);
+        let deadline = llm::deadline(&services.config, &plugin, tree_deadline);
         Self {
             task_id,
             description,
@@ -345,6 +346,8 @@ pub(crate) struct TaskOptions {
     /// A child of a running task (docs/delegation.md): it runs in its parent's slot of the
     /// host's task bound (its parent waits for it), so it takes none of its own.
     pub(crate) child: bool,
+    /// A child's end: when the wall time its tree leaves it runs out.
+    pub(crate) deadline: Option<tokio::time::Instant>,
 }
 
 /// Checks that a task could start (description, specialist, roster) without starting it.
@@ -454,6 +457,7 @@ fn open_scope(
         snapshot,
         approval,
         options.subscriber,
+        options.deadline,
     ));
     if let Some(tx) = options.on_scope {
         let _ = tx.send(scope.clone());
