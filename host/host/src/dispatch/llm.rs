@@ -17,14 +17,13 @@ use super::TaskScope;
 use crate::registry::LoadedPlugin;
 
 /// The task's deadline: the specialist's own time limit, or `[dispatch] task_timeout_s` when
-/// that is sooner, or a child's tree deadline (`tree`, docs/delegation.md) when that is sooner
-/// still. No model request is sent, and no answer awaited, past it.
-pub(crate) fn deadline(config: &Config, plugin: &LoadedPlugin, tree: Option<Instant>) -> Instant {
+/// that is sooner (a child's tree deadline may bring it closer: [`TaskModels::cap_deadline`]).
+/// No model request is sent, and no answer awaited, past it.
+pub(crate) fn deadline(config: &Config, plugin: &LoadedPlugin) -> Instant {
     let own = plugin.runtime.effective().limits.timeout_s;
     let host = config.dispatch.task_timeout_s;
     let secs = if host == 0 { own } else { own.min(host) };
-    let own = Instant::now() + Duration::from_secs(u64::from(secs));
-    tree.map_or(own, |tree| own.min(tree))
+    Instant::now() + Duration::from_secs(u64::from(secs))
 }
 
 /// What one task spent on models.
@@ -46,6 +45,12 @@ impl TaskModels {
             deadline,
             spent: Mutex::new(Spent::default()),
         }
+    }
+
+    /// Brings the deadline to `tree` when that is sooner: a child's end, when the wall time its
+    /// delegation tree leaves it runs out (docs/delegation.md).
+    pub(crate) fn cap_deadline(&mut self, tree: Instant) {
+        self.deadline = self.deadline.min(tree);
     }
 
     fn spent(&self) -> std::sync::MutexGuard<'_, Spent> {

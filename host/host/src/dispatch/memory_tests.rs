@@ -70,7 +70,6 @@ fn task(host: &Host, id: &str) -> TaskScope {
         snapshot,
         Approval::Ask(None),
         None,
-        None,
     )
 }
 

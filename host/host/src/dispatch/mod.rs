@@ -112,9 +112,8 @@ impl TaskScope {
         snapshot: Arc<Snapshot>,
         approval: Approval,
         subscriber: Option<tokio::sync::mpsc::UnboundedSender<ProgressReport>>,
-        tree_deadline: Option<tokio::time::Instant>,
     ) -> Self {
-        let deadline = llm::deadline(&services.config, &plugin, tree_deadline);
+        let deadline = llm::deadline(&services.config, &plugin);
         Self {
             task_id,
             description,
@@ -449,7 +448,7 @@ fn open_scope(
     } else {
         Approval::Ask(options.approver)
     };
-    let scope = Arc::new(TaskScope::new(
+    let mut scope = TaskScope::new(
         task_id,
         description.to_owned(),
         services.clone(),
@@ -457,8 +456,11 @@ fn open_scope(
         snapshot,
         approval,
         options.subscriber,
-        options.deadline,
-    ));
+    );
+    if let Some(deadline) = options.deadline {
+        scope.llm.cap_deadline(deadline);
+    }
+    let scope = Arc::new(scope);
     if let Some(tx) = options.on_scope {
         let _ = tx.send(scope.clone());
     }
