@@ -40,7 +40,7 @@ async def main(binary, config):
             tools = {t.name: t for t in (await session.list_tools()).tools}
             check("task_tree is listed", "task_tree" in tools, sorted(tools))
             hints = tools["task_tree"].annotations
-            check("task_tree is read-only", hints is not None and hints.readOnlyHint is True, hints)
+            check("task_tree is read-only", hints is not None and hints.read_only_hint is True, hints)
 
             done = await session.call_tool("task", {"subagent_type": "boss", "description": json.dumps(SCRIPT)})
             check("the top task ran", not done.is_error, text_of(done))
