@@ -193,6 +193,7 @@ fn ledger_with_receipt(dir: &std::path::Path, url: &str) -> String {
         operation: "create".into(),
         input_sha256: "0".repeat(64),
         idempotency_key: None,
+        chain: Vec::new(),
     };
     let Ok(Begin::Proceed(id)) = ledger.begin(intent) else {
         panic!("a fresh ledger proceeds");

@@ -156,6 +156,7 @@ fn intent(n: u8) -> Intent {
         operation: "create".into(),
         input_sha256: hex::encode([n; 32]),
         idempotency_key: None,
+        chain: Vec::new(),
     }
 }
 

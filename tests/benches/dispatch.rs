@@ -378,6 +378,7 @@ fn main() {
                 operation: String::new(),
                 input_sha256: format!("{n:064x}"),
                 idempotency_key: None,
+                chain: Vec::new(),
             };
             let t = Instant::now();
             std::hint::black_box(ledger.begin(intent).expect("one commit"));

@@ -32,6 +32,7 @@ fn intent(n: u64) -> Intent {
         operation: "create".into(),
         input_sha256: format!("{n:064x}"),
         idempotency_key: None,
+        chain: Vec::new(),
     }
 }
 

@@ -27,6 +27,7 @@ fn intent(n: u64) -> Intent {
         operation: "create".into(),
         input_sha256: hex::encode(Sha256::digest(format!("{}-{n}", std::process::id()))),
         idempotency_key: None,
+        chain: Vec::new(),
     }
 }
 

@@ -705,3 +705,48 @@ fn a_task_that_calls_a_model_carries_its_usage_in_the_mcp_result() {
         "{prompts:?}"
     );
 }
+
+/// `task_tree` over MCP: the tree of a top task that handed one task to a child, as structured
+/// content and as the text `guild tasks tree` prints, and the chain the child's receipt carries
+/// (the Python SDK; see `mcp_task_tree.py`).
+#[test]
+fn the_task_tree_tool_and_a_childs_receipt_chain_over_mcp() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let delegator = common::plugin("testing/delegator");
+    let mut folders = Vec::new();
+    for (name, caps) in [
+        ("boss", "delegate = [\"worker\"]"),
+        ("worker", "tools = [\"echo.create\"]"),
+    ] {
+        let to = dir.path().join(name);
+        std::fs::create_dir_all(&to).expect("mkdir");
+        std::fs::copy(delegator.join("delegator.wasm"), to.join("delegator.wasm")).expect("copy");
+        std::fs::write(
+            to.join("plugin.toml"),
+            format!(
+                "[plugin]\nname = \"{name}\"\nversion = \"0.1.0\"\nkind = \"specialist\"\n\
+                 component = \"delegator.wasm\"\ndescription = \"test delegator\"\n\n\
+                 [capabilities]\n{caps}\n\n[limits]\nmemory_mb = 64\ntimeout_s = 60\n\
+                 max_output_kb = 256\n"
+            ),
+        )
+        .expect("manifest");
+        folders.push(format!("{:?}", to.display().to_string()));
+    }
+    folders.push(format!("{:?}", common::plugin("testing/echo")));
+    let config = dir.path().join("guild.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[host]\nplugins = [{}]\ndata_dir = \"data\"\n\n[grants.boss]\ndelegate = [\"worker\"]\n\
+             [grants.worker]\ntools = [\"echo.create\"]\n",
+            folders.join(", ")
+        ),
+    )
+    .expect("config");
+    python_script(
+        "mcp_task_tree.py",
+        &[env!("CARGO_BIN_EXE_guild"), &config.display().to_string()],
+        None,
+    );
+}

@@ -319,6 +319,9 @@ pub enum BudgetKind {
     TaskTokens,
     /// `tokens_per_day`.
     DailyTokens,
+    /// What a delegation tree's `[delegate.budget] tokens` leaves to a child task's node
+    /// (docs/delegation.md); a guest sees it as its task's token budget.
+    TreeTokens,
 }
 
 /// Why a completion did not happen; each variant is the WIT `llm-error` case of that name.

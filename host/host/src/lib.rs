@@ -39,8 +39,7 @@ pub use {
 
 pub use config::Config;
 pub use delegation::{
-    NodeStatus, ReviewRecord, TREES_FILE, TreeNode, TreeStoreError, TreeView, read_chains,
-    read_tree,
+    NodeStatus, ReviewRecord, TREES_FILE, TreeNode, TreeStoreError, TreeView, read_tree,
 };
 pub use engine::engine_options;
 pub use error::{ConfigError, DispatchError, LoadError, ManifestError};

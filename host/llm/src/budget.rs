@@ -31,6 +31,7 @@ const SPEC: DbSpec = DbSpec {
     // No build wrote unstamped budget stores.
     legacy_schema: SCHEMA,
     upgrade_legacy: "",
+    upgrades: &[],
 };
 
 /// The file under the data folder.

@@ -58,6 +58,7 @@ const SPEC: DbSpec = DbSpec {
     // adopted, and an unmarked database without it (even an empty one) is refused.
     legacy_schema: SCHEMA,
     upgrade_legacy: "",
+    upgrades: &[],
 };
 
 const COLUMNS: &str = "version, actor, at_ms, sha256, chars, bytes, restored_from, text";

@@ -25,6 +25,7 @@ fn intent(task: String) -> Intent {
         operation: "create".into(),
         input_sha256: "ab".repeat(32),
         idempotency_key: None,
+        chain: Vec::new(),
     }
 }
 

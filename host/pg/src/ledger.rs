@@ -23,7 +23,7 @@ use crate::{PgConfig, PgError, describe, schema};
 /// Column list in the order [`entry`] reads it.
 const COLUMNS: &str = "seq, kind, receipt_id, task_id, route, plugin, tool, receipt_type, \
      operation, status, external_id, verifiable_url, preview, error, time, input_sha256, \
-     idempotency_key, detail, prev_hash, hash";
+     idempotency_key, detail, prev_hash, hash, chain";
 
 /// Where the head is kept, as `verify` names it.
 const HEAD: &str = "the ledger_head row";
@@ -304,7 +304,7 @@ impl<'c> Writer<'c> {
         let seq = seq_param(entry.seq)?;
         let sql = format!(
             "INSERT INTO ledger_entries ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, \
-             $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)"
+             $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)"
         );
         self.tx
             .execute(
@@ -330,6 +330,7 @@ impl<'c> Writer<'c> {
                     &entry.detail,
                     &entry.prev_hash,
                     &entry.hash,
+                    &entry.chain,
                 ],
             )
             .map_err(pg("append an entry"))?;
@@ -526,6 +527,7 @@ fn entry(row: &Row, at: usize) -> Result<Entry> {
         detail: opt(17)?,
         prev_hash: s(18)?,
         hash: s(19)?,
+        chain: opt(20)?,
     })
 }
 

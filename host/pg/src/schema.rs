@@ -11,7 +11,7 @@ use postgres::Client;
 use crate::{PgError, describe};
 
 /// The schema version this build writes.
-pub const LATEST: i32 = 1;
+pub const LATEST: i32 = 2;
 
 /// The application `guild_schema` names.
 const APPLICATION: &str = "guild";
@@ -20,7 +20,11 @@ const APPLICATION: &str = "guild";
 const MIGRATION_LOCK: i64 = 0x0047_5549_4C44_5047;
 
 /// Migration `n` takes the schema from version `n - 1` to `n`.
-const MIGRATIONS: &[&str] = &[V1];
+const MIGRATIONS: &[&str] = &[V1, V2];
+
+/// Version 2: a ledger entry names its task's delegation chain (docs/delegation.md#receipts);
+/// entries written before keep none, and their hashes.
+const V2: &str = "ALTER TABLE ledger_entries ADD COLUMN chain text;";
 
 const V1: &str = "
 CREATE FUNCTION guild_append_only() RETURNS trigger LANGUAGE plpgsql AS $$

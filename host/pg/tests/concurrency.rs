@@ -26,6 +26,7 @@ fn intent(task: &str, key: Option<&str>, input: u8) -> Intent {
         operation: "create".into(),
         input_sha256: hex::encode([input; 32]),
         idempotency_key: key.map(str::to_owned),
+        chain: Vec::new(),
     }
 }
 

@@ -42,8 +42,18 @@ pub fn intent_entry(intent: Intent, id: String) -> Entry {
         input_sha256: intent.input_sha256,
         idempotency_key: intent.idempotency_key,
         detail: None,
+        chain: chain_text(&intent.chain),
         prev_hash: String::new(),
         hash: String::new(),
+    }
+}
+
+/// The stored form of a chain (ids joined by [`super::chain::CHAIN_SEPARATOR`]); `None` for
+/// a top-level task.
+fn chain_text(chain: &[String]) -> Option<String> {
+    match chain {
+        [] => None,
+        ids => Some(ids.join(&super::chain::CHAIN_SEPARATOR.to_string())),
     }
 }
 
@@ -75,6 +85,7 @@ pub fn replay_entry(intent: &Intent, replayed: Receipt) -> Entry {
         input_sha256: intent.input_sha256.clone(),
         idempotency_key: intent.idempotency_key.clone(),
         detail: Some(replayed.id),
+        chain: chain_text(&intent.chain),
         prev_hash: String::new(),
         hash: String::new(),
     }

@@ -3,6 +3,11 @@
 //! The hash of an entry is sha256 over a versioned, length-prefixed encoding of every field
 //! (sequence included, so a moved entry no longer matches) followed by the previous entry's
 //! hash. Length prefixes make the encoding unambiguous: `("ab", "c")` and `("a", "bc")` differ.
+//!
+//! An entry of a delegated task also names its chain (root task … task,
+//! docs/delegation.md#receipts): such an entry is hashed under encoding v2, which adds the chain
+//! before the previous hash. An entry without a chain is hashed under v1 exactly as before, so
+//! ledgers written before chains existed still verify.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -13,6 +18,12 @@ pub const GENESIS: &str = "00000000000000000000000000000000000000000000000000000
 
 /// Domain separation: bump when the encoding changes.
 const ENCODING: &[u8] = b"guild-ledger-entry-v1";
+
+/// The encoding of an entry that names a chain (v1's fields, then the chain).
+const ENCODING_CHAIN: &[u8] = b"guild-ledger-entry-v2";
+
+/// Separator of the task ids in [`Entry::chain`].
+pub(crate) const CHAIN_SEPARATOR: char = ' ';
 
 /// One row of the `entries` table, as stored. Text fields that do not apply to an entry kind
 /// are empty strings (required columns) or `None` (optional ones).
@@ -54,6 +65,9 @@ pub struct Entry {
     pub idempotency_key: Option<String>,
     /// Audit detail.
     pub detail: Option<String>,
+    /// For a task in a delegation tree: the task ids from the root to this entry's task,
+    /// separated by [`CHAIN_SEPARATOR`]; `None` for a top-level task and for audit entries.
+    pub chain: Option<String>,
     /// The previous entry's hash ([`GENESIS`] for the first).
     pub prev_hash: String,
     /// This entry's hash ([`Entry::compute_hash`]).
@@ -63,7 +77,7 @@ pub struct Entry {
 /// Column list in the order [`Entry::read`] reads it.
 pub(crate) const COLUMNS: &str = "seq, kind, receipt_id, task_id, route, plugin, tool, \
      receipt_type, operation, status, external_id, verifiable_url, preview, error, time, \
-     input_sha256, idempotency_key, detail, prev_hash, hash";
+     input_sha256, idempotency_key, detail, prev_hash, hash, chain";
 
 impl Entry {
     /// Reads an entry selected with [`COLUMNS`], starting at column `offset`.
@@ -94,13 +108,17 @@ impl Entry {
             detail: o(17)?,
             prev_hash: s(18)?,
             hash: s(19)?,
+            chain: o(20)?,
         })
     }
 
     /// The hash this entry must carry, given its fields and `prev_hash`.
     pub fn compute_hash(&self) -> String {
         let mut h = Sha256::new();
-        h.update(ENCODING);
+        h.update(match self.chain {
+            None => ENCODING,
+            Some(_) => ENCODING_CHAIN,
+        });
         h.update(self.seq.to_be_bytes());
         for field in [
             &self.kind,
@@ -127,6 +145,9 @@ impl Entry {
         put(&mut h, Some(&self.input_sha256));
         put(&mut h, self.idempotency_key.as_ref());
         put(&mut h, self.detail.as_ref());
+        if let Some(chain) = &self.chain {
+            put(&mut h, Some(chain));
+        }
         put(&mut h, Some(&self.prev_hash));
         hex::encode(h.finalize())
     }
@@ -213,6 +234,7 @@ mod tests {
             input_sha256: String::new(),
             idempotency_key: None,
             detail: None,
+            chain: None,
             prev_hash: GENESIS.into(),
             hash: String::new(),
         };
@@ -238,6 +260,17 @@ mod tests {
             ..base.clone()
         };
         assert_ne!(h, relinked.compute_hash());
+        let chained = Entry {
+            chain: Some("root ab".into()),
+            ..base.clone()
+        };
+        assert_ne!(h, chained.compute_hash());
+        let empty_chain = Entry {
+            chain: Some(String::new()),
+            ..base.clone()
+        };
+        assert_ne!(h, empty_chain.compute_hash());
+        assert_ne!(chained.compute_hash(), empty_chain.compute_hash());
         // The stored hash itself is not an input.
         let stored = Entry {
             hash: "x".into(),

@@ -19,6 +19,7 @@ fn intent(n: u8) -> Intent {
         operation: "create".into(),
         input_sha256: hex::encode([n; 32]),
         idempotency_key: None,
+        chain: Vec::new(),
     }
 }
 
@@ -64,7 +65,7 @@ fn a_fresh_path_gets_a_marked_ledger() {
     let l = Ledger::open(&path).expect("created");
     append(&l, 1);
     drop(l);
-    assert_eq!(marks(&path), (APPLICATION_ID, 1));
+    assert_eq!(marks(&path), (APPLICATION_ID, schema::VERSION));
     // No temporary file is left behind.
     let names: Vec<_> = std::fs::read_dir(dir.path())
         .expect("list")
@@ -166,15 +167,15 @@ fn a_file_that_is_not_sqlite_or_of_a_newer_schema_is_refused() {
     drop(Ledger::open(&path).expect("created"));
     Connection::open(&path)
         .expect("raw")
-        .pragma_update(None, "user_version", 2)
+        .pragma_update(None, "user_version", 3)
         .expect("bump");
     let err = Ledger::open(&path).err().expect("refused");
     assert!(
         matches!(
             err,
             LedgerError::File(DbFileError::UnsupportedSchema {
-                found: 2,
-                supported: 1,
+                found: 3,
+                supported: 2,
                 ..
             })
         ),
@@ -186,18 +187,9 @@ fn a_file_that_is_not_sqlite_or_of_a_newer_schema_is_refused() {
 fn a_ledger_of_an_earlier_build_is_read_as_is_then_stamped_and_anchored() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = ledger_in(&dir);
-    // What earlier builds wrote: the same schema, user_version 1, no application id, no anchor.
-    {
-        let c = Connection::open(&path).expect("create");
-        c.execute_batch(schema::SPEC.schema).expect("schema");
-        c.pragma_update(None, "user_version", 1).expect("version");
-    }
-    {
-        let l = Ledger::open(&path).expect("open");
-        append(&l, 2);
-        let c = Connection::open(&path).expect("raw");
-        c.pragma_update(None, "application_id", 0).expect("unstamp");
-    }
+    // What earlier builds wrote: version 1's schema, user_version 1, no application id, no
+    // anchor.
+    write_v1(&path, 0, 2);
     std::fs::remove_file(dir.path().join("receipts.head")).expect("no anchor");
     assert_eq!(marks(&path).0, 0);
 
@@ -210,10 +202,107 @@ fn a_ledger_of_an_earlier_build_is_read_as_is_then_stamped_and_anchored() {
     assert!(!dir.path().join("receipts.head").exists());
 
     let l = Ledger::open(&path).expect("read-write adopts");
-    assert_eq!(marks(&path), (APPLICATION_ID, 1));
+    assert_eq!(marks(&path), (APPLICATION_ID, schema::VERSION));
     let v = l.verify().expect("verify");
     assert!(v.ok, "{v}");
     assert_eq!(v.anchored_sequence, Some(4), "{v}");
+}
+
+/// A ledger file as a build before chains wrote it: version 1's schema and `n` success
+/// receipts hashed under encoding v1, marked with `application_id` `app` (0: unstamped).
+fn write_v1(path: &Path, app: i32, n: u8) {
+    let c = Connection::open(path).expect("create");
+    c.execute_batch(schema::SCHEMA_V1).expect("schema");
+    c.pragma_update(None, "user_version", 1).expect("version");
+    c.pragma_update(None, "application_id", app).expect("mark");
+    let columns = chain::COLUMNS.trim_end_matches(", chain");
+    let (mut seq, mut hash) = (0, chain::GENESIS.to_owned());
+    for i in 0..n {
+        let mut first = backend::intent_entry(intent(i), format!("r{i}"));
+        backend::link(&mut first, seq, &hash);
+        let mut second = backend::follow_up(
+            first.clone(),
+            EntryKind::Outcome,
+            Completion {
+                status: CallStatus::Success,
+                external_id: Some(format!("I-{i}")),
+                verifiable_url: None,
+                preview: None,
+                error: None,
+            },
+        );
+        backend::link(&mut second, first.seq, &first.hash);
+        for e in [first, second] {
+            c.execute(
+                &format!(
+                    "INSERT INTO entries ({columns}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, \
+                     ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)"
+                ),
+                rusqlite::params![
+                    e.seq as i64,
+                    e.kind,
+                    e.receipt_id,
+                    e.task_id,
+                    e.route,
+                    e.plugin,
+                    e.tool,
+                    e.receipt_type,
+                    e.operation,
+                    e.status,
+                    e.external_id,
+                    e.verifiable_url,
+                    e.preview,
+                    e.error,
+                    e.time,
+                    e.input_sha256,
+                    e.idempotency_key,
+                    e.detail,
+                    e.prev_hash,
+                    e.hash,
+                ],
+            )
+            .expect("insert");
+            (seq, hash) = (e.seq, e.hash);
+        }
+    }
+    anchor::write(&anchor::path_for(path), &anchor::Head { seq, hash }).expect("anchor");
+}
+
+#[test]
+fn a_version_1_ledger_verifies_read_only_then_upgrades_and_takes_chains() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = ledger_in(&dir);
+    write_v1(&path, APPLICATION_ID, 2);
+
+    // Read-only: every receipt reads (no chain), the chain verifies, the file is untouched.
+    let before = std::fs::read(&path).expect("read");
+    let ro = Ledger::open_read_only(&path).expect("read-only");
+    let listed = ro.list(10).expect("list");
+    assert_eq!(listed.len(), 2);
+    assert!(listed.iter().all(|r| r.chain.is_empty()));
+    let v = ro.verify().expect("verify");
+    assert!(v.ok && v.entries == 4, "{v}");
+    drop(ro);
+    assert_eq!(std::fs::read(&path).expect("read"), before);
+    assert_eq!(marks(&path), (APPLICATION_ID, 1));
+
+    // Read-write: upgraded to version 2; old entries keep their v1 hashes, new ones name chains.
+    let l = Ledger::open(&path).expect("upgrades");
+    assert_eq!(marks(&path), (APPLICATION_ID, schema::VERSION));
+    let child = Intent {
+        task_id: "child".into(),
+        chain: vec!["root".into(), "child".into()],
+        ..intent(7)
+    };
+    let Begin::Proceed(id) = l.begin(child).expect("begin") else {
+        panic!("no key, no replay");
+    };
+    let r = l.get(id.as_str()).expect("get").expect("found");
+    assert_eq!(r.chain, ["root", "child"]);
+    assert!(l.verify().expect("verify").ok);
+    drop(l);
+    let v = verify_file(&path).expect("verify_file");
+    assert!(v.ok && v.entries == 5, "{v}");
 }
 
 #[test]

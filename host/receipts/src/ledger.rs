@@ -17,6 +17,13 @@ use guild_store::{self as dbfile, Access};
 /// Longest idempotency key accepted, bytes.
 const MAX_KEY_BYTES: usize = 256;
 
+/// Most task ids a chain may name (a delegation tree is a few levels deep; this caps what
+/// an entry can carry: `[delegate] max_depth` is at most 16, so a chain names at most 17).
+pub const MAX_CHAIN_LEN: usize = 32;
+
+/// Longest task id a chain may name, bytes.
+const MAX_CHAIN_ID_BYTES: usize = 128;
+
 /// The receipts ledger. `Send + Sync`: share it in an `Arc`; every method blocks on SQLite.
 pub struct Ledger {
     inner: Mutex<Inner>,
@@ -69,6 +76,9 @@ impl Ledger {
     pub fn open_read_only(path: impl AsRef<Path>) -> Result<Ledger, LedgerError> {
         let path = path.as_ref().to_path_buf();
         let opened = dbfile::open(&path, &schema::SPEC, Access::ReadOnly)?;
+        if opened.version < schema::VERSION {
+            schema::read_as_current(&opened.conn, &path)?;
+        }
         let anchor = Some(anchor::path_for(&path));
         let mut ledger = Ledger::new(opened.conn, path, anchor);
         ledger.legacy = opened.legacy;
@@ -448,7 +458,40 @@ pub(super) fn check_intent(mut i: Intent) -> Result<Intent, LedgerError> {
             reason: format!("must be 1..={MAX_KEY_BYTES} bytes, got {}", key.len()),
         });
     }
+    check_chain(&i)?;
     Ok(i)
+}
+
+/// A chain names at most [`MAX_CHAIN_LEN`] ids, each non-empty, without whitespace and at most
+/// [`MAX_CHAIN_ID_BYTES`] bytes, and ends with the intent's own task.
+fn check_chain(i: &Intent) -> Result<(), LedgerError> {
+    let invalid = |reason: String| LedgerError::InvalidIntent {
+        field: "chain",
+        reason,
+    };
+    if i.chain.is_empty() {
+        return Ok(());
+    }
+    if i.chain.len() > MAX_CHAIN_LEN {
+        return Err(invalid(format!(
+            "names {} task ids; at most {MAX_CHAIN_LEN} are kept",
+            i.chain.len()
+        )));
+    }
+    if let Some(bad) = i.chain.iter().find(|id| {
+        id.is_empty() || id.len() > MAX_CHAIN_ID_BYTES || id.chars().any(char::is_whitespace)
+    }) {
+        return Err(invalid(format!(
+            "task id {bad:?} must be 1..={MAX_CHAIN_ID_BYTES} bytes without whitespace"
+        )));
+    }
+    if i.chain.last() != Some(&i.task_id) {
+        return Err(invalid(format!(
+            "must end with the intent's task {:?}",
+            i.task_id
+        )));
+    }
+    Ok(())
 }
 
 /// A new audit entry, to be linked by [`Writer::append`].
@@ -472,6 +515,7 @@ pub(super) fn audit_entry(kind: AuditKind, plugin: &str, detail: &str) -> Entry 
         input_sha256: String::new(),
         idempotency_key: None,
         detail: Some(detail.to_owned()),
+        chain: None,
         prev_hash: String::new(),
         hash: String::new(),
     }
@@ -680,7 +724,7 @@ impl<'c> Writer<'c> {
             .prepare_cached(&format!(
                 "INSERT INTO entries ({COLUMNS}) VALUES \
                  (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, \
-                  ?18, ?19, ?20)"
+                  ?18, ?19, ?20, ?21)"
             ))
             .and_then(|mut s| {
                 s.execute(params![
@@ -704,6 +748,7 @@ impl<'c> Writer<'c> {
                     entry.detail,
                     entry.prev_hash,
                     entry.hash,
+                    entry.chain,
                 ])
             })
             .map_err(LedgerError::sqlite("append an entry"))?;

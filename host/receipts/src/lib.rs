@@ -68,7 +68,7 @@ use thiserror::Error;
 
 pub use group::QueuedOutcome;
 pub use guild_store::DbFileError;
-pub use ledger::Ledger;
+pub use ledger::{Ledger, MAX_CHAIN_LEN};
 pub use schema::APPLICATION_ID;
 pub use store::{LedgerStore, conformance};
 pub use verify::verify_file;

@@ -31,6 +31,11 @@ pub struct Intent {
     pub input_sha256: String,
     /// Idempotency key, scoped to `tool`: the same key and input replay the recorded outcome.
     pub idempotency_key: Option<String>,
+    /// For a task in a delegation tree: its chain, the root task's id first and this task's
+    /// last (at most [`super::MAX_CHAIN_LEN`] ids); empty for a top-level task. It is part of
+    /// every entry's hash (docs/delegation.md#receipts).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub chain: Vec<String>,
 }
 
 /// What a call produced, as recorded in an outcome or resolution entry.
@@ -232,6 +237,10 @@ pub struct Receipt {
     /// facts (status, external id) it copies as they were at the replay.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay_of: Option<String>,
+    /// The delegation chain of the task (root first, [`Receipt::task_id`] last), as hashed in
+    /// the entry; empty for a top-level task.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub chain: Vec<String>,
 }
 
 impl Receipt {
@@ -244,6 +253,15 @@ impl Receipt {
             }
             Some(k) => k,
         };
+        let chain = e
+            .chain
+            .as_deref()
+            .map(|c| {
+                c.split(super::chain::CHAIN_SEPARATOR)
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default();
         let replay_of = match entry {
             EntryKind::Replay => e.detail.clone(),
             _ => None,
@@ -276,6 +294,7 @@ impl Receipt {
             prev_hash: e.prev_hash,
             hash: e.hash,
             replay_of,
+            chain,
         })
     }
 }

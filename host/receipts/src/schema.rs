@@ -13,13 +13,15 @@ use super::LedgerError;
 use guild_store::DbSpec;
 
 /// Schema version this build writes and reads (`PRAGMA user_version`).
-pub(crate) const VERSION: i64 = 1;
+pub(crate) const VERSION: i64 = 2;
 
 /// `PRAGMA application_id` of a receipts ledger: "GLDR".
 pub const APPLICATION_ID: i32 = 0x474C_4452;
 
-const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS entries (
+/// The entries table's columns up to version 1 (a macro so that both schemas are literals).
+macro_rules! columns_v1 {
+    () => {
+        "
     seq INTEGER PRIMARY KEY,
     kind TEXT NOT NULL,
     receipt_id TEXT NOT NULL,
@@ -39,8 +41,14 @@ CREATE TABLE IF NOT EXISTS entries (
     idempotency_key TEXT,
     detail TEXT,
     prev_hash TEXT NOT NULL,
-    hash TEXT NOT NULL
-) STRICT;
+    hash TEXT NOT NULL"
+    };
+}
+
+/// The indexes and the append-only triggers (unchanged since version 1).
+macro_rules! indexes_and_triggers {
+    () => {
+        "
 CREATE INDEX IF NOT EXISTS entries_receipt ON entries (receipt_id, seq);
 CREATE INDEX IF NOT EXISTS entries_task ON entries (task_id, seq);
 CREATE UNIQUE INDEX IF NOT EXISTS entries_idempotency ON entries (tool, idempotency_key)
@@ -53,7 +61,29 @@ CREATE TRIGGER IF NOT EXISTS entries_no_delete BEFORE DELETE ON entries
 BEGIN
     SELECT RAISE(ABORT, 'the receipts ledger is append-only: DELETE refused');
 END;
-";
+"
+    };
+}
+
+/// Version 2: version 1 and `chain`, the delegation chain of an entry's task
+/// ([`super::chain::Entry::chain`]).
+const SCHEMA: &str = concat!(
+    "CREATE TABLE IF NOT EXISTS entries (",
+    columns_v1!(),
+    ",\n    chain TEXT\n) STRICT;",
+    indexes_and_triggers!()
+);
+
+/// Version 1, which ledgers of earlier builds (stamped or not) have.
+pub(crate) const SCHEMA_V1: &str = concat!(
+    "CREATE TABLE IF NOT EXISTS entries (",
+    columns_v1!(),
+    "\n) STRICT;",
+    indexes_and_triggers!()
+);
+
+/// Takes a version-1 ledger to version 2: its entries keep no chain (and their v1 hashes).
+const ADD_CHAIN: &str = "ALTER TABLE entries ADD COLUMN chain TEXT;";
 
 /// What a receipts ledger file looks like (see [`guild_store`]).
 pub(crate) const SPEC: DbSpec = DbSpec {
@@ -61,10 +91,39 @@ pub(crate) const SPEC: DbSpec = DbSpec {
     application_id: APPLICATION_ID,
     version: VERSION,
     schema: SCHEMA,
-    // Ledgers of earlier builds have this very schema; only the marks are new.
-    legacy_schema: SCHEMA,
-    upgrade_legacy: "",
+    // Unstamped ledgers of earlier builds have version 1's schema.
+    legacy_schema: SCHEMA_V1,
+    upgrade_legacy: ADD_CHAIN,
+    upgrades: &[ADD_CHAIN],
 };
+
+/// On a read-only connection to a ledger of version 1 (or an unstamped one), which has no
+/// `chain` column: a temporary view named `entries` that adds it as NULL, so every read sees
+/// the current columns. The file is not touched (the view lives in the connection's temporary
+/// schema, which is searched before the file's).
+pub(crate) fn read_as_current(conn: &Connection, path: &Path) -> Result<(), LedgerError> {
+    let has_chain: bool = conn
+        .query_row(
+            "SELECT count(*) FROM pragma_table_info('entries') WHERE name = 'chain'",
+            [],
+            |r| r.get::<_, i64>(0),
+        )
+        .map(|n| n > 0)
+        .map_err(|source| LedgerError::Open {
+            path: path.to_path_buf(),
+            what: "read the columns",
+            source,
+        })?;
+    if has_chain {
+        return Ok(());
+    }
+    conn.execute_batch("CREATE TEMP VIEW entries AS SELECT *, NULL AS chain FROM main.entries;")
+        .map_err(|source| LedgerError::Open {
+            path: path.to_path_buf(),
+            what: "read a version-1 ledger",
+            source,
+        })
+}
 
 /// Applies the settings a writing connection needs: WAL, `synchronous=FULL`, and the whole
 /// schema (triggers included).

@@ -136,6 +136,7 @@ pub mod conformance {
             operation: "create".into(),
             input_sha256: hex::encode([input; 32]),
             idempotency_key: key.map(str::to_owned),
+            chain: Vec::new(),
         }
     }
 

@@ -19,6 +19,7 @@ pub(super) fn intent(task: &str, key: Option<&str>, input: u8) -> Intent {
         operation: "create".into(),
         input_sha256: sha(input),
         idempotency_key: key.map(str::to_owned),
+        chain: Vec::new(),
     }
 }
 
@@ -353,6 +354,97 @@ fn invalid_intents_name_the_field() {
     ));
 }
 
+/// A receipt of task `task` in a delegation tree under `root` (chain root → task).
+fn child_intent(root: &str, task: &str, key: Option<&str>) -> Intent {
+    Intent {
+        task_id: task.into(),
+        chain: vec![root.into(), task.into()],
+        ..intent(task, key, 2)
+    }
+}
+
+#[test]
+fn a_childs_receipt_names_its_chain_in_every_entry_and_replay() {
+    let l = mem();
+    let top = start(&l, "root");
+    l.complete(&top, success("A")).expect("complete");
+    let id = proceed(
+        l.begin(child_intent("root", "kid", Some("k")))
+            .expect("begin"),
+    );
+    assert_eq!(
+        l.get(id.as_str()).expect("get").expect("found").chain,
+        ["root", "kid"]
+    );
+    l.complete(&id, success("B")).expect("complete");
+    let done = l.get(id.as_str()).expect("get").expect("found");
+    assert_eq!((done.entry, done.chain.len()), (EntryKind::Outcome, 2));
+    // The top task's receipt names none (and serialises without the field).
+    let top = l.get(top.as_str()).expect("get").expect("found");
+    assert!(top.chain.is_empty());
+    let json = serde_json::to_value(&top).expect("json");
+    assert!(json.get("chain").is_none(), "{json}");
+    // A replay in another child of the tree names that child's chain.
+    let Begin::Replay(r) = l
+        .begin(child_intent("root", "kid2", Some("k")))
+        .expect("replay")
+    else {
+        panic!("the same key and input replay");
+    };
+    assert_eq!(
+        (r.task_id.as_str(), r.chain.clone()),
+        ("kid2", vec!["root".to_owned(), "kid2".to_owned()])
+    );
+    assert!(l.verify().expect("verify").ok);
+}
+
+#[test]
+fn editing_a_chain_breaks_verify() {
+    for sql in [
+        "UPDATE entries SET chain = 'other kid' WHERE seq = 3",
+        "UPDATE entries SET chain = NULL WHERE seq = 3",
+        "UPDATE entries SET chain = 'root' WHERE seq = 1",
+    ] {
+        let l = mem();
+        let top = start(&l, "root");
+        l.complete(&top, success("A")).expect("complete");
+        let id = proceed(l.begin(child_intent("root", "kid", None)).expect("begin"));
+        l.complete(&id, success("B")).expect("complete");
+        assert!(l.verify().expect("verify").ok);
+        tamper(&l, sql);
+        let v = l.verify().expect("verify");
+        assert!(!v.ok, "{sql}: {v}");
+        let seq = if sql.ends_with("seq = 1") { 1 } else { 3 };
+        assert_eq!(v.first_bad_sequence, Some(seq), "{sql}: {v}");
+    }
+}
+
+#[test]
+fn a_chain_is_checked_and_capped() {
+    let l = mem();
+    let refused = |intent: Intent| match l.begin(intent) {
+        Err(LedgerError::InvalidIntent {
+            field: "chain",
+            reason,
+        }) => reason,
+        other => panic!("expected a refused chain, got {other:?}"),
+    };
+    let mut wrong_end = child_intent("root", "kid", None);
+    wrong_end.chain = vec!["root".into(), "someone".into()];
+    assert!(refused(wrong_end).contains("must end with the intent's task"));
+    let mut spaced = child_intent("root", "kid", None);
+    spaced.chain = vec!["ro ot".into(), "kid".into()];
+    assert!(refused(spaced).contains("without whitespace"));
+    let mut long = child_intent("root", "kid", None);
+    long.chain = (0..MAX_CHAIN_LEN).map(|i| format!("t{i}")).collect();
+    long.chain.push("kid".into());
+    assert!(refused(long).contains(&format!("at most {MAX_CHAIN_LEN}")));
+    let mut deepest = child_intent("root", "kid", None);
+    deepest.chain = (1..MAX_CHAIN_LEN).map(|i| format!("t{i}")).collect();
+    deepest.chain.push("kid".into());
+    assert!(matches!(l.begin(deepest), Ok(Begin::Proceed(_))));
+}
+
 #[test]
 fn update_and_delete_are_refused() {
     let l = mem();
@@ -473,6 +565,7 @@ fn verify_finds_an_outcome_without_intent() {
         input_sha256: sha(1),
         idempotency_key: None,
         detail: None,
+        chain: None,
         prev_hash: chain::GENESIS.into(),
         hash: String::new(),
     };
@@ -482,7 +575,7 @@ fn verify_finds_an_outcome_without_intent() {
         .execute(
             &format!(
                 "INSERT INTO entries ({}) VALUES (1, 'outcome', 'r', 't', '', '', 'x.y', '', '', \
-                 'success', NULL, NULL, NULL, NULL, 't', ?1, NULL, NULL, ?2, ?3)",
+                 'success', NULL, NULL, NULL, NULL, 't', ?1, NULL, NULL, ?2, ?3, NULL)",
                 chain::COLUMNS
             ),
             rusqlite::params![e.input_sha256, e.prev_hash, e.hash],

@@ -101,7 +101,8 @@ impl StoreState {
                 used,
             } => llm::LlmError::BudgetExceeded(llm::BudgetExceeded {
                 budget: match budget {
-                    BudgetKind::TaskTokens => llm::Budget::TaskTokens,
+                    // The tree's tokens left to a child task are that task's budget.
+                    BudgetKind::TaskTokens | BudgetKind::TreeTokens => llm::Budget::TaskTokens,
                     BudgetKind::DailyTokens => llm::Budget::DailyTokens,
                 },
                 limit,

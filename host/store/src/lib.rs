@@ -10,7 +10,9 @@
 //!
 //! Databases written before files were stamped carry no application id; one whose schema is
 //! exactly the one those builds wrote is adopted (upgraded and stamped on a read-write open,
-//! read as it is on a read-only one).
+//! read as it is on a read-only one). A stamped file of an earlier schema version is upgraded
+//! the same way, by the steps its [`DbSpec::upgrades`] lists, and read as it is on a read-only
+//! open ([`Opened::version`] says which version it has).
 
 pub mod space;
 #[cfg(test)]
@@ -40,6 +42,10 @@ pub struct DbSpec {
     pub legacy_schema: &'static str,
     /// Brings an adopted legacy database to `version` (run before stamping; may be empty).
     pub upgrade_legacy: &'static str,
+    /// Upgrades of stamped files: `upgrades[i]` takes a file from version `i + 1` to `i + 2`.
+    /// A read-write open runs the steps a file needs in one transaction with its new stamp;
+    /// a version with no step up to `version` is refused.
+    pub upgrades: &'static [&'static str],
 }
 
 /// Whether a connection may write.
@@ -62,6 +68,9 @@ pub struct Opened {
     /// An unstamped database of an earlier build that this read-write open just upgraded and
     /// stamped.
     pub adopted: bool,
+    /// The schema version of the file as opened: [`DbSpec::version`] after a read-write open;
+    /// an earlier one when a read-only open found an older file (0: an unstamped one).
+    pub version: i64,
 }
 
 /// Why a Guild database file was refused or could not be opened.
@@ -290,7 +299,8 @@ pub fn open(path: &Path, spec: &DbSpec, access: Access) -> Result<Opened, DbFile
     .map_err(spec.sqlite(path, "open"))?;
     conn.busy_timeout(BUSY_TIMEOUT)
         .map_err(spec.sqlite(path, "set the busy timeout of"))?;
-    let legacy = recognise(&conn, path, spec)?;
+    let found = recognise(&conn, path, spec)?;
+    let legacy = found == Found::Legacy;
     if legacy && access == Access::ReadWrite {
         adopt(&mut conn, path, spec)?;
         tracing::info!(file = %path.display(), "stamped a {} written by an earlier build", spec.what);
@@ -298,13 +308,58 @@ pub fn open(path: &Path, spec: &DbSpec, access: Access) -> Result<Opened, DbFile
             conn,
             legacy: false,
             adopted: true,
+            version: spec.version,
         });
     }
+    let version = match found {
+        Found::Legacy => 0,
+        Found::Current => spec.version,
+        Found::Older(v) if access == Access::ReadOnly => v,
+        Found::Older(v) => {
+            upgrade(&mut conn, path, spec)?;
+            tracing::info!(file = %path.display(), from = v, to = spec.version, "upgraded a {}", spec.what);
+            spec.version
+        }
+    };
     Ok(Opened {
         conn,
         legacy,
         adopted: false,
+        version,
     })
+}
+
+/// What [`recognise`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Found {
+    /// A file of this build's version.
+    Current,
+    /// A stamped file of an earlier version that [`DbSpec::upgrades`] can bring up to date.
+    Older(i64),
+    /// An unstamped file of an earlier build.
+    Legacy,
+}
+
+/// Runs the upgrade steps of a stamped file of an earlier version and stamps the new one, in
+/// one transaction, re-checking the version inside it (another process may have upgraded it).
+fn upgrade(conn: &mut Connection, path: &Path, spec: &DbSpec) -> Result<(), DbFileError> {
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(spec.sqlite(path, "start upgrading"))?;
+    if let Found::Older(from) = recognise(&tx, path, spec)? {
+        for step in &spec.upgrades[step_index(from)..step_index(spec.version)] {
+            tx.execute_batch(step)
+                .map_err(spec.sqlite(path, "upgrade"))?;
+        }
+        stamp(&tx, path, spec)?;
+    }
+    tx.commit()
+        .map_err(spec.sqlite(path, "commit the upgrade of"))
+}
+
+/// Index in [`DbSpec::upgrades`] of the step from `version` (at least 1) to the next.
+fn step_index(version: i64) -> usize {
+    usize::try_from(version - 1).unwrap_or(0)
 }
 
 /// The write-ahead log SQLite keeps beside a database in WAL mode.
@@ -391,8 +446,8 @@ fn create(path: &Path, spec: &DbSpec) -> Result<(), DbFileError> {
     Ok(())
 }
 
-/// Checks the marks; `Ok(true)` for an unstamped database of an earlier build.
-fn recognise(conn: &Connection, path: &Path, spec: &DbSpec) -> Result<bool, DbFileError> {
+/// Checks the marks.
+fn recognise(conn: &Connection, path: &Path, spec: &DbSpec) -> Result<Found, DbFileError> {
     let app: i32 = conn
         .pragma_query_value(None, "application_id", |r| r.get(0))
         .map_err(spec.sqlite(path, "read the application id of"))?;
@@ -400,15 +455,18 @@ fn recognise(conn: &Connection, path: &Path, spec: &DbSpec) -> Result<bool, DbFi
         .pragma_query_value(None, "user_version", |r| r.get(0))
         .map_err(spec.sqlite(path, "read the schema version of"))?;
     if app == spec.application_id {
-        if version != spec.version {
-            return Err(DbFileError::UnsupportedSchema {
+        let upgradable =
+            (1..spec.version).contains(&version) && step_index(spec.version) <= spec.upgrades.len();
+        return match version {
+            v if v == spec.version => Ok(Found::Current),
+            v if upgradable => Ok(Found::Older(v)),
+            _ => Err(DbFileError::UnsupportedSchema {
                 what: spec.what,
                 path: path.to_path_buf(),
                 found: version,
                 supported: spec.version,
-            });
-        }
-        return Ok(false);
+            }),
+        };
     }
     let foreign = |reason: String| DbFileError::Foreign {
         what: spec.what,
@@ -444,7 +502,7 @@ fn recognise(conn: &Connection, path: &Path, spec: &DbSpec) -> Result<bool, DbFi
             )
         }));
     }
-    Ok(true)
+    Ok(Found::Legacy)
 }
 
 /// Every schema object but SQLite's own, sorted: (type, name, table, sql with each run of
@@ -472,7 +530,7 @@ fn adopt(conn: &mut Connection, path: &Path, spec: &DbSpec) -> Result<(), DbFile
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(spec.sqlite(path, "start stamping"))?;
-    if recognise(&tx, path, spec)? {
+    if recognise(&tx, path, spec)? == Found::Legacy {
         tx.execute_batch(spec.upgrade_legacy)
             .map_err(spec.sqlite(path, "upgrade"))?;
         stamp(&tx, path, spec)?;

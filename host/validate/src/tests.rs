@@ -48,6 +48,7 @@ pub(super) fn receipt(
         idempotency_key: None,
         entry: EntryKind::Outcome,
         replay_of: None,
+        chain: Vec::new(),
         entry_sequence: 2,
         prev_hash: "0".repeat(64),
         hash: "1".repeat(64),
@@ -415,6 +416,7 @@ fn replayed_in_task() -> Vec<Receipt> {
         operation: "create".into(),
         input_sha256: "a".repeat(64),
         idempotency_key: Some("k".into()),
+        chain: Vec::new(),
     };
     let Begin::Proceed(id) = ledger.begin(intent("task-0")).expect("begin") else {
         panic!("a fresh key proceeds");

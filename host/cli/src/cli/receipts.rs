@@ -1,5 +1,5 @@
 //! `guild receipts [--task ID] [--limit N]` (a child task's receipts also name the chain from
-//! its delegation tree's root), `guild receipts verify` (both read-only: no host, no plugins,
+//! its delegation tree's root, as the ledger recorded and hashed it), `guild receipts verify` (both read-only: no host, no plugins,
 //! nothing written), `guild receipts confirm ID` and `guild receipts accept-head`.
 //! With `[store] url` in guild.toml they read the shared PostgreSQL ledger instead of the
 //! data dir's file (docs/postgres.md).
@@ -102,8 +102,7 @@ pub(crate) async fn run(config: &Path, args: ReceiptsArgs, json: bool) -> anyhow
         }
     })
     .await??;
-    let trees = loaded.data_dir().join(guild_host::TREES_FILE);
-    print_receipts(&receipts, trees, json).await
+    print_receipts(&receipts, json)
 }
 
 /// `guild receipts` and `guild receipts verify` on the PostgreSQL ledger of `[store] url`. No
@@ -116,7 +115,6 @@ async fn shared(config: &Config, args: ReceiptsArgs, json: bool) -> anyhow::Resu
              `guild receipts verify`"
         );
     }
-    let trees = config.data_dir().join(guild_host::TREES_FILE);
     let config = config.clone();
     let store = tokio::task::spawn_blocking(move || {
         guild_host::stores::open_shared_ledger(&config).map_err(anyhow::Error::from)
@@ -133,7 +131,7 @@ async fn shared(config: &Config, args: ReceiptsArgs, json: bool) -> anyhow::Resu
         None => store.list(limit),
     })
     .await??;
-    print_receipts(&receipts, trees, json).await
+    print_receipts(&receipts, json)
 }
 
 /// Prints a verify report; exits non-zero when the chain is not intact.
@@ -166,13 +164,9 @@ fn print_verify(report: &receipts::VerifyReport, json: bool) -> anyhow::Result<E
     })
 }
 
-/// Prints receipts, one line each (or JSON), with the delegation chain from `trees` (the data
-/// dir's tree store) under a child task's receipts.
-async fn print_receipts(
-    receipts: &[receipts::Receipt],
-    trees: std::path::PathBuf,
-    json: bool,
-) -> anyhow::Result<ExitCode> {
+/// Prints receipts, one line each (or JSON), with the delegation chain a child task's receipt
+/// carries in the ledger (docs/delegation.md#receipts) under it.
+fn print_receipts(receipts: &[receipts::Receipt], json: bool) -> anyhow::Result<ExitCode> {
     if json {
         print_json(&receipts)?;
         return Ok(ExitCode::SUCCESS);
@@ -180,17 +174,10 @@ async fn print_receipts(
     if receipts.is_empty() {
         outln!("no receipts")?;
     }
-    // A child task's receipts name the chain from its tree's root (docs/delegation.md).
-    let ids: Vec<String> = receipts.iter().map(|r| r.task_id.clone()).collect();
-    let chains = tokio::task::spawn_blocking(move || {
-        let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
-        guild_host::read_chains(&trees, &ids)
-    })
-    .await??;
     for r in receipts {
         outln!("{} {}", render::receipt_line(r), r.time)?;
-        if let Some(chain) = chains.get(&r.task_id).filter(|c| c.len() > 1) {
-            outln!("  chain: {}", chain.join(" → "))?;
+        if !r.chain.is_empty() {
+            outln!("  chain: {}", r.chain.join(" → "))?;
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -1,14 +1,14 @@
 //! `guild tasks tree ID`: the delegation tree a task belongs to (docs/delegation.md), read from
 //! the tree store without starting a host. One line per node, indented by level: its task id,
 //! specialist, status, the verdict on its report, its parent's review, and the child whose
-//! report it has yet to review.
+//! report it has yet to review (`TreeView::to_text`, the same text the MCP `task_tree` tool
+//! returns).
 
 use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use guild_host::text::one_line;
-use guild_host::{Config, NodeStatus, TREES_FILE, TreeView, read_tree};
+use guild_host::{Config, TREES_FILE, read_tree};
 
 use super::print_json;
 
@@ -28,44 +28,7 @@ pub(crate) async fn run(config: &Path, id: &str, json: bool) -> anyhow::Result<E
     if json {
         print_json(&tree)?;
     } else {
-        render(&tree)?;
+        outln!("{}", tree.to_text().trim_end())?;
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn status(s: NodeStatus) -> &'static str {
-    match s {
-        NodeStatus::Running => "running",
-        NodeStatus::Finished => "finished",
-        NodeStatus::Cancelled => "cancelled",
-        NodeStatus::Interrupted => "interrupted",
-    }
-}
-
-fn render(tree: &TreeView) -> std::io::Result<()> {
-    outln!(
-        "tree {} (anchor {})",
-        tree.root,
-        &tree.anchor_hash[..12.min(tree.anchor_hash.len())]
-    )?;
-    for n in &tree.nodes {
-        let mut line = format!(
-            "{}{} {} {}",
-            "  ".repeat(n.depth as usize + 1),
-            n.task_id,
-            n.specialist,
-            status(n.status)
-        );
-        if let Some(v) = n.verdict {
-            line.push_str(&format!(" verdict={}", v.as_str()));
-        }
-        if let Some(r) = &n.review {
-            line.push_str(&format!(" review={} ({})", r.decision, one_line(&r.reason)));
-        }
-        if let Some(c) = &n.pending_review {
-            line.push_str(&format!(" review-pending={c}"));
-        }
-        outln!("{line}")?;
-    }
-    Ok(())
 }

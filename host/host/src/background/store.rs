@@ -157,6 +157,7 @@ const SPEC: DbSpec = DbSpec {
         ALTER TABLE tasks ADD COLUMN owner_boot TEXT;
         ALTER TABLE tasks ADD COLUMN owner_pid INTEGER;
         ALTER TABLE tasks ADD COLUMN lease_ms INTEGER;",
+    upgrades: &[],
 };
 
 /// Why the task store could not be opened or used.

@@ -8,10 +8,14 @@
 //! change is written to the tree store ([`store`]) before the lock is released, so a restart
 //! finds every tree as it was.
 
+mod render;
 mod store;
 
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use guild_core::types::Outcome;
 use guild_delegate::{Budget, BudgetKind, NodeState, RootAnchor, TaskBrief, TreeError, TreeLimits};
@@ -124,6 +128,9 @@ pub struct TreeView {
 pub(crate) struct ForestState {
     pub(crate) nodes: HashMap<String, Node>,
     pub(crate) anchors: HashMap<String, RootAnchor>,
+    /// When each running child must end: its start plus the wall time its tree left it, never
+    /// later than its parent's. Kept in this process only (a restart ends every run).
+    pub(crate) deadlines: HashMap<String, Instant>,
 }
 
 /// Every tree of this host.
@@ -191,6 +198,20 @@ impl Forest {
     pub(crate) fn view(&self, task_id: &str) -> Option<TreeView> {
         self.lock().view(task_id)
     }
+
+    /// The chain a receipt of `task_id` names (root first, the task last): empty for a task
+    /// that is no tree's child (a top-level task, a root included).
+    pub(crate) fn receipt_chain(&self, task_id: &str) -> Vec<String> {
+        let state = self.lock();
+        match state.nodes.get(task_id) {
+            Some(node) if node.parent.is_some() => {
+                let mut chain = state.chain(task_id);
+                chain.reverse();
+                chain
+            }
+            _ => Vec::new(),
+        }
+    }
 }
 
 /// The tree `task_id` belongs to, read from the tree store at `path` without writing anything
@@ -204,27 +225,6 @@ pub fn read_tree(
         return Ok(None);
     }
     Ok(TreeStore::open_read_only(path)?.read()?.view(task_id))
-}
-
-/// The chain of every task of `task_ids` that is in a delegation tree (root first, the task
-/// last), read from the tree store at `path` without writing anything (`guild receipts`).
-pub fn read_chains(
-    path: &std::path::Path,
-    task_ids: &[&str],
-) -> Result<HashMap<String, Vec<String>>, TreeStoreError> {
-    if !path.exists() {
-        return Ok(HashMap::new());
-    }
-    let state = TreeStore::open_read_only(path)?.read()?;
-    Ok(task_ids
-        .iter()
-        .filter(|id| state.nodes.contains_key(**id))
-        .map(|id| {
-            let mut chain = state.chain(id);
-            chain.reverse();
-            ((*id).to_owned(), chain)
-        })
-        .collect())
 }
 
 impl ForestState {
@@ -288,6 +288,35 @@ impl ForestState {
         Ok(())
     }
 
+    /// What the tree leaves `id` of `kind`: the least any node of its chain has left (a
+    /// sibling's spending is charged to the ancestors, not to `id`).
+    pub(crate) fn left(&self, id: &str, kind: BudgetKind) -> u64 {
+        self.chain(id)
+            .iter()
+            .filter_map(|at| self.nodes.get(at))
+            .map(|n| {
+                let r = &n.state.remaining;
+                match kind {
+                    BudgetKind::Tasks => r.tasks,
+                    BudgetKind::ToolCalls => r.tool_calls,
+                    BudgetKind::Tokens => r.tokens,
+                    BudgetKind::WallMs => r.wall_ms,
+                }
+            })
+            .min()
+            .unwrap_or(0)
+    }
+
+    /// Starts `child`'s clock at `now`: its deadline is what the tree leaves it of wall time,
+    /// never later than its parent's own deadline. Returns the milliseconds it may run.
+    pub(crate) fn start_clock(&mut self, parent: &str, child: &str, now: Instant) -> u64 {
+        let left = self.left(child, BudgetKind::WallMs);
+        let wall = allowance(left, self.deadlines.get(parent).copied(), now);
+        self.deadlines
+            .insert(child.to_owned(), now + Duration::from_millis(wall));
+        wall
+    }
+
     /// Charges what can be paid of `spent` to `id` and every ancestor (what was already spent
     /// cannot be refused: wall time, tokens of an answered call); past the budget it is 0.
     pub(crate) fn charge_spent(&mut self, id: &str, spent: &Budget) {
@@ -346,5 +375,36 @@ impl ForestState {
                 stack.extend(n.children.iter().cloned());
             }
         }
+    }
+}
+
+/// The milliseconds a child may run from `now`: `left` (what its tree leaves it), and no more
+/// than its parent has before `parent_deadline` (a root has none: its own time limit holds).
+fn allowance(left: u64, parent_deadline: Option<Instant>, now: Instant) -> u64 {
+    match parent_deadline {
+        Some(deadline) => {
+            let parent_left = deadline.saturating_duration_since(now).as_millis();
+            left.min(u64::try_from(parent_left).unwrap_or(u64::MAX))
+        }
+        None => left,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_childs_allowance_is_never_past_its_parents_deadline() {
+        let now = Instant::now();
+        let in_ms = |ms| now + Duration::from_millis(ms);
+        // A root's child: what the tree leaves it.
+        assert_eq!(allowance(2_000, None, now), 2_000);
+        // A grandchild started late in its parent's run: what the parent has left.
+        assert_eq!(allowance(2_000, Some(in_ms(700)), now), 700);
+        // The tree has less left than the parent's deadline allows.
+        assert_eq!(allowance(300, Some(in_ms(700)), now), 300);
+        // The parent's deadline passed: nothing.
+        assert_eq!(allowance(2_000, Some(now), in_ms(5)), 0);
     }
 }

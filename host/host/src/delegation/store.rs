@@ -43,6 +43,7 @@ const SPEC: DbSpec = DbSpec {
     // No build wrote trees before this one: nothing to adopt but the schema itself.
     legacy_schema: SCHEMA,
     upgrade_legacy: "",
+    upgrades: &[],
 };
 
 /// Why the tree store could not be opened, read or written.

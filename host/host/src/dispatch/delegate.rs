@@ -5,9 +5,11 @@
 //! own constraints, grant and context), refuses while a review is pending, holds an approved
 //! next task to its hash (`check_dispatch`), admits the child (depth, fan-out, the tree's task
 //! budget, charged up the chain), and runs it through [`super::task`] like any task: a fresh
-//! instance, the child's own grants, its report validated. The child's wall time is bounded by
-//! what its node has left; its tool calls are charged up the chain as it makes them, its model
-//! tokens and wall time when it ends. A review is then pending on the caller.
+//! instance, the child's own grants, its report validated. The child's deadline is what the
+//! tree leaves it of wall time, never later than its parent's own (so a grandchild started late
+//! in its parent's run gets only what is left); its tool calls and model tokens are charged up
+//! the chain as it spends them and refused once its node has none left, its wall time when it
+//! ends. A review is then pending on the caller.
 //!
 //! `review` checks the caller's review with `check_review` and records what it approved. The
 //! top task becomes a tree's root on its first `run`; its anchor is its description
@@ -17,11 +19,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use guild_core::limits::MAX_DESCRIPTION_BYTES;
+use guild_core::llm::LlmError;
 use guild_core::memory_access::MemoryAccess;
 use guild_core::types::{NextAction, Outcome};
 use guild_delegate::{
-    BriefError, BriefParent, Budget, CheckedBrief, ReviewContext, ReviewEffect, ReviewError,
-    RootAnchor, TaskBrief, TaskReview, TreeError, check_dispatch, check_review,
+    BriefError, BriefParent, Budget, BudgetKind, CheckedBrief, ReviewContext, ReviewEffect,
+    ReviewError, RootAnchor, TaskBrief, TaskReview, TreeError, check_dispatch, check_review,
 };
 use guild_runtime::{ChildReport, DelegateError};
 use guild_validate::{CheckStatus, Decision, allowed_decisions};
@@ -196,6 +199,50 @@ impl TaskScope {
         Ok(())
     }
 
+    /// `Err` when this task is a child and its tree has no model tokens left to its node: the
+    /// call is refused before anything is sent.
+    pub(crate) fn tree_tokens_left(&self) -> Result<(), LlmError> {
+        let forest = self.services.forest.lock();
+        if forest
+            .nodes
+            .get(&self.task_id)
+            .is_none_or(|n| n.parent.is_none())
+        {
+            return Ok(());
+        }
+        let left = forest.left(&self.task_id, BudgetKind::Tokens);
+        if left > 0 {
+            return Ok(());
+        }
+        let limit = self.services.forest.limits.budget.tokens;
+        Err(LlmError::BudgetExceeded {
+            budget: guild_core::llm::BudgetKind::TreeTokens,
+            limit,
+            used: limit.saturating_sub(left),
+        })
+    }
+
+    /// Charges the tokens of an answered model call to this task's tree when it is a child
+    /// (what was spent cannot be refused: past the budget what is left is 0).
+    pub(crate) fn charge_tree_tokens(&self, tokens: u64) {
+        let mut forest = self.services.forest.lock();
+        if forest
+            .nodes
+            .get(&self.task_id)
+            .is_none_or(|n| n.parent.is_none())
+        {
+            return;
+        }
+        forest.charge_spent(
+            &self.task_id,
+            &Budget {
+                tokens,
+                ..Budget::default()
+            },
+        );
+        self.services.forest.save(&forest, &self.task_id);
+    }
+
     /// Makes this task a tree's root if it is in none yet.
     fn ensure_node(&self) -> Result<(), DelegateError> {
         let mut forest = self.services.forest.lock();
@@ -297,10 +344,10 @@ impl TaskScope {
             );
             fits(&description)?;
             child.status = NodeStatus::Running;
-            let wall = child.state.remaining.wall_ms;
             if let Some(n) = forest.nodes.get_mut(&self.task_id) {
                 n.approved = None;
             }
+            let wall = self.wall_allowance(forest, &child_id);
             self.services.forest.save(forest, &self.task_id);
             return Ok((child_id, checked, description, wall));
         }
@@ -337,8 +384,15 @@ impl TaskScope {
                 history: Vec::new(),
             },
         );
+        let wall = self.wall_allowance(forest, &child_id);
         self.services.forest.save(forest, &self.task_id);
-        Ok((child_id, checked, description, state.remaining.wall_ms))
+        Ok((child_id, checked, description, wall))
+    }
+
+    /// The wall-clock milliseconds `child` may run from now (its clock starts): what its
+    /// tree leaves it, and no more than this task has left before its own deadline.
+    fn wall_allowance(&self, forest: &mut crate::delegation::ForestState, child: &str) -> u64 {
+        forest.start_clock(&self.task_id, child, tokio::time::Instant::now())
     }
 
     /// `delegate.run`: one child, run to its end; its validated report is then pending review.
@@ -357,6 +411,7 @@ impl TaskScope {
             task_id: Some(child_id.clone()),
             snapshot: Some(self.snapshot.clone()),
             child: true,
+            deadline: Some(tokio::time::Instant::now() + Duration::from_millis(wall_ms)),
             ..TaskOptions::default()
         };
         let services = self.services.clone();
@@ -368,6 +423,7 @@ impl TaskScope {
         let started = std::time::Instant::now();
         let result = tokio::time::timeout(Duration::from_millis(wall_ms), run).await;
         let spent_wall = started.elapsed().as_millis() as u64;
+        self.services.forest.lock().deadlines.remove(&child_id);
         match result {
             Err(_) => {
                 let mut forest = self.services.forest.lock();
@@ -417,10 +473,10 @@ impl TaskScope {
             .map(|m| m.prompt_tokens + m.completion_tokens)
             .sum();
         let mut forest = self.services.forest.lock();
+        // Its tokens were charged call by call (`charge_tree_tokens`); its wall time now.
         forest.charge_spent(
             child_id,
             &Budget {
-                tokens,
                 wall_ms,
                 ..Budget::default()
             },
@@ -559,6 +615,7 @@ impl TreeGuard {
     pub(crate) fn done(mut self, verdict: Option<CheckStatus>) {
         self.done = true;
         let mut forest = self.services.forest.lock();
+        forest.deadlines.remove(&self.task_id);
         if let Some(n) = forest.nodes.get_mut(&self.task_id)
             && n.status == NodeStatus::Running
         {
@@ -575,6 +632,7 @@ impl Drop for TreeGuard {
     fn drop(&mut self) {
         if !self.done {
             let mut forest = self.services.forest.lock();
+            forest.deadlines.remove(&self.task_id);
             forest.cancel_subtree(&self.task_id);
             self.services.forest.save(&forest, &self.task_id);
         }

@@ -1,6 +1,7 @@
 //! A task's model calls (docs/models.md): each goes to the host's broker with the task's
 //! plugin, grant, tokens spent so far and deadline, and its answer is accounted here, per alias,
-//! for the task result. Transcripts are kept only when the broker recorded one
+//! for the task result; a child task's calls also spend its delegation tree's tokens
+//! (docs/delegation.md), refused once its node has none left. Transcripts are kept only when the broker recorded one
 //! (`[llm] record_transcripts`).
 
 use std::collections::BTreeMap;
@@ -16,7 +17,8 @@ use super::TaskScope;
 use crate::registry::LoadedPlugin;
 
 /// The task's deadline: the specialist's own time limit, or `[dispatch] task_timeout_s` when
-/// that is sooner. No model request is sent, and no answer awaited, past it.
+/// that is sooner (a child's tree deadline may bring it closer: [`TaskModels::cap_deadline`]).
+/// No model request is sent, and no answer awaited, past it.
 pub(crate) fn deadline(config: &Config, plugin: &LoadedPlugin) -> Instant {
     let own = plugin.runtime.effective().limits.timeout_s;
     let host = config.dispatch.task_timeout_s;
@@ -45,6 +47,12 @@ impl TaskModels {
         }
     }
 
+    /// Brings the deadline to `tree` when that is sooner: a child's end, when the wall time its
+    /// delegation tree leaves it runs out (docs/delegation.md).
+    pub(crate) fn cap_deadline(&mut self, tree: Instant) {
+        self.deadline = self.deadline.min(tree);
+    }
+
     fn spent(&self) -> std::sync::MutexGuard<'_, Spent> {
         self.spent.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -54,6 +62,8 @@ impl TaskScope {
     /// One chat completion through the host's broker, accounted to this task.
     pub(crate) async fn model_call(&self, request: ChatRequest) -> Result<ChatAnswer, LlmError> {
         let alias = request.model.clone();
+        // A child's calls spend its tree's tokens: refused once none are left to its node.
+        self.tree_tokens_left()?;
         let grant = &self.plugin.runtime.effective().llm;
         let scope = CallScope {
             plugin: &self.plugin.name,
@@ -62,6 +72,7 @@ impl TaskScope {
             deadline: self.llm.deadline,
         };
         let done = self.services.llm.complete(&scope, request).await?;
+        self.charge_tree_tokens(done.answer.usage.total());
         let mut spent = self.llm.spent();
         spent.tokens += done.answer.usage.total();
         spent

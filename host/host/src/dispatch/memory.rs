@@ -77,6 +77,7 @@ impl TaskScope {
             operation: "update".to_owned(),
             input_sha256: input_sha256.clone(),
             idempotency_key: None,
+            chain: self.services.forest.receipt_chain(&self.task_id),
         };
         let ledger = self.services.ledger.clone();
         let open = match tokio::task::spawn_blocking(move || open_intent::begin(ledger, intent))

@@ -345,6 +345,8 @@ pub(crate) struct TaskOptions {
     /// A child of a running task (docs/delegation.md): it runs in its parent's slot of the
     /// host's task bound (its parent waits for it), so it takes none of its own.
     pub(crate) child: bool,
+    /// A child's end: when the wall time its tree leaves it runs out.
+    pub(crate) deadline: Option<tokio::time::Instant>,
 }
 
 /// Checks that a task could start (description, specialist, roster) without starting it.
@@ -446,7 +448,7 @@ fn open_scope(
     } else {
         Approval::Ask(options.approver)
     };
-    let scope = Arc::new(TaskScope::new(
+    let mut scope = TaskScope::new(
         task_id,
         description.to_owned(),
         services.clone(),
@@ -454,7 +456,11 @@ fn open_scope(
         snapshot,
         approval,
         options.subscriber,
-    ));
+    );
+    if let Some(deadline) = options.deadline {
+        scope.llm.cap_deadline(deadline);
+    }
+    let scope = Arc::new(scope);
     if let Some(tx) = options.on_scope {
         let _ = tx.send(scope.clone());
     }

@@ -69,6 +69,7 @@ pub(crate) async fn call_tool(
             operation: spec.operation.clone().unwrap_or_default(),
             input_sha256: input_sha256.clone(),
             idempotency_key: idempotency_key.clone(),
+            chain: services.forest.receipt_chain(&task.task_id),
         };
         let ledger = services.ledger.clone();
         match tokio::task::spawn_blocking(move || open_intent::begin(ledger, intent)).await {

@@ -18,6 +18,7 @@ use rmcp::model::{Tool, ToolAnnotations};
 const FIXED: &[(&str, bool, bool, bool, bool)] = &[
     ("check_task", true, false, true, false),
     ("list_tasks", true, false, true, false),
+    ("task_tree", true, false, true, false),
     ("list_skills", true, false, true, false),
     ("load_skill", true, false, true, false),
     ("read_skill_resource", true, false, true, false),

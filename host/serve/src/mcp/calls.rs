@@ -101,6 +101,7 @@ impl Connection {
             "update_task" => self.update_task(args),
             "cancel_task" => cancel_task(host, args),
             "list_tasks" => list_tasks(host, args),
+            "task_tree" => task_tree(host, args),
             "approve_task" => self.approve_task(args),
             "list_skills" | "load_skill" | "read_skill_resource" => self.skill(name, args).await,
             "read_memory" => super::memory::read(host.memory(), args).await,
@@ -420,14 +421,33 @@ async fn receipts(host: &Host, args: &Value) -> Result<CallToolResult, String> {
         .receipts(task, limit_arg(args)?)
         .await
         .map_err(|e| format!("{e:#}"))?;
+    // A delegated task's receipt names its chain, as the ledger hashed it.
     let mut text: String = receipts
         .iter()
-        .map(|r| format!("{} {}\n", render::receipt_line(r), r.time))
+        .map(|r| match r.chain.as_slice() {
+            [] => format!("{} {}\n", render::receipt_line(r), r.time),
+            chain => format!(
+                "{} {}\n  chain: {}\n",
+                render::receipt_line(r),
+                r.time,
+                chain.join(" → ")
+            ),
+        })
         .collect();
     if receipts.is_empty() {
         text.push_str("no receipts\n");
     }
     Ok(success(text, json!({ "receipts": receipts })))
+}
+
+/// `task_tree`: the delegation tree a task belongs to, as `guild tasks tree` shows it (the
+/// same text; its `TreeView` as structured content). Read-only.
+fn task_tree(host: &Host, args: &Value) -> Result<CallToolResult, String> {
+    let id = str_arg(args, "task_id")?;
+    let tree = host.task_tree(id).ok_or_else(|| {
+        format!("task {id} is in no delegation tree: it started no child and is no child")
+    })?;
+    Ok(success(tree.to_text(), to_json(&tree)))
 }
 
 /// `verify_receipt` with `receipt_id`: what the receipt's verifiable URL shows.

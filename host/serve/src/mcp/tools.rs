@@ -190,7 +190,8 @@ fn task_tool_input(
     )
 }
 
-/// `start_task`, `check_task`, `update_task`, `cancel_task`, `list_tasks`, `approve_task`.
+/// `start_task`, `check_task`, `update_task`, `cancel_task`, `list_tasks`, `task_tree`,
+/// `approve_task`.
 fn background_tools(brief: &Brief) -> Vec<Tool> {
     let task_id = json!({"type": "string", "description": "The task id start_task returned."});
     vec![
@@ -236,6 +237,11 @@ fn background_tools(brief: &Brief) -> Vec<Tool> {
             "list_tasks",
             "Background tasks, newest first.",
             object(&[("limit", limit())], &[]),
+        ),
+        tool(
+            "task_tree",
+            "The delegation tree a task belongs to (the tasks its specialists handed work to, and theirs): root first, each node's specialist, level, status, the verdict on its report, its parent's review, the child whose report it has yet to review, and what it may still spend.",
+            object(&[("task_id", task_id.clone())], &["task_id"]),
         ),
         tool(
             "approve_task",

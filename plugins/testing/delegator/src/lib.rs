@@ -11,12 +11,14 @@
 //! "next_task": BRIEF?}`, `{"op": "tool", "tool": "connector.tool", "input": {...}}`,
 //! `{"op": "memory_read"}` and `{"op": "memory_write", "text": "..."}` (team scope),
 //! `{"op": "specialists"}`, `{"op": "run_approved"}` (runs the brief the latest review
-//! approved, or the revised child's brief again), and `{"op": "spin"}` (loops until the task is
-//! stopped). The report's
+//! approved, or the revised child's brief again), `{"op": "model", "model": ALIAS}` (one chat
+//! completion), `{"op": "busy", "ms": N}` (keeps the instance busy for at least N ms of wall
+//! time) and `{"op": "spin"}` (loops until the task is stopped). The report's
 //! `details` is a JSON array with one result per step: `{"ok": true, ...}` or `{"ok": false,
 //! "kind": ..., "error": ...}`.
 
 use guild_sdk::delegate::{self, Decision, DelegateError, ReviewEffect, TaskBrief, TaskReview};
+use guild_sdk::llm;
 use guild_sdk::memory::{self, Scope};
 use guild_sdk::serde_json::{self, Value, json};
 use guild_sdk::{
@@ -180,6 +182,25 @@ fn step(s: &Value, st: &mut State) -> Value {
             Err(e) => json!({"ok": false, "kind": "memory", "error": e.to_string()}),
         },
         "specialists" => json!({"ok": true, "names": delegate::specialists()}),
+        "model" => {
+            let request = llm::Request::new(text(s, "model")).message(llm::Message::user("hello"));
+            match llm::complete(&request) {
+                Ok(a) => {
+                    json!({"ok": true, "tokens": u64::from(a.usage.prompt_tokens) + u64::from(a.usage.completion_tokens)})
+                }
+                Err(e) => json!({"ok": false, "kind": "llm", "error": e.to_string()}),
+            }
+        }
+        "busy" => {
+            let ms = s.get("ms").and_then(Value::as_u64).unwrap_or(0);
+            let started = std::time::Instant::now();
+            let mut n: u64 = 0;
+            while started.elapsed() < std::time::Duration::from_millis(ms) {
+                n = n.wrapping_add(1);
+                std::hint::black_box(n);
+            }
+            json!({"ok": true})
+        }
         "spin" => {
             let mut n: u64 = 0;
             loop {
@@ -207,6 +228,7 @@ fn run(brief: &TaskBrief, st: &mut State) -> Value {
                 "error": c.error,
                 "allowed": c.allowed.iter().map(|d| decision_name(*d)).collect::<Vec<_>>(),
                 "tool_calls": c.usage.tool_calls,
+                "tokens": c.usage.tokens,
             })
         }
         Err(e) => error_json(&e),
