@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 
 const PLUGINS: &[&str] = &["testing/probe", "testing/echo"];
 const GRANTS: &str = "[memory]\nworkspace = \"acme\"\nuser = \"ana\"\n\n[grants.probe]\n\
-    memory = [\"team:read\", \"team:write\"]\ntools = [\"echo.create\", \"echo.guarded\"]\n";
+    memory = [\"team:read\", \"team:write\"]\nreport = true\ntools = [\"echo.create\", \"echo.guarded\"]\n";
 
 /// A started server, or `None` (with a loud message) when PostgreSQL is not installed here and
 /// `GUILD_REQUIRE_PG` is not set.
@@ -293,14 +293,18 @@ async fn a_task_started_on_one_host_is_checked_and_listed_on_another() {
     let store = store_table(&server, "tasks_seen");
     let (_dirs, hosts) = hosts(2, &store).await;
     let (a, b) = (&hosts[0], &hosts[1]);
-    let brief = json!({"op": "report", "text": "half way"}).to_string();
+    let brief = json!({"op": "reports", "texts": ["half way"], "pause_ms": 0}).to_string();
     let id = a.start_task("probe", &brief).expect("starts on a");
     let ended = b.until_task_ended(&id).await.expect("b waits for a's task");
     assert_eq!(ended.status, BackgroundStatus::Succeeded, "{ended:?}");
     let check = b.check_task(&id).expect("b checks a's task");
     assert!(check.task.result.is_some(), "b reads the result a wrote");
-    let reports: Vec<String> = check.new_reports.into_iter().map(|r| r.output).collect();
-    assert_eq!(reports, ["half way"], "b takes the report a stored");
+    let reports: Vec<String> = check.new_reports.iter().map(|r| r.output.clone()).collect();
+    assert_eq!(
+        reports,
+        ["half way"],
+        "b takes the report a stored: {check:?}"
+    );
     assert!(
         a.check_task(&id).expect("a checks").new_reports.is_empty(),
         "one report cursor for every host"
