@@ -6,7 +6,7 @@
 
 use std::io::{BufRead as _, BufReader};
 use std::path::Path;
-use std::process::{Child, ChildStderr, Command, Output, Stdio};
+use std::process::{Child, ChildStderr, Output, Stdio};
 use std::time::Duration;
 
 use guild_pg::testing::{TestServer, TestServerError};
