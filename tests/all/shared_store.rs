@@ -2,12 +2,14 @@
 //! components and a real server (`guild_pg::testing::TestServer`): mutating tasks run at once
 //! from every host end in one verified chain; an idempotency key used on two hosts runs its call
 //! once; memory compare-and-swap holds across hosts; `guild receipts verify` reads the same
-//! chain and finds tampering in it.
+//! chain and finds tampering in it; a background task started on one host is checked, listed
+//! and cancelled from another.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
+use guild_host::background::{BackgroundError, BackgroundStatus};
 use guild_host::memory::{Actor, Memory, MemoryError, Scope};
 use guild_host::receipts::{EntryKind, ReceiptStatus};
 use guild_host::{ApprovalRequest, Approver, Host};
@@ -17,7 +19,7 @@ use serde_json::{Value, json};
 
 const PLUGINS: &[&str] = &["testing/probe", "testing/echo"];
 const GRANTS: &str = "[memory]\nworkspace = \"acme\"\nuser = \"ana\"\n\n[grants.probe]\n\
-    memory = [\"team:read\", \"team:write\"]\ntools = [\"echo.create\", \"echo.guarded\"]\n";
+    memory = [\"team:read\", \"team:write\"]\nreport = true\ntools = [\"echo.create\", \"echo.guarded\"]\n";
 
 /// A started server, or `None` (with a loud message) when PostgreSQL is not installed here and
 /// `GUILD_REQUIRE_PG` is not set.
@@ -270,4 +272,80 @@ async fn memory_compare_and_swap_holds_across_hosts() {
     );
     let now = hosts[0].memory().read(Scope::Team).await.expect("read");
     assert_eq!(now.text, theirs, "host 1's version stands");
+}
+
+/// Waits until `host` reads task `id` as `want` (a guard against hanging, not a timing check).
+async fn until_status(host: &Host, id: &str, want: BackgroundStatus) {
+    let mut last = None;
+    for _ in 0..600 {
+        last = host.check_task(id).ok().map(|c| c.task.status);
+        if last == Some(want) {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("task {id} never became {want:?}; last {last:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_started_on_one_host_is_checked_and_listed_on_another() {
+    let Some(server) = server() else { return };
+    let store = store_table(&server, "tasks_seen");
+    let (_dirs, hosts) = hosts(2, &store).await;
+    let (a, b) = (&hosts[0], &hosts[1]);
+    let brief = json!({"op": "reports", "texts": ["half way"], "pause_ms": 0}).to_string();
+    let id = a.start_task("probe", &brief).expect("starts on a");
+    let ended = b.until_task_ended(&id).await.expect("b waits for a's task");
+    assert_eq!(ended.status, BackgroundStatus::Succeeded, "{ended:?}");
+    let check = b.check_task(&id).expect("b checks a's task");
+    assert!(check.task.result.is_some(), "b reads the result a wrote");
+    let reports: Vec<String> = check.new_reports.iter().map(|r| r.output.clone()).collect();
+    assert_eq!(
+        reports,
+        ["half way"],
+        "b takes the report a stored: {check:?}"
+    );
+    assert!(
+        a.check_task(&id).expect("a checks").new_reports.is_empty(),
+        "one report cursor for every host"
+    );
+    assert_eq!(b.task_reports(&id).expect("reports").len(), 1);
+    let listed: Vec<String> = b
+        .list_tasks(10)
+        .expect("list on b")
+        .into_iter()
+        .map(|t| t.id)
+        .collect();
+    assert_eq!(listed, [id], "b lists the task a started");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_from_another_host_stops_the_running_attempt() {
+    let Some(server) = server() else { return };
+    let store = store_table(&server, "tasks_cancel");
+    let (_dirs, hosts) = hosts(2, &store).await;
+    let (a, b) = (&hosts[0], &hosts[1]);
+    let id = a
+        .start_task("probe", &json!({"op": "loop"}).to_string())
+        .expect("starts on a");
+    until_status(b, &id, BackgroundStatus::Running).await;
+    // Updating stays with the host running it (it restarts the attempt there).
+    let err = b.update_task(&id, "narrower").expect_err("update from b");
+    assert!(
+        matches!(err, BackgroundError::OwnedElsewhere { .. }) && err.to_string().contains("pid"),
+        "{err}"
+    );
+    b.cancel_task(&id).expect("b cancels a's task");
+    // a's attempt sees the cancel in the store and stops: its handle ends.
+    let on_a = a.wait_task(&id).await.expect("a's attempt ends");
+    assert_eq!(on_a.status, BackgroundStatus::Cancelled);
+    assert_eq!(a.calls_running(), 0);
+    let err = a.cancel_task(&id).expect_err("already cancelled");
+    assert!(err.to_string().contains("Cancelled"), "{err}");
+    // a keeps serving.
+    let r = a
+        .task("probe", &json!({"op": "log", "text": "x"}).to_string())
+        .await
+        .expect("runs");
+    assert!(r.report.is_some());
 }

@@ -19,7 +19,18 @@ pub struct StoreSettings {
     /// Unset: SQLite files in the data dir.
     #[serde(default)]
     pub url: Option<String>,
+    /// How long a host holds a background task without renewing it (PostgreSQL only): a host
+    /// that stops renewing (it died) loses its tasks to `interrupted` after this long. Renewed
+    /// every third of it. Default [`DEFAULT_LEASE_SECONDS`].
+    #[serde(default)]
+    pub lease_seconds: Option<u64>,
 }
+
+/// `[store] lease_seconds` when unset.
+pub const DEFAULT_LEASE_SECONDS: u64 = 15;
+
+/// The largest `[store] lease_seconds`.
+const MAX_LEASE_SECONDS: u64 = 3600;
 
 impl StoreSettings {
     /// The PostgreSQL URL when one is configured.
@@ -27,8 +38,21 @@ impl StoreSettings {
         self.url.as_deref()
     }
 
-    /// Checks the URL's shape; the error names the key (`(key, message)`).
+    /// The task lease ([`StoreSettings::lease_seconds`]).
+    pub fn lease(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.lease_seconds.unwrap_or(DEFAULT_LEASE_SECONDS))
+    }
+
+    /// Checks the URL's shape and the lease; the error names the key (`(key, message)`).
     pub fn validate(&self) -> Result<(), (String, String)> {
+        if let Some(s) = self.lease_seconds
+            && !(1..=MAX_LEASE_SECONDS).contains(&s)
+        {
+            return Err((
+                "store.lease_seconds".to_owned(),
+                format!("{s} is out of range: give 1 to {MAX_LEASE_SECONDS} seconds"),
+            ));
+        }
         match &self.url {
             None => Ok(()),
             Some(url) => check_url(url).map_err(|m| ("store.url".to_owned(), m)),
@@ -88,6 +112,7 @@ mod tests {
     fn check(url: &str) -> Result<(), (String, String)> {
         StoreSettings {
             url: Some(url.to_owned()),
+            ..StoreSettings::default()
         }
         .validate()
     }
@@ -123,6 +148,22 @@ mod tests {
             let (key, message) = check(url).expect_err(url);
             assert_eq!(key, "store.url");
             assert!(message.contains(why), "{url}: {message}");
+        }
+    }
+
+    #[test]
+    fn the_lease_has_a_default_and_a_range() {
+        let lease = |s: Option<u64>| StoreSettings {
+            lease_seconds: s,
+            ..StoreSettings::default()
+        };
+        assert_eq!(lease(None).lease().as_secs(), DEFAULT_LEASE_SECONDS);
+        assert_eq!(lease(Some(2)).lease().as_secs(), 2);
+        assert_eq!(lease(Some(2)).validate(), Ok(()));
+        for bad in [0, MAX_LEASE_SECONDS + 1] {
+            let (key, why) = lease(Some(bad)).validate().expect_err("out of range");
+            assert_eq!(key, "store.lease_seconds");
+            assert!(why.contains("out of range"), "{why}");
         }
     }
 }

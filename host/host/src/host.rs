@@ -17,7 +17,9 @@ use guild_skills::Skills;
 use guild_validate::{Check, external};
 
 use crate::HostError;
-use crate::background::{Background, BackgroundError, TaskCheck, TaskEvent, TaskRecord, TaskStore};
+use crate::background::{
+    Background, BackgroundError, TaskBackend, TaskCheck, TaskEvent, TaskRecord, TaskStore,
+};
 use crate::dispatch::{InFlight, Services, TaskGate};
 use crate::engine::engine_options;
 use crate::host_error::ReceiptsError;
@@ -109,11 +111,19 @@ impl Host {
             llm,
             forest,
         });
-        let tasks_db = data_dir.join(crate::background::TASKS_FILE);
-        let store = TaskStore::open(&tasks_db).map_err(|source| HostError::TaskStore {
-            path: tasks_db.clone(),
-            source,
-        })?;
+        let store: Arc<dyn TaskBackend> = match crate::stores::open_shared_tasks(&services.config)?
+        {
+            Some(shared) => shared,
+            None => {
+                let tasks_db = data_dir.join(crate::background::TASKS_FILE);
+                Arc::new(
+                    TaskStore::open(&tasks_db).map_err(|source| HostError::TaskStore {
+                        path: tasks_db.clone(),
+                        source,
+                    })?,
+                )
+            }
+        };
         let background = Arc::new(Background::new(services.clone(), store));
         let watcher = services
             .skills

@@ -1,6 +1,6 @@
-//! The host's receipts ledger and memory store, where `[store]` of guild.toml puts them: SQLite
-//! files in the data dir (the default), or one PostgreSQL database that several hosts share
-//! (docs/postgres.md). Everything above this module holds a [`LedgerBackend`] and an
+//! The host's receipts ledger, memory store and background task store, where `[store]` of
+//! guild.toml puts them: SQLite files in the data dir (the default), or one PostgreSQL database
+//! that several hosts share (docs/postgres.md). Everything above this module holds a [`LedgerBackend`] and an
 //! `Arc<dyn MemoryStore>` and does not know which it got.
 //!
 //! The SQLite ledger keeps a path of its own: its group commit merges concurrent outcomes into
@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use guild_core::config::Config;
 use guild_memory::{MEMORY_FILE, MemoryStore, MemoryStoreError, SqliteMemoryStore};
-use guild_pg::{PgConfig, PgError, PgLedgerStore, PgMemoryStore};
+use guild_pg::{PgConfig, PgError, PgLedgerStore, PgMemoryStore, PgTaskStore};
 use guild_receipts::{LEDGER_FILE, Ledger, LedgerError, LedgerStore};
 use thiserror::Error;
 
@@ -99,6 +99,17 @@ pub fn open_shared_ledger(config: &Config) -> Result<Option<Arc<dyn LedgerStore>
         return Ok(None);
     };
     let store = PgLedgerStore::open(&pg).map_err(|e| pg_error(config, e))?;
+    Ok(Some(Arc::new(store)))
+}
+
+/// The shared background task store of `[store] url`, when guild.toml names one: this host
+/// registers itself there and holds its tasks under leases of `[store] lease_seconds`
+/// (docs/postgres.md#background-tasks). Without it the host opens `tasks.db` in its data dir.
+pub fn open_shared_tasks(config: &Config) -> Result<Option<Arc<PgTaskStore>>, StoreOpenError> {
+    let Some(pg) = postgres(config)? else {
+        return Ok(None);
+    };
+    let store = PgTaskStore::open(&pg, config.store.lease()).map_err(|e| pg_error(config, e))?;
     Ok(Some(Arc::new(store)))
 }
 

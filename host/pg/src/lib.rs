@@ -1,7 +1,8 @@
 //! PostgreSQL backends for the receipts ledger ([`PgLedgerStore`], a
-//! [`guild_receipts::LedgerStore`]) and the memory store ([`PgMemoryStore`], a
-//! [`guild_memory::MemoryStore`]), so that several Guild hosts can share one database
-//! (docs/postgres.md).
+//! [`guild_receipts::LedgerStore`]), the memory store ([`PgMemoryStore`], a
+//! [`guild_memory::MemoryStore`]) and the background task store with leases
+//! ([`PgTaskStore`], which guild-host adapts to its task trait), so that several Guild hosts can
+//! share one database (docs/postgres.md).
 //!
 //! # One chain across hosts
 //! Every ledger write is one transaction that first locks the single row of `ledger_head`
@@ -28,6 +29,7 @@ mod config;
 mod ledger;
 mod memory;
 pub mod schema;
+mod tasks;
 pub mod testing;
 mod worker;
 
@@ -36,6 +38,7 @@ use thiserror::Error;
 pub use config::{PASSWORD_ENV, PgConfig};
 pub use ledger::PgLedgerStore;
 pub use memory::PgMemoryStore;
+pub use tasks::{HostIdentity, HostRecord, PgTask, PgTaskStore};
 
 /// Why a PostgreSQL store could not be opened.
 #[derive(Debug, Error)]

@@ -11,7 +11,7 @@ use postgres::Client;
 use crate::{PgError, describe};
 
 /// The schema version this build writes.
-pub const LATEST: i32 = 2;
+pub const LATEST: i32 = 3;
 
 /// The application `guild_schema` names.
 const APPLICATION: &str = "guild";
@@ -20,7 +20,7 @@ const APPLICATION: &str = "guild";
 const MIGRATION_LOCK: i64 = 0x0047_5549_4C44_5047;
 
 /// Migration `n` takes the schema from version `n - 1` to `n`.
-const MIGRATIONS: &[&str] = &[V1, V2];
+const MIGRATIONS: &[&str] = &[V1, V2, V3];
 
 /// Version 2: a ledger entry names its task's delegation chain (docs/delegation.md#receipts);
 /// entries written before keep none, and their hashes.
@@ -90,6 +90,45 @@ CREATE TRIGGER memory_versions_append_only BEFORE UPDATE OR DELETE ON memory_ver
     FOR EACH ROW EXECUTE FUNCTION guild_append_only();
 CREATE TRIGGER memory_versions_no_truncate BEFORE TRUNCATE ON memory_versions
     FOR EACH STATEMENT EXECUTE FUNCTION guild_append_only();
+";
+
+/// Version 3: background tasks with leases, their events, and the hosts on the database.
+const V3: &str = "
+CREATE TABLE tasks (
+    id text PRIMARY KEY,
+    specialist text NOT NULL,
+    description text NOT NULL,
+    updates text[] NOT NULL DEFAULT '{}',
+    status text NOT NULL,
+    attempt integer NOT NULL DEFAULT 1,
+    result text,
+    created_ms bigint NOT NULL,
+    updated_ms bigint NOT NULL,
+    checked_seq bigint NOT NULL DEFAULT 0,
+    -- The host holding the task (guild_hosts.id) and until when, on the server's clock.
+    owner text NOT NULL,
+    owner_name text NOT NULL,
+    lease_until timestamptz NOT NULL
+);
+CREATE INDEX tasks_live ON tasks (lease_until) WHERE status IN ('queued', 'running');
+CREATE INDEX tasks_created ON tasks (created_ms DESC, id DESC);
+CREATE TABLE task_events (
+    task_id text NOT NULL,
+    seq bigint NOT NULL,
+    kind text NOT NULL,
+    payload text NOT NULL,
+    at_ms bigint NOT NULL,
+    PRIMARY KEY (task_id, seq)
+);
+
+-- Every host on the database while it runs: who it is, when it was last seen, its plugins.
+CREATE TABLE guild_hosts (
+    id text PRIMARY KEY,
+    name text NOT NULL,
+    started timestamptz NOT NULL DEFAULT clock_timestamp(),
+    last_seen timestamptz NOT NULL DEFAULT clock_timestamp(),
+    plugins text NOT NULL DEFAULT ''
+);
 ";
 
 /// Brings the database to [`LATEST`], creating Guild's tables in an empty one; refuses a newer

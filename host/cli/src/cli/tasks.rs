@@ -258,7 +258,8 @@ fn answered(response: &Response, json: bool, hint: &str) -> anyhow::Result<ExitC
     Ok(ExitCode::SUCCESS)
 }
 
-/// The task store of the configured data dir, opened read-only; `None` when there is none yet.
+/// The task store of the configured data dir (or the shared one of `[store] url`), opened for
+/// reading; `None` when there is none yet.
 fn reader(config: &Path) -> anyhow::Result<Option<TaskReader>> {
     let config = Config::load(config).with_context(|| {
         format!(
@@ -266,6 +267,9 @@ fn reader(config: &Path) -> anyhow::Result<Option<TaskReader>> {
             config.display()
         )
     })?;
+    if let Some(shared) = guild_host::stores::postgres(&config)? {
+        return Ok(Some(TaskReader::open_shared(&shared)?));
+    }
     let path = config.data_dir().join(TASKS_FILE);
     match TaskReader::open(&path) {
         Ok(reader) => Ok(Some(reader)),

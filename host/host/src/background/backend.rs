@@ -13,8 +13,9 @@ use crate::types::{ProgressReport, TaskResult};
 pub trait TaskBackend: Send + Sync {
     /// A new queued task (attempt 1) owned by this process.
     fn insert(&self, id: &str, specialist: &str, description: &str) -> Result<(), StoreError>;
-    /// Attempt `attempt` got a slot: running, unless it was cancelled or replaced meanwhile.
-    fn start_attempt(&self, id: &str, attempt: u32) -> Result<(), StoreError>;
+    /// Attempt `attempt` got a slot: running, unless it was cancelled or replaced meanwhile (or,
+    /// on a shared store, this host no longer holds it); whether the attempt may run.
+    fn start_attempt(&self, id: &str, attempt: u32) -> Result<bool, StoreError>;
     /// The result of attempt `attempt`, unless the task was cancelled or moved on meanwhile.
     fn finish(
         &self,
@@ -41,6 +42,17 @@ pub trait TaskBackend: Send + Sync {
     fn list(&self, limit: usize) -> Result<Vec<TaskRecord>, StoreError>;
     /// For a live task that another process owns and that process is still there: which one.
     fn live_elsewhere(&self, id: &str) -> Result<Option<String>, StoreError>;
+    /// How often a running attempt asks [`TaskBackend::still_running_here`] whether it may go
+    /// on, and a waiter looks again for an end written elsewhere: `Some` for a store other hosts
+    /// share (where a cancel can come from another host), `None` when only this process ends
+    /// its tasks.
+    fn watch_interval(&self) -> Option<std::time::Duration> {
+        None
+    }
+    /// Whether attempt `attempt` of task `id` is still live and this process's to run.
+    fn still_running_here(&self, _id: &str, _attempt: u32) -> Result<bool, StoreError> {
+        Ok(true)
+    }
 }
 
 impl TaskStore {
@@ -57,7 +69,7 @@ impl TaskBackend for TaskStore {
         TaskStore::insert(self, id, specialist, description).map_err(self.sql())
     }
 
-    fn start_attempt(&self, id: &str, attempt: u32) -> Result<(), StoreError> {
+    fn start_attempt(&self, id: &str, attempt: u32) -> Result<bool, StoreError> {
         TaskStore::start_attempt(self, id, attempt).map_err(self.sql())
     }
 
@@ -163,8 +175,15 @@ pub mod conformance {
             None,
             "a task this process inserted is its own"
         );
-        s.start_attempt("t", 1).expect("start");
+        assert!(
+            s.start_attempt("t", 1).expect("start"),
+            "a queued attempt starts"
+        );
         assert_eq!(status(s, "t"), Running);
+        assert!(
+            s.still_running_here("t", 1).expect("still here"),
+            "a running attempt of this process goes on"
+        );
         s.finish("t", 1, Succeeded, &result("t", TaskStatus::Succeeded))
             .expect("finish");
         let t = s.get("t").expect("get").expect("there");
@@ -174,8 +193,12 @@ pub mod conformance {
 
     fn stale_attempts(s: &dyn TaskBackend) {
         s.insert("t", "probe", "brief").expect("insert");
-        s.start_attempt("t", 1).expect("start");
+        assert!(s.start_attempt("t", 1).expect("start"));
         assert_eq!(s.add_update("t", "narrower").expect("update"), 2);
+        assert!(
+            !s.start_attempt("t", 1).expect("stale start"),
+            "a replaced attempt does not start"
+        );
         let t = s.get("t").expect("get").expect("there");
         assert_eq!((t.status, t.attempt), (Queued, 2));
         assert_eq!(t.updates, ["narrower"]);
@@ -187,7 +210,10 @@ pub mod conformance {
             "a replaced attempt's result does not overwrite the next attempt"
         );
         s.set_status("t", Cancelled).expect("cancel");
-        s.start_attempt("t", 2).expect("late start");
+        assert!(
+            !s.start_attempt("t", 2).expect("late start"),
+            "a cancelled task's attempt does not start"
+        );
         s.finish("t", 2, Succeeded, &result("t", TaskStatus::Succeeded))
             .expect("late finish");
         assert_eq!(

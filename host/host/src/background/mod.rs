@@ -1,7 +1,9 @@
 //! Background tasks: `start_task` returns an id at once; `check_task`, `update_task`,
 //! `cancel_task` and `list_tasks` act on it later. State and events live in the task store
-//! (SQLite) with the host process that owns them, so a task whose owner is gone turns into
-//! `interrupted` instead of being lost, and a second process never disturbs a live owner.
+//! (SQLite in the data dir, or PostgreSQL shared by several hosts: [`shared`]) with the host
+//! process that owns them, so a task whose owner is gone turns into `interrupted` instead of
+//! being lost, and a second process never disturbs a live owner. On a shared store a cancel may
+//! come from any host: the owner's running attempt watches its row and stops.
 //!
 //! Store work never runs on a tokio worker as is: the running task uses `spawn_blocking`, and
 //! the synchronous operations hand the worker's other tasks off first ([`blocking`]).
@@ -18,6 +20,7 @@ mod approvals;
 mod backend;
 mod owner;
 mod reader;
+mod shared;
 mod store;
 #[cfg(test)]
 mod tests;
@@ -123,13 +126,13 @@ pub(crate) struct Background {
 }
 
 impl Background {
-    /// A manager on any task store (the host passes its SQLite [`TaskStore`]) that runs its
-    /// tasks with `services`, at most `[dispatch] batch_concurrency` at once.
-    pub(crate) fn new(services: Arc<Services>, store: impl TaskBackend + 'static) -> Self {
+    /// A manager on any task store (the SQLite [`TaskStore`] or the shared PostgreSQL one) that
+    /// runs its tasks with `services`, at most `[dispatch] batch_concurrency` at once.
+    pub(crate) fn new(services: Arc<Services>, store: Arc<dyn TaskBackend>) -> Self {
         let concurrency = services.config.dispatch.batch_concurrency;
         Self {
             services,
-            store: Arc::new(store),
+            store,
             slots: Arc::new(Semaphore::new(concurrency)),
             live: Arc::default(),
             events: broadcast::channel(1024).0,
@@ -172,6 +175,7 @@ impl Background {
         let approver: Arc<dyn Approver> = Arc::new(self.approvals.clone());
         let live = self.live.clone();
         let ended = self.ended.clone();
+        let approvals = self.approvals.clone();
         let handle = tokio::spawn(async move {
             let id = id_owned;
             let _permit = slots.acquire().await;
@@ -179,8 +183,19 @@ impl Background {
                 let id = id.clone();
                 off_worker(&store, move |s| s.start_attempt(&id, attempt)).await
             };
-            if let Some(Err(e)) = started {
-                tracing::error!(task_id = %id, "failed to store the running status: {e}");
+            match started {
+                Some(Ok(true)) => {}
+                Some(Ok(false)) => {
+                    // Cancelled, replaced, or (shared store) no longer this host's: never run.
+                    tracing::info!(task_id = %id, attempt, "attempt not started: the task moved on");
+                    live.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
+                    ended.send_modify(|n| *n = n.wrapping_add(1));
+                    return;
+                }
+                Some(Err(e)) => {
+                    tracing::error!(task_id = %id, "failed to store the running status: {e}");
+                }
+                None => tracing::error!(task_id = %id, "storing the running status panicked"),
             }
             let options = TaskOptions {
                 task_id: Some(id.clone()),
@@ -215,9 +230,25 @@ impl Background {
                     *slot_for_task.lock().unwrap_or_else(|p| p.into_inner()) = Some(scope);
                 }
             });
-            let result = dispatch::task(&services, &specialist, &brief, options).await;
+            let run = dispatch::task(&services, &specialist, &brief, options);
+            let result = match store.watch_interval() {
+                None => Some(run.await),
+                Some(every) => tokio::select! {
+                    r = run => Some(r),
+                    () = moved_on(&store, &id, attempt, every) => None,
+                },
+            };
             let _ = persist.await;
             let _ = scope_watch.await;
+            let Some(result) = result else {
+                // Cancelled from another host, or interrupted there after this host's lease
+                // expired: the attempt was dropped with its instance; the row says why.
+                tracing::info!(task_id = %id, attempt, "attempt stopped: the task moved on in the shared store");
+                approvals.forget(&id);
+                live.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
+                ended.send_modify(|n| *n = n.wrapping_add(1));
+                return;
+            };
             let (status, result) = match result {
                 Ok(r) => (status_of(&r), r),
                 Err(e) => (BackgroundStatus::Failed, failed_start(&id, &specialist, &e)),
@@ -316,7 +347,10 @@ impl Background {
                 action: "cancelled",
             });
         }
-        self.refuse_foreign(id, "cancelled")?;
+        // On a shared store the cancel is written to the row and the owner stops its attempt.
+        if self.store.watch_interval().is_none() {
+            self.refuse_foreign(id, "cancelled")?;
+        }
         self.stop(id);
         blocking(|| {
             self.store.set_status(id, BackgroundStatus::Cancelled)?;
@@ -359,14 +393,26 @@ impl Background {
     /// Waits until a task is no longer queued or running, without taking it over: any number
     /// of callers may wait, the task can still be updated or cancelled meanwhile, and dropping
     /// the future leaves the task as it is. A task that another live process owns ends only
-    /// in that process, so this process is not woken for it.
+    /// in that process, so this process is not woken for it; on a shared store it looks again
+    /// every [`TaskBackend::watch_interval`].
     pub(crate) async fn until_ended(&self, id: &str) -> Result<TaskRecord, BackgroundError> {
         // Subscribed before reading, so an end written between the read and the wait still
         // wakes this waiter.
         let mut ended = self.ended.subscribe();
+        let every = self.store.watch_interval();
         loop {
             let record = self.record(id)?;
-            if !record.status.is_live() || ended.changed().await.is_err() {
+            if !record.status.is_live() {
+                return Ok(record);
+            }
+            let woken = match every {
+                None => ended.changed().await.is_ok(),
+                Some(every) => tokio::select! {
+                    changed = ended.changed() => changed.is_ok(),
+                    () = tokio::time::sleep(every) => true,
+                },
+            };
+            if !woken {
                 return Ok(record);
             }
         }
@@ -421,6 +467,25 @@ fn blocking<T>(f: impl FnOnce() -> T) -> T {
             tokio::task::block_in_place(f)
         }
         _ => f(),
+    }
+}
+
+/// Returns once attempt `attempt` of task `id` is no longer live and this process's in the store
+/// (asked every `every`); a failed read counts as still running, as the lease decides.
+async fn moved_on(
+    store: &Arc<dyn TaskBackend>,
+    id: &str,
+    attempt: u32,
+    every: std::time::Duration,
+) {
+    loop {
+        tokio::time::sleep(every).await;
+        let id = id.to_owned();
+        if let Some(Ok(false)) =
+            off_worker(store, move |s| s.still_running_here(&id, attempt)).await
+        {
+            return;
+        }
     }
 }
 

@@ -1,27 +1,37 @@
-//! [`TaskReader`]: background tasks read straight from a task store file, without a host — no
-//! plugins loaded, nothing written (what `guild tasks list` and `guild tasks check` use).
+//! [`TaskReader`]: background tasks read straight from a task store, without a host — no
+//! plugins loaded, nothing written (what `guild tasks list` and `guild tasks check` use): the
+//! task store file of the data dir, or the shared PostgreSQL store of `[store] url`.
 
 use std::path::Path;
 
+use super::TaskBackend;
 use super::store::{StoreError, TaskStore};
 use super::{BackgroundError, TaskCheck, TaskRecord, store_err};
 use crate::types::ProgressReport;
 
-/// A task store opened read-only (`SQLITE_OPEN_READ_ONLY`).
+/// A task store opened for reading: the SQLite file with `SQLITE_OPEN_READ_ONLY`, or the shared
+/// store as a reader (no host registered, no lease held, no cursor moved).
 ///
 /// Statuses are the truth at the time of reading: a live task whose owner process is gone
 /// reads as `interrupted` (the next host to open the store records that). `check` does not
 /// move the report cursor, so it returns the reports that the task's host has not yet
 /// handed to a caller, and never a pending approval (only the owner knows those).
 pub struct TaskReader {
-    store: TaskStore,
+    store: Box<dyn TaskBackend>,
 }
 
 impl TaskReader {
     /// Opens an existing task store; a missing, empty or foreign file is an error.
     pub fn open(path: &Path) -> Result<TaskReader, StoreError> {
         Ok(TaskReader {
-            store: TaskStore::open_read_only(path)?,
+            store: Box::new(TaskStore::open_read_only(path)?),
+        })
+    }
+
+    /// Reads the tasks of every host on the shared PostgreSQL store.
+    pub fn open_shared(config: &guild_pg::PgConfig) -> Result<TaskReader, StoreError> {
+        Ok(TaskReader {
+            store: Box::new(guild_pg::PgTaskStore::open_reader(config)?),
         })
     }
 
@@ -54,10 +64,5 @@ impl TaskReader {
             .ok_or_else(|| BackgroundError::NotFound(id.to_owned()))?;
         let reports = self.store.reports(id).map_err(store_err)?;
         Ok((task, reports))
-    }
-
-    /// The store file.
-    pub fn path(&self) -> &Path {
-        self.store.path()
     }
 }

@@ -36,7 +36,7 @@ pub enum BackgroundStatus {
 }
 
 impl BackgroundStatus {
-    fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Queued => "queued",
             Self::Running => "running",
@@ -48,7 +48,7 @@ impl BackgroundStatus {
         }
     }
 
-    fn parse(s: &str) -> Self {
+    pub(crate) fn parse(s: &str) -> Self {
         match s {
             "queued" => Self::Queued,
             "running" => Self::Running,
@@ -166,6 +166,9 @@ pub enum StoreError {
     /// The file is missing (read-only open), empty, not SQLite, or not a Guild task store.
     #[error(transparent)]
     File(#[from] DbFileError),
+    /// The shared PostgreSQL task store failed (the error names the server and database).
+    #[error(transparent)]
+    Postgres(#[from] guild_pg::PgError),
     /// A read or write failed.
     #[error("task store {}: {source}", path.display())]
     Sqlite {
@@ -337,14 +340,15 @@ impl TaskStore {
         Ok(())
     }
 
-    /// Attempt `attempt` got a slot: running, unless it was cancelled or replaced meanwhile.
-    pub(crate) fn start_attempt(&self, id: &str, attempt: u32) -> Sql<()> {
-        self.conn().execute(
+    /// Attempt `attempt` got a slot: running, unless it was cancelled or replaced meanwhile;
+    /// whether it may run.
+    pub(crate) fn start_attempt(&self, id: &str, attempt: u32) -> Sql<bool> {
+        let changed = self.conn().execute(
             "UPDATE tasks SET status = 'running', updated_ms = ?3
              WHERE id = ?1 AND attempt = ?2 AND status = 'queued'",
             params![id, attempt, now_ms() as i64],
         )?;
-        Ok(())
+        Ok(changed == 1)
     }
 
     /// Records the result of attempt `attempt`, unless the task was cancelled or moved on to

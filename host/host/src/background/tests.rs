@@ -1,6 +1,7 @@
 //! Tests of the task store file and of task ownership: refused files (empty, foreign), a fresh
 //! store, a store of an earlier build, read-only opens, and which owners count as gone (the
-//! process first; a stalled owner or a reader whose clock runs ahead takes nothing).
+//! process first; a stalled owner or a reader whose clock runs ahead takes nothing); both stores
+//! (SQLite and PostgreSQL) against the backend conformance suite.
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -357,6 +358,28 @@ fn the_sqlite_task_store_conforms() {
     super::conformance::run(&|| {
         n.set(n.get() + 1);
         Box::new(TaskStore::open(&dir.path().join(format!("tasks{}.db", n.get()))).expect("open"))
+    });
+}
+
+#[test]
+fn the_postgres_task_store_conforms() {
+    let server = match guild_pg::testing::TestServer::start() {
+        Ok(server) => server,
+        Err(e @ guild_pg::testing::TestServerError::NotInstalled)
+            if std::env::var_os("GUILD_REQUIRE_PG").is_none() =>
+        {
+            eprintln!("\n*** SKIPPED: {e} (set GUILD_REQUIRE_PG=1 to fail instead) ***\n");
+            return;
+        }
+        Err(e) => panic!("{e}"),
+    };
+    let n = std::cell::Cell::new(0);
+    super::conformance::run(&|| {
+        n.set(n.get() + 1);
+        let config = server
+            .create_database(&format!("tasks_{}", n.get()))
+            .expect("database");
+        Box::new(guild_pg::PgTaskStore::open(&config, Duration::from_secs(5)).expect("open"))
     });
 }
 

@@ -1,0 +1,218 @@
+//! The task store with leases across hosts: a task started on one store is seen, and cancelled,
+//! from another; a host that dies (a child process, killed) loses its task to `interrupted` once
+//! its lease expires, and nobody runs it again; a live host's leases are renewed; a host that
+//! stops cleanly interrupts what it held and leaves `guild_hosts`.
+
+mod common;
+
+use std::io::BufRead;
+use std::time::Duration;
+
+use guild_pg::{PgConfig, PgTaskStore};
+
+const CHILD_URL: &str = "GUILD_PG_TEST_TASK_HOLDER_URL";
+
+const LEASE: Duration = Duration::from_secs(1);
+
+/// Waits (without a time limit that could make the test flaky, beyond a generous guard against
+/// hanging forever) until `f` holds.
+fn until(what: &str, mut f: impl FnMut() -> bool) {
+    for _ in 0..1200 {
+        if f() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("gave up waiting until {what}");
+}
+
+fn status(store: &PgTaskStore, id: &str) -> String {
+    store
+        .get(id)
+        .expect("get")
+        .expect("the task is there")
+        .status
+}
+
+#[test]
+fn a_task_started_on_one_host_is_seen_and_cancelled_from_another() {
+    let Some(server) = common::server() else {
+        return;
+    };
+    let config = common::fresh(&server);
+    let a = PgTaskStore::open(&config, LEASE).expect("host a");
+    let b = PgTaskStore::open(&config, LEASE).expect("host b");
+    a.insert("t", "probe", "brief").expect("insert");
+    assert!(a.start_attempt("t", 1).expect("start"), "a claims it");
+    assert!(
+        !b.start_attempt("t", 1).expect("start on b"),
+        "a task held by another host does not start here"
+    );
+    a.event("t", "report", "{\"output\":\"one\"}")
+        .expect("report");
+    let seen = b.get("t").expect("get").expect("b sees a's task");
+    assert_eq!((seen.status.as_str(), seen.attempt), ("running", 1));
+    assert_eq!(seen.owner_name, a.identity().name);
+    assert_eq!(b.list(10).expect("list").len(), 1, "b lists a's task");
+    assert_eq!(
+        b.take_new_reports("t").expect("take").len(),
+        1,
+        "b takes a's report"
+    );
+    assert!(
+        a.take_new_reports("t").expect("take").is_empty(),
+        "one cursor for every host"
+    );
+    assert_eq!(
+        b.live_elsewhere("t").expect("owner").as_deref(),
+        Some(a.identity().name.as_str()),
+        "b names the host running it"
+    );
+    assert_eq!(
+        a.live_elsewhere("t").expect("owner"),
+        None,
+        "a runs it itself"
+    );
+
+    assert!(a.still_running_here("t", 1).expect("watch"));
+    assert!(b.end("t", "cancelled").expect("cancel from b"), "b cancels");
+    assert!(
+        !a.still_running_here("t", 1).expect("watch"),
+        "a sees the cancel and stops its attempt"
+    );
+    a.finish("t", 1, "succeeded", "{}").expect("late finish");
+    assert_eq!(
+        status(&b, "t"),
+        "cancelled",
+        "a's late result does not undo the cancel"
+    );
+    assert!(
+        !b.end("t", "cancelled").expect("cancel again"),
+        "an ended task stays as it is"
+    );
+}
+
+/// Entry point of the holder process of [`a_dead_hosts_task_is_interrupted_and_never_runs_again`]
+/// (this test binary again): opens a store, starts task `t`, says so, and waits to be killed.
+#[test]
+#[ignore = "a child process of a_dead_hosts_task_is_interrupted_and_never_runs_again"]
+fn holder_process() {
+    let Some(url) = std::env::var_os(CHILD_URL) else {
+        return;
+    };
+    let config = PgConfig::with_password(url.to_str().expect("url"), None).expect("url");
+    let store = PgTaskStore::open(&config, LEASE).expect("open");
+    store.insert("t", "probe", "brief").expect("insert");
+    assert!(store.start_attempt("t", 1).expect("start"));
+    println!("RUNNING");
+    loop {
+        std::thread::sleep(Duration::from_secs(60));
+    }
+}
+
+#[test]
+fn a_dead_hosts_task_is_interrupted_and_never_runs_again() {
+    let Some(server) = common::server() else {
+        return;
+    };
+    let config = common::fresh(&server);
+    let url = server.url(config.target().rsplit('/').next().expect("db"));
+    let mut child = std::process::Command::new(std::env::current_exe().expect("test binary"))
+        .args([
+            "--ignored",
+            "--exact",
+            "holder_process",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD_URL, &url)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("start the holder process");
+    let mut lines = std::io::BufReader::new(child.stdout.take().expect("stdout")).lines();
+    assert!(
+        lines.any(|l| l.is_ok_and(|l| l.contains("RUNNING"))),
+        "the holder started its task"
+    );
+    let b = PgTaskStore::open(&config, LEASE).expect("host b");
+    let holder = b
+        .live_elsewhere("t")
+        .expect("owner")
+        .expect("held by the child");
+    assert!(holder.contains(&format!("pid {}", child.id())), "{holder}");
+    assert_eq!(
+        b.live_hosts().expect("hosts").len(),
+        1,
+        "the holder is registered"
+    );
+
+    child.kill().expect("SIGKILL the holder");
+    child.wait().expect("reap the holder");
+    until("the dead host's task is interrupted", || {
+        status(&b, "t") == "interrupted"
+    });
+    let events = b.events("t").expect("events");
+    assert!(
+        events.iter().any(|(k, p)| k == "status"
+            && p.contains("stopped renewing its lease")
+            && p.contains(&holder)),
+        "the event says why and names the host: {events:?}"
+    );
+    assert!(
+        !b.start_attempt("t", 1).expect("start"),
+        "an interrupted task is not run again"
+    );
+    assert_eq!(b.live_elsewhere("t").expect("owner"), None);
+    until("the dead host drops out of the live hosts", || {
+        b.live_hosts().expect("hosts").is_empty()
+    });
+}
+
+#[test]
+fn a_live_hosts_lease_is_renewed_and_a_clean_stop_releases_it() {
+    let Some(server) = common::server() else {
+        return;
+    };
+    let config = common::fresh(&server);
+    let a = PgTaskStore::open(&config, LEASE).expect("host a");
+    let b = PgTaskStore::open(&config, LEASE).expect("host b");
+    a.insert("t", "probe", "brief").expect("insert");
+    assert!(a.start_attempt("t", 1).expect("start"));
+    let mut client = server
+        .client(config.target().rsplit('/').next().expect("db"))
+        .expect("client");
+    let mut lease_until = || -> String {
+        client
+            .query_one("SELECT lease_until::text FROM tasks WHERE id = 't'", &[])
+            .and_then(|r| r.try_get(0))
+            .expect("lease")
+    };
+    // Three renewals seen: more than a whole lease went by, and the task is still a's.
+    let mut seen = vec![lease_until()];
+    until("a renewed its lease three times", || {
+        let now = lease_until();
+        if seen.last() != Some(&now) {
+            seen.push(now);
+        }
+        seen.len() > 3
+    });
+    assert_eq!(status(&b, "t"), "running", "a live host keeps its task");
+    assert!(a.still_running_here("t", 1).expect("watch"));
+    assert_eq!(b.live_hosts().expect("hosts").len(), 1, "b sees a");
+
+    drop(a);
+    assert_eq!(
+        status(&b, "t"),
+        "interrupted",
+        "a clean stop interrupts what it held"
+    );
+    let events = b.events("t").expect("events");
+    assert!(
+        events.iter().any(|(_, p)| p.contains("stopped")),
+        "{events:?}"
+    );
+    assert!(
+        b.live_hosts().expect("hosts").is_empty(),
+        "a left guild_hosts"
+    );
+}
