@@ -14,7 +14,8 @@
 //! approved, or the revised child's brief again), and `{"op": "spin"}` (loops until the task is
 //! stopped). The report's
 //! `details` is a JSON array with one result per step: `{"ok": true, ...}` or `{"ok": false,
-//! "kind": ..., "error": ...}`.
+//! "kind": ..., "error": ...}`. A revised child (whose description carries its parent's
+//! feedback) reports the script's `revised_report` instead, when it has one.
 
 use guild_sdk::delegate::{self, Decision, DelegateError, ReviewEffect, TaskBrief, TaskReview};
 use guild_sdk::memory::{self, Scope};
@@ -237,7 +238,17 @@ impl Specialist for Delegator {
             .flatten()
             .map(|s| step(s, &mut st))
             .collect();
-        let r = script.get("report").cloned().unwrap_or(json!({}));
+        // A revised child (its description carries its parent's feedback) reports
+        // `revised_report` when the script has one.
+        let revised = brief
+            .description
+            .contains("\n## Feedback: revise your work\n");
+        let r = script
+            .get("revised_report")
+            .filter(|_| revised)
+            .or_else(|| script.get("report"))
+            .cloned()
+            .unwrap_or(json!({}));
         let outcome = match text(&r, "outcome").as_str() {
             "failed" => Outcome::Failed,
             "partial" => Outcome::Partial,
