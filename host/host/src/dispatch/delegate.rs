@@ -220,6 +220,7 @@ impl TaskScope {
                 pending: None,
                 approved: None,
                 history: Vec::new(),
+                attempt_from: 0,
             },
         );
         forest.anchors.insert(self.task_id.clone(), anchor);
@@ -335,6 +336,7 @@ impl TaskScope {
                 pending: None,
                 approved: None,
                 history: Vec::new(),
+                attempt_from: 0,
             },
         );
         self.services.forest.save(forest, &self.task_id);
@@ -433,6 +435,10 @@ impl TaskScope {
             child.status = NodeStatus::Finished;
             child.verdict = Some(validation.verdict);
             child.history.push(report.summary.clone());
+            // A later attempt (a revision) is judged on the receipts appended after this one.
+            if let Some(last) = result.receipts.iter().map(|r| r.sequence).max() {
+                child.attempt_from = child.attempt_from.max(last + 1);
+            }
         }
         if let Some(parent) = forest.nodes.get_mut(&self.task_id) {
             parent.pending = Some(Pending {
