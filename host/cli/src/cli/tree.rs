@@ -43,11 +43,19 @@ fn status(s: NodeStatus) -> &'static str {
 }
 
 fn render(tree: &TreeView) -> std::io::Result<()> {
-    outln!(
+    for line in lines(tree) {
+        outln!("{line}")?;
+    }
+    Ok(())
+}
+
+/// The tree as text, one line per node after a headline (also `guild demo`'s delegation scene).
+pub(crate) fn lines(tree: &TreeView) -> Vec<String> {
+    let mut out = vec![format!(
         "tree {} (anchor {})",
         tree.root,
         &tree.anchor_hash[..12.min(tree.anchor_hash.len())]
-    )?;
+    )];
     for n in &tree.nodes {
         let mut line = format!(
             "{}{} {} {}",
@@ -65,7 +73,7 @@ fn render(tree: &TreeView) -> std::io::Result<()> {
         if let Some(c) = &n.pending_review {
             line.push_str(&format!(" review-pending={c}"));
         }
-        outln!("{line}")?;
+        out.push(line);
     }
-    Ok(())
+    out
 }
