@@ -2,6 +2,7 @@
 //! servers on 127.0.0.1.
 
 mod agent_loop;
+mod agent_loop_delegate;
 mod background;
 mod bad_input;
 mod c_plugins;

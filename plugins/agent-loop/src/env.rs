@@ -2,6 +2,7 @@
 //! scripted environment; [`HostEnv`] is the host's, through the SDK.
 
 use guild_sdk::agent::CallRecord;
+use guild_sdk::delegate::{ChildReport, DelegateError, ReviewEffect, TaskBrief, TaskReview};
 use guild_sdk::tools::GrantedTool;
 use guild_sdk::{HostError, SkillMeta, ToolOutcome};
 
@@ -21,6 +22,13 @@ pub(crate) trait Env {
     fn call_tool(&mut self, name: &str, input: &str) -> Result<ToolOutcome, HostError>;
     /// Sends a progress report; whether it arrived changes nothing about the run.
     fn progress(&mut self, text: &str);
+    /// The specialists this plugin may delegate to (requested and granted; empty without).
+    fn delegates(&mut self) -> Vec<String>;
+    /// Runs one child task to its validated report.
+    fn delegate(&mut self, brief: TaskBrief) -> Result<ChildReport, DelegateError>;
+    /// Reviews the report of child `child_id`.
+    fn review(&mut self, child_id: &str, review: TaskReview)
+    -> Result<ReviewEffect, DelegateError>;
 }
 
 /// The host, through the SDK.
@@ -54,6 +62,22 @@ impl Env for HostEnv {
     fn progress(&mut self, text: &str) {
         // Not granted, or nobody listening: the run goes on either way.
         let _ = guild_sdk::progress::send(text);
+    }
+
+    fn delegates(&mut self) -> Vec<String> {
+        guild_sdk::delegate::specialists()
+    }
+
+    fn delegate(&mut self, brief: TaskBrief) -> Result<ChildReport, DelegateError> {
+        guild_sdk::delegate::run(&brief)
+    }
+
+    fn review(
+        &mut self,
+        child_id: &str,
+        review: TaskReview,
+    ) -> Result<ReviewEffect, DelegateError> {
+        guild_sdk::delegate::review(child_id, &review)
     }
 }
 

@@ -4,6 +4,7 @@
 //! the host's `definition` interface; the model is the operator's, through `llm`.
 
 mod answer;
+mod delegate;
 mod env;
 mod prompt;
 mod run;

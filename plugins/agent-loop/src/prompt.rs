@@ -8,7 +8,7 @@ use guild_sdk::SkillMeta;
 use guild_sdk::agent::function_name;
 use guild_sdk::tools::GrantedTool;
 
-use crate::skills;
+use crate::{delegate, skills};
 
 /// The final answer's shape, as the model is asked for it.
 pub(crate) const ANSWER_SHAPE: &str = r#"{
@@ -20,8 +20,14 @@ pub(crate) const ANSWER_SHAPE: &str = r#"{
   "claims": [{"call_id": "the call_id of a successful tool call", "text": "what that call changed"}]
 }"#;
 
-/// The system prompt for `prompt` (the text of prompt.md) with these skills and tools.
-pub(crate) fn system(prompt: &str, catalog: &[SkillMeta], granted: &[GrantedTool]) -> String {
+/// The system prompt for `prompt` (the text of prompt.md) with these skills, tools and
+/// specialists to delegate to.
+pub(crate) fn system(
+    prompt: &str,
+    catalog: &[SkillMeta],
+    granted: &[GrantedTool],
+    delegates: &[String],
+) -> String {
     let mut out = prompt.trim().to_owned();
     if !catalog.is_empty() {
         let _ = write!(
@@ -54,6 +60,25 @@ pub(crate) fn system(prompt: &str, catalog: &[SkillMeta], granted: &[GrantedTool
     if !gated.is_empty() {
         out.push_str("\n\n");
         out.push_str(&gated.join("\n"));
+    }
+    if !delegates.is_empty() {
+        let _ = write!(
+            out,
+            "\n\n## Delegating\n\nYou may hand a task to another specialist with its \
+             `{}NAME` tool; its arguments are the child's brief, and the child sees nothing but \
+             that brief. The result is the child's report as the system validated it: its \
+             `verdict`, the `checks` behind it and the `allowed_decisions`. Review every report \
+             with `{}` before any other tool call: `revise_child` when a check failed (then \
+             delegate the same brief again to continue that child), `ascend` when the report \
+             does what you asked. Specialists you may delegate to: {}.",
+            delegate::RUN_PREFIX,
+            delegate::REVIEW,
+            delegates
+                .iter()
+                .map(|d| format!("`{d}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
     }
     let _ = write!(
         out,
@@ -119,13 +144,16 @@ mod tests {
             "# Triage\nYou triage.",
             &[SkillMeta::new("filing", "How to file.\nMore.")],
             &granted,
+            &["kb".to_owned()],
         );
+        assert!(text.contains("`delegate_to__NAME`") && text.contains("to: `kb`."));
         assert!(text.starts_with("# Triage\nYou triage."));
         assert!(text.contains("- `filing`: How to file.\n"));
         assert!(text.contains("`tracker__create_issue` answers only after skill `filing`"));
         assert!(text.contains(ANSWER_SHAPE));
-        let bare = system("p", &[], &[]);
+        let bare = system("p", &[], &[], &[]);
         assert!(!bare.contains("## Skills") && !bare.contains("answers only after"));
+        assert!(!bare.contains("## Delegating"));
     }
 
     #[test]

@@ -9,6 +9,7 @@ use guild_sdk::{Brief, HostError, Outcome, Report, RunError, ToolOutcome};
 use serde_json::Value;
 
 use crate::answer;
+use crate::delegate::{self, Delegations};
 use crate::env::{Env, call_progress};
 use crate::prompt;
 use crate::settings::Settings;
@@ -62,8 +63,9 @@ pub(crate) fn run(
     };
     let catalog = env.catalog();
     let granted = env.granted();
+    let delegates = env.delegates();
     let mut chat = ToolLoop::new(alias.as_str())
-        .system(prompt::system(prompt, &catalog, &granted))
+        .system(prompt::system(prompt, &catalog, &granted, &delegates))
         .user(brief.description.clone())
         .max_steps(settings.max_steps);
     if let Some(t) = settings.temperature {
@@ -78,15 +80,21 @@ pub(crate) fn run(
             .into_iter()
             .fold(chat, ToolLoop::offer_local);
     }
+    chat = delegate::definitions(&delegates)
+        .into_iter()
+        .fold(chat, ToolLoop::offer_local);
     env.progress(&format!(
-        "working on model `{alias}` with {} tool(s) and {} skill(s), at most {} steps",
+        "working on model `{alias}` with {} tool(s), {} skill(s) and {} specialist(s) to \
+         delegate to, at most {} steps",
         granted.len(),
         catalog.len(),
+        delegates.len(),
         settings.max_steps
     ));
     let mut tools = AgentTools {
         env,
         loaded: Loaded::default(),
+        delegations: Delegations::new(delegates),
         calls: 0,
     };
     let report = converse(&mut chat, model, &mut tools);
@@ -97,6 +105,9 @@ pub(crate) fn run(
             .details
             .push_str(&format!("\n\nSkills loaded: {}.", loaded.join(", ")));
     }
+    report
+        .details
+        .push_str(&delegate::children_table(tools.delegations.children()));
     tools.env.progress(&format!(
         "finished after {} step(s): {}",
         chat.steps(),
@@ -170,11 +181,12 @@ fn model_failed(err: &LlmError, calls: &[CallRecord]) -> Report {
     answer::fallback(summary, &format!("model call failed: {err}"), None, calls)
 }
 
-/// The loop's tools: connector calls through the host with a progress report each, and the
-/// skill tools.
+/// The loop's tools: connector calls through the host with a progress report each, the skill
+/// tools and the delegation tools.
 struct AgentTools<'e> {
     env: &'e mut dyn Env,
     loaded: Loaded,
+    delegations: Delegations,
     calls: usize,
 }
 
@@ -184,6 +196,9 @@ impl Tools for AgentTools<'_> {
     }
 
     fn local(&mut self, name: &str, arguments: &Value) -> String {
+        if self.delegations.owns(name) {
+            return self.delegations.call(self.env, name, arguments);
+        }
         self.loaded.call(self.env, name, arguments)
     }
 

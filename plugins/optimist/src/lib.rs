@@ -1,6 +1,7 @@
 //! Specialist `optimist`: files each `- ` line of its brief as a tracker issue and claims success
 //! for every one without reading the outcome. It exists to show that a report is a hypothesis:
 //! the host's validation compares the claims with the receipts it wrote and catches the lie.
+//! As a child task it reads only its brief's `## Context` section ([`Brief::task_input`]).
 
 use guild_sdk::{Brief, Report, RunError, Specialist, SpecialistInfo, serde_json, tools};
 
@@ -13,7 +14,7 @@ impl Specialist for Optimist {
 
     fn run(brief: Brief) -> Result<Report, RunError> {
         let bugs: Vec<&str> = brief
-            .description
+            .task_input()
             .lines()
             .filter_map(|l| l.trim().strip_prefix("- "))
             .collect();

@@ -1,5 +1,6 @@
 //! Specialist `triage`: files each bug of a brief as a tracker issue unless an open issue with
 //! the same title exists, and reports what the tracker returned (ids, URLs, verbatim errors).
+//! As a child task it reads only its brief's `## Context` section ([`Brief::task_input`]).
 
 mod bugs;
 
@@ -31,7 +32,7 @@ impl Specialist for Triage {
     }
 
     fn run(brief: Brief) -> Result<Report, RunError> {
-        let bugs = bugs::parse(&brief.description);
+        let bugs = bugs::parse(brief.task_input());
         if bugs.is_empty() {
             return Err(RunError::InvalidBrief(
                 "no bugs found: list each bug on its own line starting with `- `, optionally \

@@ -1,5 +1,6 @@
 //! The specialist's final [`Report`] (defined with the host in `guild-types`) converted to the
-//! raw bindings at the export edge.
+//! raw bindings at the export edge, and back (a delegated child's report, as
+//! [`delegate::ChildReport`](crate::delegate::ChildReport) carries it, read as a [`Report`]).
 //!
 //! ```
 //! use guild_sdk::{ArtifactRef, NextAction, Outcome, Report};
@@ -28,6 +29,52 @@ impl From<Report> for raw::Report {
             next_step: report.next_step.map(next_step),
             artifacts: report.artifacts.into_iter().map(artifact).collect(),
             claims: report.claims.into_iter().map(claim).collect(),
+        }
+    }
+}
+
+impl From<raw::Report> for Report {
+    fn from(report: raw::Report) -> Self {
+        Self {
+            summary: report.summary,
+            outcome: match report.outcome {
+                raw::Outcome::Satisfied => Outcome::Satisfied,
+                raw::Outcome::Partial => Outcome::Partial,
+                raw::Outcome::Failed => Outcome::Failed,
+            },
+            details: report.details,
+            hard_passed: report.hard_passed,
+            open_issues: report.open_issues,
+            remaining_issues: report.remaining_issues,
+            next_step: report.next_step.map(|s| NextStep {
+                action: match s.action {
+                    raw::NextAction::Stop => NextAction::Stop,
+                    raw::NextAction::Descend => NextAction::Descend,
+                    raw::NextAction::Refine => NextAction::Refine,
+                    raw::NextAction::Ascend => NextAction::Ascend,
+                },
+                suggested_task: s.suggested_task,
+            }),
+            artifacts: report
+                .artifacts
+                .into_iter()
+                .map(|a| ArtifactRef {
+                    id: a.id,
+                    kind: a.kind,
+                    mime_type: a.mime_type,
+                    sha256: a.sha256,
+                    version: a.version,
+                })
+                .collect(),
+            claims: report
+                .claims
+                .into_iter()
+                .map(|c| Claim {
+                    tool: c.tool,
+                    external_id: c.external_id,
+                    text: c.text,
+                })
+                .collect(),
         }
     }
 }
@@ -86,5 +133,15 @@ mod tests {
         );
         assert_eq!(raw.outcome, raw::Outcome::Partial);
         assert_eq!(raw.artifacts[0].version.as_deref(), Some("r2"));
+    }
+
+    #[test]
+    fn a_report_reads_back_the_same() {
+        let report = Report::partial("filed 1 of 2")
+            .claim("tracker.create_issue", "12", "created #12")
+            .artifact(ArtifactRef::new("a", "page", "text/html", "00").version("r2"))
+            .open_issue("issue 2 was refused")
+            .next_step(NextAction::Refine, Some("file issue 2".into()));
+        assert_eq!(Report::from(raw::Report::from(report.clone())), report);
     }
 }

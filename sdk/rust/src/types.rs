@@ -25,12 +25,32 @@ impl Brief {
             .map_err(|err| RunError::InvalidBrief(format!("brief is not the expected JSON: {err}")))
     }
 
+    /// The part of the description that holds the task's own input. A child task's description
+    /// is its parent's brief as the host renders it (docs/delegation.md): a `# A task from …`
+    /// title, the objective, criteria and other sections, and `## Context` last and verbatim;
+    /// for it this is what follows that heading, so a specialist reading lines of input does not
+    /// take the criteria or constraints for them. Any other description is returned whole.
+    pub fn task_input(&self) -> &str {
+        task_input(&self.description)
+    }
+
     pub(crate) fn from_raw(brief: raw::Brief) -> Self {
         Self {
             task_id: brief.task_id,
             description: brief.description,
         }
     }
+}
+
+/// What follows the `## Context` heading of a description the host rendered from a brief; the
+/// whole description otherwise.
+fn task_input(description: &str) -> &str {
+    if !description.starts_with("# A task from ") {
+        return description;
+    }
+    description
+        .rsplit_once("\n## Context\n")
+        .map_or(description, |(_, context)| context)
 }
 
 /// What a specialist says about itself.
@@ -209,5 +229,22 @@ impl SkillMeta {
             name: self.name,
             description: self.description,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::task_input;
+
+    #[test]
+    fn a_child_tasks_input_is_its_context_and_a_plain_description_is_whole() {
+        let child = "# A task from lead\n\n## Objective\nFile the bugs\n\n## Why\nQA found them\n\n\
+                     ## Completion criteria\n- every bug is filed\n\n## Context\n- [bug] Save is hidden\n";
+        assert_eq!(task_input(child), "- [bug] Save is hidden\n");
+        let plain = "- [bug] Save is hidden\n## Context\n- [bug] Search ignores accents\n";
+        assert_eq!(task_input(plain), plain);
+        // A rendered brief with no context section (not one the host writes) is kept whole.
+        let bare = "# A task from lead\n\n## Objective\nFile the bugs\n";
+        assert_eq!(task_input(bare), bare);
     }
 }

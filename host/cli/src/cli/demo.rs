@@ -4,7 +4,9 @@
 //! the real service), writes a real `guild.toml` with least-privilege grants into the demo's
 //! folder (so it can be reused with `guild --config …`), loads the example plugins and runs the
 //! kb, triage, digest and textstats (C) specialists against it, then the prompt-defined
-//! triage-agent, whose model is a scripted stand-in on 127.0.0.1 ([`agent_step`]). The host's
+//! triage-agent, whose model is a scripted stand-in on 127.0.0.1 ([`agent_step`]), and the
+//! prompt-defined triage-lead, which delegates to triage and optimist and revises a child whose
+//! report failed validation ([`lead_step`]). The host's
 //! data folder is `state/` inside the demo folder, and kb's workspace sits next to it, never
 //! inside: no grant may reach host state. Its last steps ship kb as a signed bundle to a
 //! teammate's host (`bundle/` in the demo folder, [`bundle_step`]) and drive `guild serve` with
@@ -26,6 +28,8 @@ use crate::demo::tracker::TrackerServer;
 mod agent_step;
 #[path = "demo_bundle.rs"]
 mod bundle_step;
+#[path = "demo_lead.rs"]
+mod lead_step;
 #[path = "demo_mcp.rs"]
 mod mcp_step;
 
@@ -60,8 +64,9 @@ pub(crate) async fn run(args: DemoArgs, json: bool) -> anyhow::Result<ExitCode> 
     std::fs::write(data.join("tracker-token"), &token).context("failed to write the demo token")?;
     let model = agent_step::start_model().await?;
     let config_file = data.join("guild.toml");
-    let config_text =
-        demo_config(&plugins, tracker.base_url()) + &agent_step::config(&model.base_url());
+    let config_text = demo_config(&plugins, tracker.base_url())
+        + &agent_step::config(&model.base_url())
+        + &lead_step::config();
     std::fs::write(&config_file, config_text)
         .with_context(|| format!("failed to write {}", config_file.display()))?;
     let config = Config::load(&config_file)?;
@@ -109,20 +114,28 @@ pub(crate) async fn run(args: DemoArgs, json: bool) -> anyhow::Result<ExitCode> 
     failed |= !ok;
     transcript.push(result);
 
+    say(
+        json,
+        "\n== 12. a lead defined by a prompt splits a triage job into two delegated tasks; a child's claim fails validation, the lead revises it; the tree",
+    );
+    let (result, ok) = lead_step::run(&host, &tracker, &model, |text| say(json, text)).await?;
+    failed |= !ok;
+    transcript.push(result);
+
     ledger_step(&host, json).await?;
 
     denial_step(&host, &tracker, json);
 
     say(
         json,
-        "\n== 14. a signed bundle: the lead signs kb, a teammate's host installs it, a tampered copy is refused",
+        "\n== 15. a signed bundle: the lead signs kb, a teammate's host installs it, a tampered copy is refused",
     );
     failed |= !bundle_step::run(&plugins, &data, |text| say(json, text)).await?;
     // The server takes the data dir over: this process's host lets go of it first.
     drop(host);
     say(
         json,
-        "\n== 15. an MCP client drives `guild serve` over stdio (what Claude Code or Cursor do)",
+        "\n== 16. an MCP client drives `guild serve` over stdio (what Claude Code or Cursor do)",
     );
     failed |= !mcp_step::run(&config_file, |text| say(json, text)).await?;
 
@@ -136,14 +149,17 @@ pub(crate) async fn run(args: DemoArgs, json: bool) -> anyhow::Result<ExitCode> 
     })
 }
 
-/// Every plugin the demo runs must have been built (triage-agent's component is its copy of
-/// agent-loop's).
+/// Every plugin the demo runs must have been built (triage-agent's and triage-lead's component
+/// is their copy of agent-loop's).
 fn check_plugins_built(plugins: &Path) -> anyhow::Result<()> {
     let names = ["kb", "tracker", "triage", "digest", "optimist", "textstats"];
     let components = names
         .iter()
         .map(|name| (*name, format!("{name}.wasm")))
-        .chain([(agent_step::SPECIALIST, "agent-loop.wasm".to_owned())]);
+        .chain(
+            [agent_step::SPECIALIST, lead_step::SPECIALIST]
+                .map(|name| (name, "agent-loop.wasm".to_owned())),
+        );
     for (name, component) in components {
         let wasm = plugins.join(name).join(component);
         anyhow::ensure!(
@@ -301,11 +317,11 @@ async fn memory_steps(
     Ok(failed)
 }
 
-/// Scene 12: the receipts ledger and its chain check.
+/// Scene 13: the receipts ledger and its chain check.
 async fn ledger_step(host: &guild_host::Host, json: bool) -> anyhow::Result<()> {
     say(
         json,
-        "\n== 12. the receipts ledger: every mutating call, hash-chained",
+        "\n== 13. the receipts ledger: every mutating call, hash-chained",
     );
     for r in host.receipts(None, 100).await?.iter().rev() {
         say(json, &format!("  {}", render::receipt_line(r)));
@@ -322,11 +338,11 @@ async fn ledger_step(host: &guild_host::Host, json: bool) -> anyhow::Result<()> 
     Ok(())
 }
 
-/// Scene 13: what kb was denied, and what the tracker now holds.
+/// Scene 14: what kb was denied, and what the tracker now holds.
 fn denial_step(host: &guild_host::Host, tracker: &TrackerServer, json: bool) {
     say(
         json,
-        "\n== 13. what a denial looks like: kb asks for its folder and team memory, nothing more",
+        "\n== 14. what a denial looks like: kb asks for its folder and team memory, nothing more",
     );
     if let Some(kb) = host.plugin("kb") {
         say(json, render::plugin_detail(&kb).trim_end());
@@ -381,7 +397,7 @@ fn prepare_data_dir(data: &Path) -> anyhow::Result<PathBuf> {
     std::fs::create_dir_all(&state)
         .with_context(|| format!("failed to create {}", state.display()))?;
     // A fresh ledger (with its head anchor: a ledger is refused for writing when it is
-    // shorter than its anchor) and task store each run, so the walk-through reads the same
+    // shorter than its anchor), task store and tree store each run, so the walk-through reads the same
     // every time.
     for entry in std::fs::read_dir(&state)?.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
@@ -390,6 +406,7 @@ fn prepare_data_dir(data: &Path) -> anyhow::Result<PathBuf> {
             "receipts.head",
             ".receipts.head.new-",
             "tasks.db",
+            "trees.db",
         ]
         .iter()
         .any(|prefix| name.starts_with(prefix))

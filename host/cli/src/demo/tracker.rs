@@ -74,10 +74,33 @@ impl Issue {
     }
 }
 
+/// Creates the server refuses, with GitHub's error shape.
+struct Refusal {
+    status: u16,
+    message: String,
+    /// How many more creates it refuses; `None`: every one until it is lifted.
+    remaining: Option<u32>,
+}
+
 #[derive(Default)]
 struct Data {
     issues: Vec<Issue>,
-    refuse_creates: Option<(u16, String)>,
+    refuse_creates: Option<Refusal>,
+}
+
+impl Data {
+    /// The refusal for this create, if one is set; a counted refusal is used up by it.
+    fn refusal(&mut self) -> Option<(u16, String)> {
+        let r = self.refuse_creates.as_mut()?;
+        let answer = (r.status, r.message.clone());
+        if let Some(n) = &mut r.remaining {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                self.refuse_creates = None;
+            }
+        }
+        Some(answer)
+    }
 }
 
 struct Shared {
@@ -162,7 +185,21 @@ impl TrackerServer {
     /// Makes creates fail with `(status, message)` (e.g. `(410, "Issues are disabled for this
     /// repo")`), or succeed again with `None`.
     pub fn set_refuse_creates(&self, refusal: Option<(u16, String)>) {
-        self.shared.data().refuse_creates = refusal;
+        self.shared.data().refuse_creates = refusal.map(|(status, message)| Refusal {
+            status,
+            message,
+            remaining: None,
+        });
+    }
+
+    /// Makes the next `count` creates fail with `status` and `message` (e.g. `(1, 503,
+    /// "Service Unavailable")`: a passing outage); later ones succeed.
+    pub fn refuse_next_creates(&self, count: u32, status: u16, message: &str) {
+        self.shared.data().refuse_creates = (count > 0).then(|| Refusal {
+            status,
+            message: message.to_owned(),
+            remaining: Some(count),
+        });
     }
 }
 

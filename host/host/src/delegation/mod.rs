@@ -88,6 +88,12 @@ pub(crate) struct Node {
     pub(crate) approved: Option<Approved>,
     /// The summaries of its earlier reports, handed back when it is revised.
     pub(crate) history: Vec<String>,
+    /// Where its next attempt's receipts start in the ledger: the sequence after its last
+    /// receipt when its latest attempt ended (0 before any). A revised child's failed and
+    /// pending receipts before it belong to earlier attempts and do not count against the
+    /// current one (docs/delegation.md#revising-a-child).
+    #[serde(default)]
+    pub(crate) attempt_from: u64,
 }
 
 /// One node as `guild tasks tree` shows it.

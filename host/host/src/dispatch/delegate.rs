@@ -267,6 +267,7 @@ impl TaskScope {
                 pending: None,
                 approved: None,
                 history: Vec::new(),
+                attempt_from: 0,
             },
         );
         forest.anchors.insert(self.task_id.clone(), anchor);
@@ -382,6 +383,7 @@ impl TaskScope {
                 pending: None,
                 approved: None,
                 history: Vec::new(),
+                attempt_from: 0,
             },
         );
         let wall = self.wall_allowance(forest, &child_id);
@@ -489,6 +491,10 @@ impl TaskScope {
             child.status = NodeStatus::Finished;
             child.verdict = Some(validation.verdict);
             child.history.push(report.summary.clone());
+            // A later attempt (a revision) is judged on the receipts appended after this one.
+            if let Some(last) = result.receipts.iter().map(|r| r.sequence).max() {
+                child.attempt_from = child.attempt_from.max(last + 1);
+            }
         }
         if let Some(parent) = forest.nodes.get_mut(&self.task_id) {
             parent.pending = Some(Pending {

@@ -30,7 +30,7 @@ use crate::types::{
 };
 use guild_core::error::DispatchError;
 use guild_core::manifest::PluginKind;
-use guild_receipts::Receipt;
+use guild_receipts::{Receipt, ReceiptStatus};
 use guild_runtime::{Failure, InstanceStats, ReportError, RunAnswer};
 use guild_validate::{
     self as validate, ArtifactResolver, Check, CheckStatus, DirResolver, NoWorkspace, Validation,
@@ -528,8 +528,22 @@ async fn finish(
     let ident = plugin.ident.to_string();
     let (status, report, error) = outcome(&ident, answer, scope.batch_refusal());
     let mutated = tool_calls.iter().any(|c| c.mutating);
-    let (receipts, validation) =
-        validate_task(services, plugin, &scope.task_id, report.clone(), mutated).await;
+    let attempt_from = services
+        .forest
+        .lock()
+        .nodes
+        .get(&scope.task_id)
+        .filter(|n| n.parent.is_some())
+        .map_or(0, |n| n.attempt_from);
+    let (receipts, validation) = validate_task(
+        services,
+        plugin,
+        &scope.task_id,
+        report.clone(),
+        mutated,
+        attempt_from,
+    )
+    .await;
     tracing::info!(
         status = ?status,
         verdict = %validation.verdict,
@@ -588,18 +602,22 @@ fn outcome(
 }
 
 /// Checks the report against this task's receipts and its workspace (docs/receipts-and-validation.md). The report
-/// is a hypothesis; the verdict says what backs it.
+/// is a hypothesis; the verdict says what backs it. `attempt_from` is where a revised child's
+/// current attempt starts in the ledger (0: the task's first or only attempt): its failed and
+/// pending receipts before it are set aside ([`current_attempt`]).
 async fn validate_task(
     services: &Services,
     plugin: &LoadedPlugin,
     task_id: &str,
     report: Option<Report>,
     mutated: bool,
+    attempt_from: u64,
 ) -> (Vec<Receipt>, Validation) {
     // Receipts exist only for mutating calls and artifacts only when reported: without either
-    // the checks are pure and stay on this thread (no ledger read, no blocking hop).
+    // the checks are pure and stay on this thread (no ledger read, no blocking hop). A revised
+    // child's earlier attempts may have left receipts that back its claims, so it reads them.
     let has_artifacts = report.as_ref().is_some_and(|r| !r.artifacts.is_empty());
-    if !mutated && !has_artifacts {
+    if !mutated && !has_artifacts && attempt_from == 0 {
         return (
             Vec::new(),
             validate::check(task_id, report.as_ref(), &[], &NoWorkspace),
@@ -627,8 +645,12 @@ async fn validate_task(
             Some(Ok(dir)) => Box::new(dir),
             _ => Box::new(NoWorkspace),
         };
+        let (counted, set_aside) = current_attempt(&receipts, attempt_from);
         let mut validation =
-            validate::check(&task_id, report.as_ref(), &receipts, resolver.as_ref());
+            validate::check(&task_id, report.as_ref(), &counted, resolver.as_ref());
+        if let Some(check) = set_aside {
+            validation.checks.push(check);
+        }
         if let Some(problem) = ledger_check {
             validation.checks.push(Check {
                 name: "receipts".into(),
@@ -658,4 +680,30 @@ async fn validate_task(
             )
         }
     }
+}
+
+/// The receipts a task's current attempt is judged on: every success (a fact, whichever attempt
+/// made it) and the failed or pending receipts from `attempt_from` on; those of earlier
+/// attempts are set aside, named in a passed check (docs/delegation.md#revising-a-child).
+fn current_attempt(receipts: &[Receipt], attempt_from: u64) -> (Vec<Receipt>, Option<Check>) {
+    let (counted, earlier): (Vec<&Receipt>, Vec<&Receipt>) = receipts.iter().partition(|r| {
+        r.sequence >= attempt_from
+            || !matches!(r.status, ReceiptStatus::Failed | ReceiptStatus::Pending)
+    });
+    let check = (!earlier.is_empty()).then(|| {
+        let named: Vec<String> = earlier
+            .iter()
+            .map(|r| format!("{} {} ({})", r.tool, r.status, r.id))
+            .collect();
+        Check {
+            name: "receipt.earlier_attempt".into(),
+            status: CheckStatus::Passed,
+            message: format!(
+                "{} receipt(s) of an earlier attempt, before this revision, are not counted against it: {}",
+                earlier.len(),
+                named.join(", ")
+            ),
+        }
+    });
+    (counted.into_iter().cloned().collect(), check)
 }

@@ -82,6 +82,30 @@ impl Env for Host {
     fn progress(&mut self, text: &str) {
         self.progress.push(text.to_owned());
     }
+
+    fn delegates(&mut self) -> Vec<String> {
+        Vec::new()
+    }
+
+    fn delegate(
+        &mut self,
+        brief: guild_sdk::delegate::TaskBrief,
+    ) -> Result<guild_sdk::delegate::ChildReport, guild_sdk::delegate::DelegateError> {
+        Err(guild_sdk::delegate::DelegateError::Denied(format!(
+            "no delegate grant ({})",
+            brief.specialist
+        )))
+    }
+
+    fn review(
+        &mut self,
+        child_id: &str,
+        _review: guild_sdk::delegate::TaskReview,
+    ) -> Result<guild_sdk::delegate::ReviewEffect, guild_sdk::delegate::DelegateError> {
+        Err(guild_sdk::delegate::DelegateError::Denied(format!(
+            "no delegate grant ({child_id})"
+        )))
+    }
 }
 
 fn call(id: &str, name: &str, arguments: &str) -> ToolCall {

@@ -15,14 +15,17 @@
 //! completion), `{"op": "busy", "ms": N}` (keeps the instance busy for at least N ms of wall
 //! time) and `{"op": "spin"}` (loops until the task is stopped). The report's
 //! `details` is a JSON array with one result per step: `{"ok": true, ...}` or `{"ok": false,
-//! "kind": ..., "error": ...}`.
+//! "kind": ..., "error": ...}`. A revised child (whose description carries its parent's
+//! feedback) runs the script's `revised_steps` and reports its `revised_report` instead, when
+//! it has them. A report's `claims` (`[{"tool": ..., "external_id": ..., "text": ...}]`) are
+//! its claims.
 
 use guild_sdk::delegate::{self, Decision, DelegateError, ReviewEffect, TaskBrief, TaskReview};
 use guild_sdk::llm;
 use guild_sdk::memory::{self, Scope};
 use guild_sdk::serde_json::{self, Value, json};
 use guild_sdk::{
-    ArtifactRef, Brief, NextAction, NextStep, Outcome, Report, RunError, Specialist,
+    ArtifactRef, Brief, Claim, NextAction, NextStep, Outcome, Report, RunError, Specialist,
     SpecialistInfo, tools,
 };
 
@@ -251,15 +254,27 @@ impl Specialist for Delegator {
 
     fn run(brief: Brief) -> Result<Report, RunError> {
         let script = script(&brief.description)?;
+        // A revised child (its description carries its parent's feedback) runs
+        // `revised_steps` and reports `revised_report` when the script has them.
+        let revised = brief
+            .description
+            .contains("\n## Feedback: revise your work\n");
         let mut st = State::default();
         let results: Vec<Value> = script
-            .get("steps")
+            .get("revised_steps")
+            .filter(|_| revised)
+            .or_else(|| script.get("steps"))
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
             .map(|s| step(s, &mut st))
             .collect();
-        let r = script.get("report").cloned().unwrap_or(json!({}));
+        let r = script
+            .get("revised_report")
+            .filter(|_| revised)
+            .or_else(|| script.get("report"))
+            .cloned()
+            .unwrap_or(json!({}));
         let outcome = match text(&r, "outcome").as_str() {
             "failed" => Outcome::Failed,
             "partial" => Outcome::Partial,
@@ -302,7 +317,20 @@ impl Specialist for Delegator {
                     version: None,
                 })
                 .collect(),
-            claims: vec![],
+            claims: r
+                .get("claims")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .map(|c| Claim {
+                    tool: text(c, "tool"),
+                    external_id: c
+                        .get("external_id")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned),
+                    text: text(c, "text"),
+                })
+                .collect(),
         })
     }
 }

@@ -101,9 +101,9 @@ async fn create_issue(
 ) -> ApiResult {
     authorize(&shared, &headers)?;
     let mut data = shared.data();
-    if let Some((status, message)) = &data.refuse_creates {
-        let status = StatusCode::from_u16(*status).unwrap_or(StatusCode::GONE);
-        return Err(api_error(status, message));
+    if let Some((status, message)) = data.refusal() {
+        let status = StatusCode::from_u16(status).unwrap_or(StatusCode::GONE);
+        return Err(api_error(status, &message));
     }
     let new: NewIssue = parse_body(&body)?;
     let title = new.title.unwrap_or_default();

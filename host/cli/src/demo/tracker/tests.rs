@@ -113,6 +113,26 @@ async fn create_validates_and_can_be_refused() {
 }
 
 #[tokio::test]
+async fn only_the_next_n_creates_are_refused() {
+    let server = TrackerServer::start(TOKEN).await.expect("start");
+    server.refuse_next_creates(2, 503, "Service Unavailable");
+    for _ in 0..2 {
+        let (status, error) = create(&server, "acme/web", json!({ "title": "x" })).await;
+        assert_eq!(
+            (status, error),
+            (503, json!({ "message": "Service Unavailable" }))
+        );
+    }
+    let (status, _) = create(&server, "acme/web", json!({ "title": "x" })).await;
+    assert_eq!(status, 201);
+    assert_eq!(server.issues().len(), 1);
+    // A count of 0 refuses nothing.
+    server.refuse_next_creates(0, 503, "Service Unavailable");
+    let (status, _) = create(&server, "acme/web", json!({ "title": "y" })).await;
+    assert_eq!(status, 201);
+}
+
+#[tokio::test]
 async fn every_api_route_requires_the_token() {
     let server = TrackerServer::start(TOKEN).await.expect("start");
     let routes = [
