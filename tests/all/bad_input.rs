@@ -152,6 +152,33 @@ fn config_with_unknown_key_names_file_and_key() {
 }
 
 #[test]
+fn two_pasted_host_tables_name_the_repeated_table_and_its_line() {
+    let text =
+        "[host]\nplugins = [\"notes\"]\n\n[grants.notes]\n\n[host]\nplugins = [\"helper\"]\n";
+    let err = Config::parse(text, Path::new("guild.toml"), Path::new(".")).expect_err("twice");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("guild.toml")
+            && msg.contains("`[host]`")
+            && msg.contains("line 6")
+            && !msg.contains("grants.notes"),
+        "{msg}"
+    );
+    // A wrong value still names its key path and line.
+    let err = Config::parse(
+        "[host]\nplugins = [\"a\"]\n\n[serve]\nload_wait_ms = \"soon\"\n",
+        Path::new("guild.toml"),
+        Path::new("."),
+    )
+    .expect_err("wrong type");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("serve.load_wait_ms") && msg.contains("line 5"),
+        "{msg}"
+    );
+}
+
+#[test]
 fn config_granting_root_refused() {
     let err = Config::parse(
         "[grants.kb]\nfs = [{ guest = \"/w\", host = \"/\", mode = \"rw\" }]\n",

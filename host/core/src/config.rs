@@ -699,14 +699,28 @@ fn syntax_error(e: &toml::de::Error, text: &str, file: &Path) -> ConfigError {
             expected: expected.to_owned(),
         };
     }
+    // The line the parser stopped at: a repeated table (two pasted `[host]` tables) has no key
+    // path of its own, so the line's text names it.
+    let at = e.span().map(|s| s.start.min(text.len()));
+    let line = at.map(|start| {
+        let number = text[..start].matches('\n').count() + 1;
+        let text = text.lines().nth(number - 1).unwrap_or_default().trim();
+        (number, text)
+    });
+    let key = match line {
+        Some((_, header)) if message.starts_with("duplicate key") && header.starts_with('[') => {
+            header.to_owned()
+        }
+        _ if path.is_empty() => at.map(|start| key_at(text, start)).unwrap_or_default(),
+        _ => join_path(&path),
+    };
     ConfigError::Syntax {
         file: file.to_owned(),
-        key: if path.is_empty() {
-            e.span().map(|s| key_at(text, s.start)).unwrap_or_default()
-        } else {
-            join_path(&path)
+        key,
+        message: match line {
+            Some((number, _)) => format!("{message} (line {number})"),
+            None => message.to_owned(),
         },
-        message: message.to_owned(),
     }
 }
 

@@ -178,7 +178,10 @@ def export_specialist(cls):
             try:
                 report = cls().run(Brief(task_id=brief.task_id, description=brief.description))
                 if not isinstance(report, Report):
-                    raise RunError(f"run() returned {type(report).__name__}, not a guild_sdk.Report")
+                    raise RunError(
+                        f"specialist run() returned {type(report).__name__}, not a Report: return "
+                        "Report.satisfied(summary), Report.partial(...) or Report.failed(...) from guild_sdk"
+                    )
                 return wasm.report_to_raw(report)
             except Err:
                 raise

@@ -84,11 +84,19 @@ pub enum RunError {
     Failed(String),
 }
 
+/// `kind: message`, the kind once even for a host error carried over by `?`:
+///
+/// ```
+/// use guild_sdk::{HostError, RunError};
+///
+/// let e = RunError::from(HostError::Failed("tool 'notes.save' failed: disk full".into()));
+/// assert_eq!(e.to_string(), "failed: tool 'notes.save' failed: disk full");
+/// ```
 impl fmt::Display for RunError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::InvalidBrief(msg) => write!(f, "invalid brief: {msg}"),
-            Self::Failed(msg) => write!(f, "failed: {msg}"),
+            Self::Failed(msg) => write!(f, "failed: {}", without_kind("failed", msg)),
         }
     }
 }

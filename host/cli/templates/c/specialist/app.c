@@ -27,8 +27,7 @@ static bool run(const char *brief, guild_report_t *report, guild_run_error_t *er
         guild_report(report, GUILD_FAILED, "{{tool}} did not succeed", call.output ? call.output : "");
         guild_report_add_open_issue(report, why);
     } else { /* refused by the host: denied, invalid input, a limit, the connector failed */
-        guild_run_error(err, false, guild_fmt("%s was refused (%s): %s", TOOL, guild_call_status_name(status),
-                                              call.error));
+        guild_run_error(err, false, guild_fmt("%s was refused: %s", TOOL, call.error)); /* "denied: ..." */
     }
     guild_call_free(&call);
     return status == GUILD_CALL_OK || status == GUILD_CALL_FAILED || status == GUILD_CALL_PENDING;

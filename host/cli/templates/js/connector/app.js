@@ -6,7 +6,7 @@ import { ToolOutcome, connector, field, log, sha256Hex } from "guild-sdk";
 const TEXT_SCHEMA = { type: "object", properties: { text: { type: "string", description: "The text." } },
   required: ["text"], additionalProperties: false };
 
-// guild:plugin@0.2.0 exports one interface per world: the connector's is `connector-api`.
+// guild:plugin@0.3.0 exports one interface per world: the connector's is `connector-api`.
 export const connectorApi = connector({
   tools: {
     echo: {

@@ -20,7 +20,7 @@ function skill(name) {
   return found;
 }
 
-// guild:plugin@0.2.0 exports one interface per world: the skill loader's is `skill-loader-api`.
+// guild:plugin@0.3.0 exports one interface per world: the skill loader's is `skill-loader-api`.
 export const skillLoaderApi = skillLoader({
   list: () => Object.entries(SKILLS).map(([name, s]) => ({ name, description: s.description })),
   load: (name) => skill(name).body,

@@ -20,5 +20,5 @@ export function run(brief) {
   return report;
 }
 
-// guild:plugin@0.2.0 exports one interface per world: the specialist's is `specialist-api`.
+// guild:plugin@0.3.0 exports one interface per world: the specialist's is `specialist-api`.
 export const specialistApi = specialist({ describe: "Sends its brief to {{tool}} and reports the answer.", run });
