@@ -14,7 +14,8 @@ use serde_json::{Value, json};
 
 mod common;
 use common::host_proc::{
-    alive, assert_passed, client_script, host_pid, stop_host, venv_python, wait_gone,
+    alive, assert_passed, check, check_until, client_script, host_pid, stop_host, venv_python,
+    wait_gone,
 };
 use common::stdio_peer::StdioPeer;
 use common::{guild, output_text, plugin};
@@ -34,24 +35,6 @@ fn setup(extra: &str) -> tempfile::TempDir {
 
 fn run(dir: &Path, args: &[&str]) -> Output {
     guild(dir, args).output().expect("guild runs")
-}
-
-/// `guild --json tasks check ID`'s task.
-fn check(dir: &Path, id: &str) -> Value {
-    let out = run(dir, &["--json", "tasks", "check", id]);
-    assert!(out.status.success(), "{}", output_text(&out));
-    serde_json::from_slice::<Value>(&out.stdout).expect("JSON")["task"].clone()
-}
-
-fn check_until(dir: &Path, id: &str, done: impl Fn(&Value) -> bool) -> Value {
-    for _ in 0..1200 {
-        let task = check(dir, id);
-        if done(&task) {
-            return task;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    panic!("task {id} never got there: {}", check(dir, id));
 }
 
 /// Starts, in an MCP session, a background task whose call waits for approval; the task id.

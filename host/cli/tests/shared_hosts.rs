@@ -7,12 +7,12 @@
 use std::io::{BufRead as _, BufReader};
 use std::path::Path;
 use std::process::{Child, ChildStderr, Output, Stdio};
-use std::time::Duration;
 
 use guild_pg::testing::{TestServer, TestServerError};
 use serde_json::{Value, json};
 
 mod common;
+use common::host_proc::{check, check_until};
 use common::{guild, output_text, plugin};
 
 /// A started server, or `None` (with a loud message) when PostgreSQL is not installed here and
@@ -93,24 +93,6 @@ fn start_task(dir: &Path, brief: &Value) -> String {
     assert!(out.status.success(), "{}", output_text(&out));
     let answer: Value = serde_json::from_slice(&out.stdout).expect("JSON");
     answer["task_id"].as_str().expect("task id").to_owned()
-}
-
-fn check(dir: &Path, id: &str) -> Value {
-    let out = run(dir, &["--json", "tasks", "check", id]);
-    assert!(out.status.success(), "{}", output_text(&out));
-    serde_json::from_slice::<Value>(&out.stdout).expect("JSON")["task"].clone()
-}
-
-/// Checks (through `dir`'s host) until `done` holds; bounded only against hanging.
-fn check_until(dir: &Path, id: &str, done: impl Fn(&Value) -> bool) -> Value {
-    for _ in 0..1200 {
-        let task = check(dir, id);
-        if done(&task) {
-            return task;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    panic!("task {id} never got there: {}", check(dir, id));
 }
 
 #[test]

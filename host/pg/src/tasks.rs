@@ -499,21 +499,26 @@ fn reap(c: &mut postgres::Client) -> std::result::Result<Vec<String>, postgres::
     let mut ids = Vec::new();
     for row in &expired {
         let (id, owner): (String, String) = (row.try_get(0)?, row.try_get(1)?);
-        tx.execute(
-            "UPDATE tasks SET status = 'interrupted', updated_ms = $2 WHERE id = $1",
-            &[&id, &now_ms()],
-        )?;
-        append_event(
-            &mut tx,
-            &id,
-            "status",
-            &format!("interrupted: the host running it ({owner}) stopped renewing its lease"),
-        )?;
+        let why = format!("the host running it ({owner}) stopped renewing its lease");
+        interrupt(&mut tx, &id, &why)?;
         tracing::warn!(task_id = %id, owner = %owner, "background task interrupted: its host's lease expired");
         ids.push(id);
     }
     tx.commit()?;
     Ok(ids)
+}
+
+/// Marks task `id` interrupted and records `why` among its events.
+fn interrupt(
+    tx: &mut postgres::Transaction<'_>,
+    id: &str,
+    why: &str,
+) -> std::result::Result<(), postgres::Error> {
+    tx.execute(
+        "UPDATE tasks SET status = 'interrupted', updated_ms = $2 WHERE id = $1",
+        &[&id, &now_ms()],
+    )?;
+    append_event(tx, id, "status", &format!("interrupted: {why}")).map(|_| ())
 }
 
 /// Renews this host's leases and its `guild_hosts` row, and reaps expired leases.
@@ -547,15 +552,10 @@ fn leave(c: &mut postgres::Client, me: &HostIdentity) -> std::result::Result<(),
     )?;
     for row in &held {
         let id: String = row.try_get(0)?;
-        tx.execute(
-            "UPDATE tasks SET status = 'interrupted', updated_ms = $2 WHERE id = $1",
-            &[&id, &now_ms()],
-        )?;
-        append_event(
+        interrupt(
             &mut tx,
             &id,
-            "status",
-            &format!("interrupted: the host running it ({}) stopped", me.name),
+            &format!("the host running it ({}) stopped", me.name),
         )?;
     }
     tx.execute("DELETE FROM guild_hosts WHERE id = $1", &[&me.id])?;

@@ -1,13 +1,15 @@
 //! The data dir's background host as the client tests see it from outside: its pid from the
 //! lock file, whether it still runs, ending it, and the Python clients (the official SDK in
 //! `.venv`, LangChain's adapter in `.venv/langchain`) that reach it through a stdio `guild
-//! serve` and must print "all checks passed".
+//! serve` and must print "all checks passed", and a task's state as `guild tasks check` reads it.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-use super::output_text;
+use serde_json::Value;
+
+use super::{guild, output_text};
 
 /// The repository's root (this crate is `host/cli`).
 pub(crate) fn repo() -> PathBuf {
@@ -54,6 +56,27 @@ pub(crate) fn stop_host(dir: &Path) {
         .args(["-TERM", &pid.to_string()])
         .status();
     wait_gone(pid, "after SIGTERM");
+}
+
+/// `guild --json tasks check ID`'s task, through `dir`'s configuration.
+pub(crate) fn check(dir: &Path, id: &str) -> Value {
+    let out = guild(dir, &["--json", "tasks", "check", id])
+        .output()
+        .expect("guild runs");
+    assert!(out.status.success(), "{}", output_text(&out));
+    serde_json::from_slice::<Value>(&out.stdout).expect("JSON")["task"].clone()
+}
+
+/// Checks task `id` until `done` holds; bounded only against hanging on a loaded machine.
+pub(crate) fn check_until(dir: &Path, id: &str, done: impl Fn(&Value) -> bool) -> Value {
+    for _ in 0..1200 {
+        let task = check(dir, id);
+        if done(&task) {
+            return task;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("task {id} never got there: {}", check(dir, id));
 }
 
 /// The Python of the virtual environment `venv` (relative to the repository), which
