@@ -166,26 +166,13 @@ fn task_results_conform_to_the_task_tools_output_schema() {
 #[test]
 fn the_typescript_client_verifies_skills_and_runs_tasks() {
     let dir = setup();
-    let client = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_ts");
-    assert!(
-        client
-            .join("node_modules/@modelcontextprotocol/client")
-            .is_dir(),
-        "the TypeScript MCP client is not installed: run tests/setup.sh (plugins/build.sh does)"
-    );
-    let out = std::process::Command::new("node")
-        .arg(client.join("client.mjs"))
-        .arg(env!("CARGO_BIN_EXE_guild"))
-        .arg(dir.path().join("guild.toml"))
-        .arg(dir.path().join("skills"))
-        .current_dir(dir.path())
-        .output()
-        .expect("node runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stdout}\n{stderr}");
-    let summary: serde_json::Value =
-        serde_json::from_str(stdout.lines().last().unwrap_or_default()).expect("a JSON summary");
+    let guild = std::path::PathBuf::from(env!("CARGO_BIN_EXE_guild"));
+    let args = [
+        guild,
+        dir.path().join("guild.toml"),
+        dir.path().join("skills"),
+    ];
+    let summary = ts_script("client.mjs", &args, dir.path());
     assert_eq!(
         summary["skills"],
         serde_json::json!(["skill://release-notes/SKILL.md"])
@@ -296,15 +283,26 @@ fn stop(mut child: std::process::Child) {
 }
 
 fn ts_tasks(dir: &std::path::Path, args: &[&str]) -> serde_json::Value {
+    ts_script("tasks.mjs", args, dir)
+}
+
+/// Runs `host/cli/tests/mcp_ts/SCRIPT ARGS` (the official TypeScript client, installed by
+/// tests/setup.sh) in `dir`; the JSON summary on its last line.
+fn ts_script(
+    script: &str,
+    args: &[impl AsRef<std::ffi::OsStr>],
+    dir: &std::path::Path,
+) -> serde_json::Value {
     let client = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_ts");
     assert!(
-        client
-            .join("node_modules/@modelcontextprotocol/ext-tasks")
-            .is_dir(),
+        ["client", "ext-tasks"].iter().all(|p| client
+            .join("node_modules/@modelcontextprotocol")
+            .join(p)
+            .is_dir()),
         "the TypeScript MCP client is not installed: run tests/setup.sh (plugins/build.sh does)"
     );
     let out = std::process::Command::new("node")
-        .arg(client.join("tasks.mjs"))
+        .arg(client.join(script))
         .args(args)
         .current_dir(dir)
         .output()
