@@ -197,12 +197,9 @@ fn the_typescript_client_verifies_skills_and_runs_tasks() {
     assert_eq!(summary["session_status"], "succeeded", "{summary}");
 }
 
-/// A `task` result links each artifact its report references (`resource_link`, the report's
-/// sha256 in `_meta`); `resources/read` serves the bytes while they are still those the report
-/// claimed, and refuses them, naming the artifact, once they changed; an unknown artifact URI is
-/// not found.
-#[test]
-fn task_results_link_their_artifacts_and_resources_read_serves_them() {
+/// A folder whose `guild.toml` loads kb with its `/workspace` granted read-write (kb writes
+/// artifacts there).
+fn kb_folder() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::create_dir(dir.path().join("kb")).expect("kb folder");
     let text = format!(
@@ -210,6 +207,16 @@ fn task_results_link_their_artifacts_and_resources_read_serves_them() {
         common::plugin("kb").display().to_string()
     );
     std::fs::write(dir.path().join("guild.toml"), text).expect("guild.toml");
+    dir
+}
+
+/// A `task` result links each artifact its report references (`resource_link`, the report's
+/// sha256 in `_meta`); `resources/read` serves the bytes while they are still those the report
+/// claimed, and refuses them, naming the artifact, once they changed; an unknown artifact URI is
+/// not found.
+#[test]
+fn task_results_link_their_artifacts_and_resources_read_serves_them() {
+    let dir = kb_folder();
     let (mut peer, _) = StdioPeer::start(dir.path(), serde_json::json!({}));
     let called = peer.request(
         "tools/call",
@@ -442,13 +449,7 @@ fn clients_before_2025_11_25_get_no_tasks() {
 /// it.
 #[test]
 fn background_results_link_their_artifacts() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    std::fs::create_dir(dir.path().join("kb")).expect("kb folder");
-    let text = format!(
-        "[host]\nplugins = [{:?}]\ndata_dir = \"data\"\n\n[grants.kb]\nfs = [{{ guest = \"/workspace\", host = \"kb\", mode = \"rw\" }}]\n",
-        common::plugin("kb").display().to_string()
-    );
-    std::fs::write(dir.path().join("guild.toml"), text).expect("guild.toml");
+    let dir = kb_folder();
     let tasks = serde_json::json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
     let (mut peer, _) = StdioPeer::start(dir.path(), tasks);
     let started = peer.request(
