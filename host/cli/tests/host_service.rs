@@ -276,8 +276,12 @@ fn a_host_whose_data_dir_is_removed_exits() {
     let (peer, _) = StdioPeer::start(dir.path(), json!({}));
     peer.stop();
     let host = host_pid(dir.path());
-    std::fs::remove_dir_all(dir.path().join("data")).expect("remove the data dir");
+    // Moved away in one step, then removed: a host still writing into it (its log, its
+    // compile cache) would make a plain recursive removal fail with "directory not empty".
+    let gone = dir.path().join("data.removed");
+    std::fs::rename(dir.path().join("data"), &gone).expect("move the data dir away");
     wait_gone(host, "data dir removed");
+    std::fs::remove_dir_all(&gone).expect("remove the data dir");
 }
 
 #[test]
