@@ -17,6 +17,7 @@ use guild_receipts::{
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::{GenericClient, Row};
 
+use crate::group::{Answer, Op, Queue, mismatch};
 use crate::worker::Worker;
 use crate::{PgConfig, PgError, describe, schema};
 
@@ -43,6 +44,8 @@ pub struct PgLedgerStore {
     worker: Worker,
     /// Intents this store committed and has not completed (see the module docs).
     in_flight: Arc<Mutex<HashSet<String>>>,
+    /// Single writes waiting for their group commit (src/group.rs).
+    pub(crate) queue: Arc<Queue>,
     target: String,
 }
 
@@ -56,8 +59,15 @@ impl PgLedgerStore {
         Ok(PgLedgerStore {
             worker,
             in_flight: Arc::default(),
+            queue: Arc::default(),
             target,
         })
+    }
+
+    /// Queues one write for the next group commit and waits until it is committed.
+    fn submit(&self, op: Op) -> Result<Answer> {
+        self.queue
+            .submit(&self.worker, &self.in_flight, &self.target, op)
     }
 
     /// Runs `f` on the store's connection.
@@ -81,11 +91,26 @@ impl PgLedgerStore {
     }
 }
 
-fn locked(set: &Mutex<HashSet<String>>) -> std::sync::MutexGuard<'_, HashSet<String>> {
+pub(crate) fn locked(set: &Mutex<HashSet<String>>) -> std::sync::MutexGuard<'_, HashSet<String>> {
     set.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl LedgerStore for PgLedgerStore {
+    // Single writes (the tool-call path's) are group-committed with concurrent callers'.
+    fn begin(&self, intent: Intent) -> Result<Begin> {
+        match self.submit(Op::Begin(intent))? {
+            Answer::Begin(b) => Ok(b),
+            _ => Err(mismatch()),
+        }
+    }
+
+    fn complete(&self, intent: &IntentId, outcome: Completion) -> Result<Receipt> {
+        match self.submit(Op::Complete(intent.as_str().to_owned(), outcome))? {
+            Answer::Complete(r) => Ok(*r),
+            _ => Err(mismatch()),
+        }
+    }
+
     fn begin_many(&self, intents: Vec<Intent>) -> Result<Vec<Begin>> {
         self.call(move |c, in_flight, target| {
             let mut w = Writer::start(c, target)?;
@@ -162,12 +187,10 @@ impl LedgerStore for PgLedgerStore {
 
     fn audit(&self, kind: AuditKind, plugin: &str, detail: &str) -> Result<AuditEntry> {
         let entry = backend::audit_entry(kind, plugin, detail);
-        self.call(move |c, _, target| {
-            let mut w = Writer::start(c, target)?;
-            let entry = w.append(entry)?;
-            w.commit()?;
-            backend::audit(entry)
-        })
+        match self.submit(Op::Audit(Box::new(entry)))? {
+            Answer::Audit(a) => Ok(*a),
+            _ => Err(mismatch()),
+        }
     }
 
     fn get(&self, id: &str) -> Result<Option<Receipt>> {
@@ -252,7 +275,7 @@ fn verify(c: &mut postgres::Client) -> Result<VerifyReport> {
 }
 
 /// One write transaction, holding the head row's lock, and the chain head inside it.
-struct Writer<'c> {
+pub(crate) struct Writer<'c> {
     tx: postgres::Transaction<'c>,
     seq: u64,
     hash: String,
@@ -262,7 +285,7 @@ struct Writer<'c> {
 impl<'c> Writer<'c> {
     /// Starts a transaction and locks the head row: writers on every host wait here, in turn.
     /// Refuses a ledger whose last entry is not the one the head row records.
-    fn start(c: &'c mut postgres::Client, target: &str) -> Result<Writer<'c>> {
+    pub(crate) fn start(c: &'c mut postgres::Client, target: &str) -> Result<Writer<'c>> {
         let mut tx = c.transaction().map_err(pg("start a write transaction"))?;
         let row = tx
             .query_one("SELECT seq, hash FROM ledger_head FOR UPDATE", &[])
@@ -298,8 +321,13 @@ impl<'c> Writer<'c> {
         })
     }
 
+    /// The sequence of the chain's last entry, this transaction's appends included.
+    pub(crate) fn seq(&self) -> u64 {
+        self.seq
+    }
+
     /// Links `entry` after the head and inserts it.
-    fn append(&mut self, mut entry: Entry) -> Result<Entry> {
+    pub(crate) fn append(&mut self, mut entry: Entry) -> Result<Entry> {
         backend::link(&mut entry, self.seq, &self.hash);
         let seq = seq_param(entry.seq)?;
         let sql = format!(
@@ -342,7 +370,7 @@ impl<'c> Writer<'c> {
 
     /// Moves the head row to the last appended entry and commits (the WAL is flushed before
     /// this returns).
-    fn commit(mut self) -> Result<()> {
+    pub(crate) fn commit(mut self) -> Result<()> {
         if self.appended {
             let seq = seq_param(self.seq)?;
             self.tx
@@ -356,7 +384,7 @@ impl<'c> Writer<'c> {
     }
 
     /// One intent: a replay answer, or a new intent entry whose id joins `new_ids`.
-    fn begin_one(
+    pub(crate) fn begin_one(
         &mut self,
         in_flight: &HashSet<String>,
         new_ids: &mut Vec<String>,
@@ -441,7 +469,7 @@ impl<'c> Writer<'c> {
     }
 
     /// One outcome: the outcome entry and the receipt's first sequence.
-    fn complete_one(&mut self, id: &str, outcome: Completion) -> Result<(Entry, u64)> {
+    pub(crate) fn complete_one(&mut self, id: &str, outcome: Completion) -> Result<(Entry, u64)> {
         let (latest, first) =
             latest(&mut self.tx, id)?.ok_or_else(|| LedgerError::NotFound { id: id.to_owned() })?;
         if latest.kind != EntryKind::Intent.as_str() {

@@ -11,7 +11,8 @@
 //! sequence. The head row is the backend's anchor: `verify` checks the chain reaches it, and a
 //! write refuses a ledger whose last entry is not the one it records. Commits wait for the WAL
 //! flush (`synchronous_commit = on` is set on every connection): an intent is durable before
-//! the call runs, an outcome before it is reported.
+//! the call runs, an outcome before it is reported. Single writes of concurrent callers on one
+//! store share such a transaction ([`group`]'s group commit).
 //!
 //! # Sync traits, async host
 //! The store traits block. Each store owns one connection on a thread of its own
@@ -26,6 +27,9 @@
 //! by a newer Guild, or one holding other tables, is refused ([`PgError`]).
 
 mod config;
+mod group;
+#[cfg(test)]
+mod group_tests;
 mod ledger;
 mod memory;
 pub mod schema;

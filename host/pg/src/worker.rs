@@ -57,6 +57,14 @@ impl Worker {
         }
     }
 
+    /// Queues `f` to run on the connection and returns at once; `false` if the thread is gone.
+    /// `f` answers its callers itself (the group commit, src/group.rs).
+    pub(crate) fn send(&self, f: impl FnOnce(&mut postgres::Client) + Send + 'static) -> bool {
+        self.jobs
+            .as_ref()
+            .is_some_and(|jobs| jobs.send(Box::new(f)).is_ok())
+    }
+
     /// Runs `f` on the connection and returns its answer; `None` if the thread is gone or the
     /// job panicked.
     pub(crate) fn run<R: Send + 'static>(

@@ -100,6 +100,51 @@ fn concurrent_stores_make_one_chain() {
     }
 }
 
+#[test]
+fn eight_callers_on_each_of_two_stores_make_one_chain() {
+    let Some(server) = common::server() else {
+        return;
+    };
+    const CALLS: usize = 12;
+    const CALLERS: usize = 8;
+    let config = common::fresh(&server);
+    let stores: Vec<Arc<PgLedgerStore>> = (0..2)
+        .map(|_| Arc::new(PgLedgerStore::open(&config).expect("open")))
+        .collect();
+    let barrier = Arc::new(Barrier::new(2 * CALLERS));
+    let threads: Vec<_> = stores
+        .iter()
+        .enumerate()
+        .flat_map(|(h, store)| (0..CALLERS).map(move |c| (h, c, Arc::clone(store))))
+        .map(|(h, c, store)| {
+            let barrier = Arc::clone(&barrier);
+            std::thread::spawn(move || {
+                barrier.wait();
+                write_calls(store.as_ref(), &format!("h{h}c{c}"), CALLS);
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().expect("caller");
+    }
+    for (h, store) in stores.iter().enumerate() {
+        let report = store.verify().expect("verify");
+        assert!(report.ok, "store {h}: {report}");
+        assert_eq!(
+            report.entries,
+            (2 * CALLERS) as u64 * entries_for(CALLS),
+            "every caller's every write is in the one chain"
+        );
+        assert_eq!(report.anchored_sequence, Some(report.entries));
+    }
+    let outcomes = stores[0].list(usize::MAX).expect("list");
+    assert_eq!(outcomes.len(), 2 * CALLERS * CALLS);
+    assert!(
+        outcomes.iter().all(|r| r.status == ReceiptStatus::Success),
+        "every acknowledged outcome is recorded"
+    );
+}
+
 /// Entry point of the writer processes [`separate_processes_make_one_chain`] starts (this test
 /// binary again); does nothing when run otherwise.
 #[test]
