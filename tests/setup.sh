@@ -8,6 +8,8 @@
 #     it, both ways;
 #   - PostgreSQL's server binaries (Debian's postgresql, without its default cluster): host/pg's
 #     tests run initdb and postgres in a temporary folder (guild_pg::testing);
+#   - the openssl command (Debian's openssl): host/pg's TLS tests make a throwaway CA and server
+#     certificate with it;
 #   - Node.js and npm (the JavaScript SDK's and scaffolds' unit tests), then the pinned JavaScript
 #     and C plugin toolchains (sdk/js/setup.sh, sdk/c/setup.sh), and the official TypeScript MCP
 #     client with its Tasks add-on and the MCP Inspector's CLI (pinned, host/cli/tests/mcp_ts/, which
@@ -70,6 +72,8 @@ fi
 
 command -v ssh-keygen >/dev/null || apt_install openssh-client
 command -v ssh-keygen >/dev/null || die "ssh-keygen is still not on PATH after installing openssh-client"
+command -v openssl >/dev/null || apt_install openssl
+command -v openssl >/dev/null || die "openssl is still not on PATH after installing openssl"
 
 # initdb and postgres on PATH or where Debian puts them (what guild_pg::testing looks for).
 has_postgres() {

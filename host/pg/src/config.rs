@@ -1,8 +1,13 @@
-//! [`PgConfig`]: where the database is and how to log in. The URL never carries the password
-//! (guild.toml is shared and committed); it comes from the environment ([`PASSWORD_ENV`]).
+//! [`PgConfig`]: where the database is, how to log in and whether to use TLS. The URL never
+//! carries the password (guild.toml is shared and committed); it comes from the environment
+//! ([`PASSWORD_ENV`]). TLS follows the URL's `sslmode` ([`crate::tls`]).
 
 use std::str::FromStr;
+use std::sync::Arc;
 
+use postgres::config::SslMode;
+
+use crate::tls::{self, Mode, Rustls};
 use crate::{PgError, describe};
 
 /// Environment variable holding the database password.
@@ -12,6 +17,8 @@ pub const PASSWORD_ENV: &str = "GUILD_STORE_PASSWORD";
 #[derive(Clone)]
 pub struct PgConfig {
     config: postgres::Config,
+    /// The TLS settings of `sslmode=require` or `verify-full`; `None` for plain connections.
+    tls: Option<Arc<rustls::ClientConfig>>,
     target: String,
 }
 
@@ -30,9 +37,17 @@ impl PgConfig {
         PgConfig::with_password(url, std::env::var(PASSWORD_ENV).ok())
     }
 
-    /// Parses `url` (which must not carry a password) and uses `password` to log in.
+    /// Parses `url` (which must not carry a password) and uses `password` to log in. A CA file
+    /// named by `sslrootcert` is read now.
     pub fn with_password(url: &str, password: Option<String>) -> Result<PgConfig, PgError> {
-        let mut config = postgres::Config::from_str(url).map_err(|e| PgError::Url(describe(&e)))?;
+        let (url, mode) = tls::split(url)?;
+        let mut config =
+            postgres::Config::from_str(&url).map_err(|e| PgError::Url(describe(&e)))?;
+        config.ssl_mode(match mode {
+            Mode::Disable => SslMode::Disable,
+            Mode::Require | Mode::VerifyFull { .. } => SslMode::Require,
+        });
+        let tls = tls::client_config(&mode)?;
         if config.get_password().is_some() {
             return Err(PgError::Url(format!(
                 "it contains a password; remove it and set {PASSWORD_ENV} in the environment \
@@ -56,7 +71,11 @@ impl PgConfig {
             hosts.join(","),
             config.get_dbname().unwrap_or("(default database)")
         );
-        Ok(PgConfig { config, target })
+        Ok(PgConfig {
+            config,
+            tls,
+            target,
+        })
     }
 
     /// Host and database, for messages (no credentials).
@@ -66,13 +85,14 @@ impl PgConfig {
 
     /// A new connection with Guild's session settings.
     pub(crate) fn connect(&self) -> Result<postgres::Client, PgError> {
-        let mut client = self
-            .config
-            .connect(postgres::NoTls)
-            .map_err(|e| PgError::Connect {
-                target: self.target.clone(),
-                reason: describe(&e),
-            })?;
+        let connected = match &self.tls {
+            None => self.config.connect(postgres::NoTls),
+            Some(tls) => self.config.connect(Rustls(tls.clone())),
+        };
+        let mut client = connected.map_err(|e| PgError::Connect {
+            target: self.target.clone(),
+            reason: describe(&e),
+        })?;
         // Durability must not depend on the server's default: a commit returns once the WAL
         // is flushed. READ COMMITTED: every statement after the head lock sees what the writer
         // before committed.

@@ -35,6 +35,7 @@ mod memory;
 pub mod schema;
 mod tasks;
 pub mod testing;
+mod tls;
 mod worker;
 
 use thiserror::Error;

@@ -9,6 +9,7 @@
 
 use std::fs::File;
 use std::net::{TcpListener, TcpStream};
+use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -51,6 +52,16 @@ pub enum TestServerError {
 impl TestServer {
     /// Runs `initdb` and starts the server; returns once it accepts connections.
     pub fn start() -> Result<TestServer, TestServerError> {
+        TestServer::launch(None)
+    }
+
+    /// [`TestServer::start`] with `ssl = on`, serving the PEM certificate (chain) `cert` and
+    /// its key `key`; clients may still connect without TLS.
+    pub fn start_tls(cert: &[u8], key: &[u8]) -> Result<TestServer, TestServerError> {
+        TestServer::launch(Some((cert, key)))
+    }
+
+    fn launch(tls: Option<(&[u8], &[u8])>) -> Result<TestServer, TestServerError> {
         let bin = find_bin().ok_or(TestServerError::NotInstalled)?;
         let failed =
             |what: &str, e: &dyn std::fmt::Display| TestServerError::Failed(format!("{what}: {e}"));
@@ -86,10 +97,32 @@ impl TestServer {
         }
         let port = free_port().map_err(|e| failed("find a free port", &e))?;
         let server_log = dir.path().join("postgres.log");
+        let mut settings = Vec::new();
+        if let Some((cert, key)) = tls {
+            // The server refuses a key file others can read; it must be its user's.
+            for (name, pem) in [("server.crt", cert), ("server.key", key)] {
+                let path = dir.path().join(name);
+                std::fs::write(&path, pem).map_err(|e| failed("write the TLS files", &e))?;
+                std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
+                    .map_err(|e| failed("restrict the TLS files", &e))?;
+                if let Some((uid, gid)) = run_as {
+                    std::os::unix::fs::chown(&path, Some(uid), Some(gid))
+                        .map_err(|e| failed("hand the TLS files to nobody", &e))?;
+                }
+                let key = if name == "server.crt" {
+                    "ssl_cert_file"
+                } else {
+                    "ssl_key_file"
+                };
+                settings.push(format!("{key}={}", path.display()));
+            }
+            settings.push("ssl=on".to_owned());
+        }
         let child = command(&bin, "postgres", run_as)
             .arg("-D")
             .arg(&data)
             .args(["-p", &port.to_string(), "-c", "listen_addresses=127.0.0.1"])
+            .args(settings.iter().flat_map(|s| ["-c", s.as_str()]))
             .arg("-k")
             .arg(dir.path())
             .stdin(Stdio::null())
