@@ -140,6 +140,8 @@ struct ReceiptsConfig {
     path: Path,
     hosts: usize,
     samples: Vec<Duration>,
+    /// Entries per committed transaction (PostgreSQL: entries over distinct `xmin`s).
+    per_commit: Vec<f64>,
 }
 
 fn receipts_bench(server: &TestServer) {
@@ -149,6 +151,7 @@ fn receipts_bench(server: &TestServer) {
         path: Path::SqliteQueued,
         hosts: 0,
         samples: Vec::new(),
+        per_commit: Vec::new(),
     }];
     for (path, what) in [
         (Path::OnePerWrite, "one transaction per write"),
@@ -160,6 +163,7 @@ fn receipts_bench(server: &TestServer) {
                 path,
                 hosts,
                 samples: Vec::new(),
+                per_commit: Vec::new(),
             });
         }
     }
@@ -194,21 +198,39 @@ fn receipts_bench(server: &TestServer) {
                 "{}: {report}",
                 config.label
             );
+            if config.hosts > 0 {
+                let commits: i64 = server
+                    .client(&format!("receipts_{databases}"))
+                    .expect("client")
+                    .query_one("SELECT count(DISTINCT xmin::text) FROM ledger_entries", &[])
+                    .expect("count transactions")
+                    .get(0);
+                config.per_commit.push(expected as f64 / commits as f64);
+            }
         }
     }
     println!(
         "receipts/s: {WRITERS} writers per host, {RECEIPTS_PER_WRITER} receipts each \
          (intent + outcome, each durable), median of {RUNS}"
     );
-    println!("{:<52} {:>12} {:>12}", "", "median ms", "receipts/s");
-    for config in &configs {
+    println!(
+        "{:<52} {:>12} {:>12} {:>14}",
+        "", "median ms", "receipts/s", "writes/commit"
+    );
+    for config in &mut configs {
         let median = guild_tests::median(config.samples.clone());
         let receipts = config.hosts.max(1) * WRITERS * RECEIPTS_PER_WRITER;
+        config.per_commit.sort_by(f64::total_cmp);
+        let per_commit = config
+            .per_commit
+            .get(config.per_commit.len() / 2)
+            .map_or("-".to_owned(), |n| format!("{n:.1}"));
         println!(
-            "{:<52} {:>12.0} {:>12.0}",
+            "{:<52} {:>12.0} {:>12.0} {:>14}",
             config.label,
             median.as_secs_f64() * 1e3,
-            receipts as f64 / median.as_secs_f64()
+            receipts as f64 / median.as_secs_f64(),
+            per_commit
         );
     }
     println!();

@@ -15,6 +15,7 @@ use guild_receipts::{
     LedgerStore, Receipt, ReceiptStatus, VerifyReport,
 };
 use postgres::fallible_iterator::FallibleIterator;
+use postgres::types::{ToSql, Type};
 use postgres::{GenericClient, Row};
 
 use crate::group::{Answer, Op, Queue, mismatch};
@@ -274,7 +275,9 @@ fn verify(c: &mut postgres::Client) -> Result<VerifyReport> {
     Ok(walk.report(bad, HEAD))
 }
 
-/// One write transaction, holding the head row's lock, and the chain head inside it.
+/// One write transaction, holding the head row's lock, and the chain head inside it. Its
+/// statements name their parameters' types (`query_typed`), so each is one round trip to the
+/// server, not a prepare and then an execute: the head lock is held for fewer of them.
 pub(crate) struct Writer<'c> {
     tx: postgres::Transaction<'c>,
     seq: u64,
@@ -288,11 +291,11 @@ impl<'c> Writer<'c> {
     pub(crate) fn start(c: &'c mut postgres::Client, target: &str) -> Result<Writer<'c>> {
         let mut tx = c.transaction().map_err(pg("start a write transaction"))?;
         let row = tx
-            .query_one("SELECT seq, hash FROM ledger_head FOR UPDATE", &[])
+            .query_typed_one("SELECT seq, hash FROM ledger_head FOR UPDATE", &[])
             .map_err(pg("lock the chain head"))?;
         let (seq, hash) = (seq_of(&row, 0)?, text(&row, 1)?);
         let last = tx
-            .query_opt(
+            .query_typed_opt(
                 "SELECT seq, hash FROM ledger_entries ORDER BY seq DESC LIMIT 1",
                 &[],
             )
@@ -334,31 +337,34 @@ impl<'c> Writer<'c> {
             "INSERT INTO ledger_entries ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, \
              $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)"
         );
+        fn text(v: &(dyn ToSql + Sync)) -> (&(dyn ToSql + Sync), Type) {
+            (v, Type::TEXT)
+        }
         self.tx
-            .execute(
+            .query_typed(
                 &sql,
                 &[
-                    &seq,
-                    &entry.kind,
-                    &entry.receipt_id,
-                    &entry.task_id,
-                    &entry.route,
-                    &entry.plugin,
-                    &entry.tool,
-                    &entry.receipt_type,
-                    &entry.operation,
-                    &entry.status,
-                    &entry.external_id,
-                    &entry.verifiable_url,
-                    &entry.preview,
-                    &entry.error,
-                    &entry.time,
-                    &entry.input_sha256,
-                    &entry.idempotency_key,
-                    &entry.detail,
-                    &entry.prev_hash,
-                    &entry.hash,
-                    &entry.chain,
+                    (&seq, Type::INT8),
+                    text(&entry.kind),
+                    text(&entry.receipt_id),
+                    text(&entry.task_id),
+                    text(&entry.route),
+                    text(&entry.plugin),
+                    text(&entry.tool),
+                    text(&entry.receipt_type),
+                    text(&entry.operation),
+                    text(&entry.status),
+                    text(&entry.external_id),
+                    text(&entry.verifiable_url),
+                    text(&entry.preview),
+                    text(&entry.error),
+                    text(&entry.time),
+                    text(&entry.input_sha256),
+                    text(&entry.idempotency_key),
+                    text(&entry.detail),
+                    text(&entry.prev_hash),
+                    text(&entry.hash),
+                    text(&entry.chain),
                 ],
             )
             .map_err(pg("append an entry"))?;
@@ -374,9 +380,9 @@ impl<'c> Writer<'c> {
         if self.appended {
             let seq = seq_param(self.seq)?;
             self.tx
-                .execute(
+                .query_typed(
                     "UPDATE ledger_head SET seq = $1, hash = $2",
-                    &[&seq, &self.hash],
+                    &[(&seq, Type::INT8), (&self.hash, Type::TEXT)],
                 )
                 .map_err(pg("move the chain head"))?;
         }
@@ -414,10 +420,10 @@ impl<'c> Writer<'c> {
         };
         let found = self
             .tx
-            .query_opt(
+            .query_typed_opt(
                 "SELECT receipt_id, input_sha256 FROM ledger_entries \
                  WHERE kind = 'intent' AND tool = $1 AND idempotency_key = $2",
-                &[&intent.tool, key],
+                &[(&intent.tool, Type::TEXT), (key, Type::TEXT)],
             )
             .map_err(pg("look up an idempotency key"))?;
         let Some(row) = found else {
@@ -452,10 +458,10 @@ impl<'c> Writer<'c> {
         }
         let recorded = self
             .tx
-            .query_opt(
+            .query_typed_opt(
                 "SELECT receipt_id FROM ledger_entries WHERE kind = 'replay' AND task_id = $1 \
                  AND detail = $2 ORDER BY seq LIMIT 1",
-                &[&intent.task_id, &replayed.id],
+                &[(&intent.task_id, Type::TEXT), (&replayed.id, Type::TEXT)],
             )
             .map_err(pg("look up a replay entry"))?;
         if let Some(row) = recorded {
@@ -498,7 +504,10 @@ fn latest(c: &mut impl GenericClient, id: &str) -> Result<Option<(Entry, u64)>> 
          {COLUMNS} FROM ledger_entries WHERE receipt_id = $1 AND kind <> 'audit' \
          ORDER BY seq DESC LIMIT 1"
     );
-    let Some(row) = c.query_opt(&sql, &[&id]).map_err(pg("read a receipt"))? else {
+    let found = c
+        .query_typed_opt(&sql, &[(&id, Type::TEXT)])
+        .map_err(pg("read a receipt"))?;
+    let Some(row) = found else {
         return Ok(None);
     };
     Ok(Some((entry(&row, 1)?, seq_of(&row, 0)?)))
