@@ -107,11 +107,15 @@ fn writes_queued_behind_a_group_share_one_transaction_in_queue_order() {
     let mut begins: Vec<_> = (1..=5)
         .map(|n| spawn(&store, move |s| s.begin(intent(&format!("t{n}"), None, n))))
         .collect();
+    let first_again = guild_receipts::backend::intent_id(first.as_str().to_owned());
     let completed = spawn(&store, move |s| s.complete(&first, done("I-0")));
-    // The same key with another input: refused, alone.
+    until("the outcome is queued", || store.queue.queued().len() == 6);
+    // The same receipt completed again in the same group, after the first outcome: refused,
+    // alone; and the same key with another input: refused, alone.
+    let again = spawn(&store, move |s| s.complete(&first_again, done("I-again")));
     begins.push(spawn(&store, |s| s.begin(intent("t6", Some("k"), 2))));
-    until("seven writes are queued", || {
-        store.queue.queued().len() == 7
+    until("eight writes are queued", || {
+        store.queue.queued().len() == 8
     });
     let order = store.queue.queued();
     assert!(
@@ -122,6 +126,11 @@ fn writes_queued_behind_a_group_share_one_transaction_in_queue_order() {
 
     blocked.join().expect("thread").expect("the blocked audit");
     completed.join().expect("thread").expect("the outcome");
+    let again = again.join().expect("thread");
+    assert!(
+        matches!(again, Err(LedgerError::AlreadyCompleted { .. })),
+        "{again:?}"
+    );
     let answers: Vec<_> = begins
         .into_iter()
         .map(|t| t.join().expect("thread"))
@@ -150,7 +159,16 @@ fn writes_queued_behind_a_group_share_one_transaction_in_queue_order() {
             if kind == "intent" { r.get(1) } else { r.get(2) }
         })
         .collect();
-    let expected: Vec<String> = order.into_iter().filter(|w| w != "t6").collect();
+    let outcome = order
+        .iter()
+        .position(|w| !w.starts_with('t'))
+        .expect("the outcome is queued");
+    let expected: Vec<String> = order
+        .iter()
+        .enumerate()
+        .filter(|(i, w)| *w != "t6" && (w.starts_with('t') || *i == outcome))
+        .map(|(_, w)| w.clone())
+        .collect();
     assert_eq!(written, expected, "entries are linked in queue order");
     let transactions: std::collections::HashSet<String> =
         rows.iter().map(|r| r.get::<_, String>(3)).collect();

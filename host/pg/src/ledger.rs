@@ -6,7 +6,7 @@
 //! (an intent whose call this store runs now) is kept per store, as in SQLite: another host
 //! sees such an intent as `unknown` and replays it rather than calling again.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use guild_receipts::backend::{self, ChainWalk, Entry};
@@ -161,7 +161,7 @@ impl LedgerStore for PgLedgerStore {
         self.call(move |c, in_flight, target| {
             let mut w = Writer::start(c, target)?;
             let (latest, first) =
-                latest(&mut w.tx, &id)?.ok_or_else(|| LedgerError::NotFound { id: id.clone() })?;
+                latest(w.reads()?, &id)?.ok_or_else(|| LedgerError::NotFound { id: id.clone() })?;
             if latest.kind == EntryKind::Replay.as_str() {
                 return Err(LedgerError::IsReplay {
                     id,
@@ -277,12 +277,18 @@ fn verify(c: &mut postgres::Client) -> Result<VerifyReport> {
 
 /// One write transaction, holding the head row's lock, and the chain head inside it. Its
 /// statements name their parameters' types (`query_typed`), so each is one round trip to the
-/// server, not a prepare and then an execute: the head lock is held for fewer of them.
+/// server, not a prepare and then an execute; appended entries are inserted together, before
+/// the next read and before the commit: the head lock is held for fewer round trips.
 pub(crate) struct Writer<'c> {
     tx: postgres::Transaction<'c>,
     seq: u64,
     hash: String,
     appended: bool,
+    /// Entries appended and not inserted yet (see [`Writer::flush`]).
+    unwritten: Vec<Entry>,
+    /// The latest entry and first sequence of receipts read ahead or completed in this
+    /// transaction.
+    known: HashMap<String, (Entry, u64)>,
 }
 
 impl<'c> Writer<'c> {
@@ -321,6 +327,8 @@ impl<'c> Writer<'c> {
             seq,
             hash,
             appended: false,
+            unwritten: Vec::new(),
+            known: HashMap::new(),
         })
     }
 
@@ -329,54 +337,105 @@ impl<'c> Writer<'c> {
         self.seq
     }
 
-    /// Links `entry` after the head and inserts it.
+    /// Links `entry` after the head. It is inserted with the others of this transaction before
+    /// the next read and before the commit ([`Writer::flush`]).
     pub(crate) fn append(&mut self, mut entry: Entry) -> Result<Entry> {
         backend::link(&mut entry, self.seq, &self.hash);
-        let seq = seq_param(entry.seq)?;
-        let sql = format!(
-            "INSERT INTO ledger_entries ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, \
-             $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)"
-        );
-        fn text(v: &(dyn ToSql + Sync)) -> (&(dyn ToSql + Sync), Type) {
-            (v, Type::TEXT)
-        }
-        self.tx
-            .query_typed(
-                &sql,
-                &[
-                    (&seq, Type::INT8),
-                    text(&entry.kind),
-                    text(&entry.receipt_id),
-                    text(&entry.task_id),
-                    text(&entry.route),
-                    text(&entry.plugin),
-                    text(&entry.tool),
-                    text(&entry.receipt_type),
-                    text(&entry.operation),
-                    text(&entry.status),
-                    text(&entry.external_id),
-                    text(&entry.verifiable_url),
-                    text(&entry.preview),
-                    text(&entry.error),
-                    text(&entry.time),
-                    text(&entry.input_sha256),
-                    text(&entry.idempotency_key),
-                    text(&entry.detail),
-                    text(&entry.prev_hash),
-                    text(&entry.hash),
-                    text(&entry.chain),
-                ],
-            )
-            .map_err(pg("append an entry"))?;
+        seq_param(entry.seq)?;
+        self.unwritten.push(entry.clone());
         self.seq = entry.seq;
         self.hash.clone_from(&entry.hash);
         self.appended = true;
         Ok(entry)
     }
 
+    /// Inserts the entries appended since the last flush, all in one statement.
+    fn flush(&mut self) -> Result<()> {
+        if self.unwritten.is_empty() {
+            return Ok(());
+        }
+        let rows = std::mem::take(&mut self.unwritten);
+        let seqs = rows
+            .iter()
+            .map(|e| seq_param(e.seq))
+            .collect::<Result<Vec<i64>>>()?;
+        let text = |f: fn(&Entry) -> &String| rows.iter().map(f).cloned().collect::<Vec<_>>();
+        let opt =
+            |f: fn(&Entry) -> &Option<String>| rows.iter().map(f).cloned().collect::<Vec<_>>();
+        let columns = [
+            text(|e| &e.kind),
+            text(|e| &e.receipt_id),
+            text(|e| &e.task_id),
+            text(|e| &e.route),
+            text(|e| &e.plugin),
+            text(|e| &e.tool),
+            text(|e| &e.receipt_type),
+            text(|e| &e.operation),
+            text(|e| &e.status),
+        ];
+        let optional = [
+            opt(|e| &e.external_id),
+            opt(|e| &e.verifiable_url),
+            opt(|e| &e.preview),
+            opt(|e| &e.error),
+        ];
+        let time = text(|e| &e.time);
+        let input = text(|e| &e.input_sha256);
+        let more = [opt(|e| &e.idempotency_key), opt(|e| &e.detail)];
+        let hashes = [text(|e| &e.prev_hash), text(|e| &e.hash)];
+        let chain = opt(|e| &e.chain);
+        let mut params: Vec<(&(dyn ToSql + Sync), Type)> = vec![(&seqs, Type::INT8_ARRAY)];
+        params.extend(columns.iter().map(|c| (c as _, Type::TEXT_ARRAY)));
+        params.extend(optional.iter().map(|c| (c as _, Type::TEXT_ARRAY)));
+        params.extend([
+            (&time as _, Type::TEXT_ARRAY),
+            (&input as _, Type::TEXT_ARRAY),
+        ]);
+        params.extend(more.iter().map(|c| (c as _, Type::TEXT_ARRAY)));
+        params.extend(hashes.iter().map(|c| (c as _, Type::TEXT_ARRAY)));
+        params.push((&chain, Type::TEXT_ARRAY));
+        let sql = format!(
+            "INSERT INTO ledger_entries ({COLUMNS}) SELECT * FROM unnest($1, $2, $3, $4, $5, \
+             $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)"
+        );
+        self.tx
+            .query_typed(&sql, &params)
+            .map_err(pg("append entries"))?;
+        Ok(())
+    }
+
+    /// The transaction, with every appended entry inserted: for reads that must see them.
+    fn reads(&mut self) -> Result<&mut postgres::Transaction<'c>> {
+        self.flush()?;
+        Ok(&mut self.tx)
+    }
+
+    /// Reads the latest entries of the receipts `ids` in one query, for the outcomes of a
+    /// group ([`Writer::complete_one`] then needs no read of its own).
+    pub(crate) fn prefetch(&mut self, ids: &[String]) -> Result<()> {
+        let sql = format!(
+            "SELECT first, {COLUMNS} FROM (SELECT MIN(seq) OVER (PARTITION BY receipt_id) AS \
+             first, row_number() OVER (PARTITION BY receipt_id ORDER BY seq DESC) AS n, \
+             {COLUMNS} FROM ledger_entries WHERE receipt_id = ANY($1) AND kind <> 'audit') e \
+             WHERE n = 1"
+        );
+        let rows = self
+            .reads()?
+            .query_typed(&sql, &[(&ids, Type::TEXT_ARRAY)])
+            .map_err(pg("read receipts"))?;
+        for row in rows {
+            let latest = entry(&row, 1)?;
+            let first = seq_of(&row, 0)?;
+            self.known
+                .insert(latest.receipt_id.clone(), (latest, first));
+        }
+        Ok(())
+    }
+
     /// Moves the head row to the last appended entry and commits (the WAL is flushed before
     /// this returns).
     pub(crate) fn commit(mut self) -> Result<()> {
+        self.flush()?;
         if self.appended {
             let seq = seq_param(self.seq)?;
             self.tx
@@ -419,7 +478,7 @@ impl<'c> Writer<'c> {
             return Ok(None);
         };
         let found = self
-            .tx
+            .reads()?
             .query_typed_opt(
                 "SELECT receipt_id, input_sha256 FROM ledger_entries \
                  WHERE kind = 'intent' AND tool = $1 AND idempotency_key = $2",
@@ -438,7 +497,7 @@ impl<'c> Writer<'c> {
             });
         }
         let (latest, first) =
-            latest(&mut self.tx, &receipt_id)?.ok_or_else(|| LedgerError::NotFound {
+            latest(self.reads()?, &receipt_id)?.ok_or_else(|| LedgerError::NotFound {
                 id: receipt_id.clone(),
             })?;
         if latest.kind == EntryKind::Intent.as_str() && in_flight(&receipt_id) {
@@ -457,7 +516,7 @@ impl<'c> Writer<'c> {
             return Ok(replayed);
         }
         let recorded = self
-            .tx
+            .reads()?
             .query_typed_opt(
                 "SELECT receipt_id FROM ledger_entries WHERE kind = 'replay' AND task_id = $1 \
                  AND detail = $2 ORDER BY seq LIMIT 1",
@@ -466,7 +525,7 @@ impl<'c> Writer<'c> {
             .map_err(pg("look up a replay entry"))?;
         if let Some(row) = recorded {
             let id = text(&row, 0)?;
-            let (entry, first) = latest(&mut self.tx, &id)?.ok_or(LedgerError::NotFound { id })?;
+            let (entry, first) = latest(self.reads()?, &id)?.ok_or(LedgerError::NotFound { id })?;
             return backend::receipt(entry, first);
         }
         let entry = self.append(backend::replay_entry(intent, replayed))?;
@@ -476,8 +535,11 @@ impl<'c> Writer<'c> {
 
     /// One outcome: the outcome entry and the receipt's first sequence.
     pub(crate) fn complete_one(&mut self, id: &str, outcome: Completion) -> Result<(Entry, u64)> {
-        let (latest, first) =
-            latest(&mut self.tx, id)?.ok_or_else(|| LedgerError::NotFound { id: id.to_owned() })?;
+        let (latest, first) = match self.known.get(id) {
+            Some(known) => known.clone(),
+            None => latest(self.reads()?, id)?
+                .ok_or_else(|| LedgerError::NotFound { id: id.to_owned() })?,
+        };
         if latest.kind != EntryKind::Intent.as_str() {
             return Err(LedgerError::AlreadyCompleted {
                 id: id.to_owned(),
@@ -485,6 +547,8 @@ impl<'c> Writer<'c> {
             });
         }
         let entry = self.append(backend::follow_up(latest, EntryKind::Outcome, outcome))?;
+        // A second outcome for it in this transaction finds this one.
+        self.known.insert(id.to_owned(), (entry.clone(), first));
         Ok((entry, first))
     }
 }
