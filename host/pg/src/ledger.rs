@@ -136,6 +136,8 @@ impl LedgerStore for PgLedgerStore {
             .collect();
         self.call(move |c, in_flight, target| {
             let mut w = Writer::start(c, target)?;
+            let ids: Vec<String> = items.iter().map(|(id, _)| id.clone()).collect();
+            w.prefetch(&ids)?;
             let mut written = Vec::with_capacity(items.len());
             for (id, outcome) in items {
                 written.push(w.complete_one(&id, outcome)?);
