@@ -35,8 +35,9 @@ use std::time::Duration;
 use guild_receipts::backend::{self, Entry};
 use guild_receipts::{AuditEntry, Begin, Completion, Intent, LedgerError, Receipt};
 
-use crate::ledger::{Writer, locked};
+use crate::ledger::locked;
 use crate::worker::Worker;
+use crate::writer::Writer;
 
 type Result<T> = std::result::Result<T, LedgerError>;
 

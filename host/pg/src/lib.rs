@@ -37,6 +37,7 @@ mod tasks;
 pub mod testing;
 mod tls;
 mod worker;
+mod writer;
 
 use thiserror::Error;
 
