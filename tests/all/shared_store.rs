@@ -23,7 +23,7 @@ const GRANTS: &str = "[memory]\nworkspace = \"acme\"\nuser = \"ana\"\n\n[grants.
 
 /// A started server, or `None` (with a loud message) when PostgreSQL is not installed here and
 /// `GUILD_REQUIRE_PG` is not set.
-fn server() -> Option<TestServer> {
+pub(crate) fn server() -> Option<TestServer> {
     match off_runtime(TestServer::start) {
         Ok(server) => Some(server),
         Err(e @ TestServerError::NotInstalled)
@@ -43,7 +43,7 @@ fn off_runtime<R: Send>(f: impl FnOnce() -> R + Send) -> R {
 }
 
 /// The database `db` on `server` as guild.toml's `[store]` table.
-fn store_table(server: &TestServer, db: &str) -> String {
+pub(crate) fn store_table(server: &TestServer, db: &str) -> String {
     off_runtime(|| server.create_database(db)).expect("create database");
     format!("[store]\nurl = {:?}\n\n", server.url(db))
 }
