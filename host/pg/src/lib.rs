@@ -25,6 +25,7 @@
 //! [`schema`] keeps the versioned migrations and the `guild_schema` table; a database written
 //! by a newer Guild, or one holding other tables, is refused ([`PgError`]).
 
+mod approvals;
 mod config;
 mod join;
 mod ledger;

@@ -460,7 +460,7 @@ fn task(r: &Row) -> std::result::Result<PgTask, postgres::Error> {
 
 /// Appends an event inside `tx`, after locking the task's row so that events of one task from
 /// several hosts get distinct, gapless sequence numbers.
-fn append_event(
+pub(crate) fn append_event(
     tx: &mut impl GenericClient,
     id: &str,
     kind: &str,
