@@ -31,6 +31,7 @@ mod reports;
 mod sdks;
 mod secret_echo;
 mod server;
+mod shared_join;
 mod shared_store;
 mod skill_access;
 mod skill_grants;

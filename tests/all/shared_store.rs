@@ -23,7 +23,7 @@ const GRANTS: &str = "[memory]\nworkspace = \"acme\"\nuser = \"ana\"\n\n[grants.
 
 /// A started server, or `None` (with a loud message) when PostgreSQL is not installed here and
 /// `GUILD_REQUIRE_PG` is not set.
-fn server() -> Option<TestServer> {
+pub(crate) fn server() -> Option<TestServer> {
     match off_runtime(TestServer::start) {
         Ok(server) => Some(server),
         Err(e @ TestServerError::NotInstalled)
@@ -43,7 +43,7 @@ fn off_runtime<R: Send>(f: impl FnOnce() -> R + Send) -> R {
 }
 
 /// The database `db` on `server` as guild.toml's `[store]` table.
-fn store_table(server: &TestServer, db: &str) -> String {
+pub(crate) fn store_table(server: &TestServer, db: &str) -> String {
     off_runtime(|| server.create_database(db)).expect("create database");
     format!("[store]\nurl = {:?}\n\n", server.url(db))
 }
@@ -348,4 +348,45 @@ async fn a_cancel_from_another_host_stops_the_running_attempt() {
         .await
         .expect("runs");
     assert!(r.report.is_some());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_from_another_host_reaches_the_running_task() {
+    let Some(server) = server() else { return };
+    let store = store_table(&server, "tasks_approve");
+    let (_dirs, hosts) = hosts(2, &store).await;
+    let (a, b) = (&hosts[0], &hosts[1]);
+    let brief = json!({"op": "tool", "name": "echo.guarded", "input": {"to": "team"}}).to_string();
+    for (approve, expect) in [(true, "\"ok\":true"), (false, "did not approve")] {
+        let id = a.start_task("probe", &brief).expect("starts on a");
+        let mut pending = None;
+        for _ in 0..600 {
+            pending = b.check_task(&id).expect("b checks").pending_approval;
+            if pending.is_some() {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        let request = pending.expect("b sees the request a's task waits on");
+        assert_eq!(request.tool, "echo.guarded");
+        assert!(request.input.contains("team"), "{request:?}");
+        b.approve_task(&id, approve).expect("b answers");
+        let done = a.wait_task(&id).await.expect("a's task ends");
+        let details = done
+            .result
+            .and_then(|r| r.report)
+            .map(|r| r.details)
+            .unwrap_or_default();
+        assert!(details.contains(expect), "{approve}: {details}");
+        for host in [a, b] {
+            let err = host.approve_task(&id, true).expect_err("answered once");
+            assert!(err.to_string().contains("not waiting"), "{err}");
+            assert!(
+                host.check_task(&id)
+                    .expect("check")
+                    .pending_approval
+                    .is_none()
+            );
+        }
+    }
 }

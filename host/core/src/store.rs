@@ -24,6 +24,11 @@ pub struct StoreSettings {
     /// every third of it. Default [`DEFAULT_LEASE_SECONDS`].
     #[serde(default)]
     pub lease_seconds: Option<u64>,
+    /// Join the other hosts on the database even when one of them runs a plugin of the same
+    /// name with another component or definition (PostgreSQL only; a warning is logged per
+    /// plugin). Default false: such a host refuses to start (docs/postgres.md#joining).
+    #[serde(default)]
+    pub allow_plugin_mismatch: bool,
 }
 
 /// `[store] lease_seconds` when unset.
@@ -54,6 +59,12 @@ impl StoreSettings {
             ));
         }
         match &self.url {
+            None if self.allow_plugin_mismatch => Err((
+                "store.allow_plugin_mismatch".to_owned(),
+                "it only applies to hosts sharing a PostgreSQL database: set `store.url` too, \
+                 or remove it"
+                    .to_owned(),
+            )),
             None => Ok(()),
             Some(url) => check_url(url).map_err(|m| ("store.url".to_owned(), m)),
         }
@@ -149,6 +160,26 @@ mod tests {
             assert_eq!(key, "store.url");
             assert!(message.contains(why), "{url}: {message}");
         }
+    }
+
+    #[test]
+    fn allowing_a_plugin_mismatch_needs_a_shared_database() {
+        let settings = |url: Option<&str>| StoreSettings {
+            url: url.map(str::to_owned),
+            allow_plugin_mismatch: true,
+            ..StoreSettings::default()
+        };
+        assert_eq!(
+            settings(Some("postgres://guild@db/guild")).validate(),
+            Ok(())
+        );
+        let (key, why) = settings(None).validate().expect_err("without url");
+        assert_eq!(key, "store.allow_plugin_mismatch");
+        assert!(why.contains("store.url"), "{why}");
+        assert!(
+            !StoreSettings::default().allow_plugin_mismatch,
+            "refused by default"
+        );
     }
 
     #[test]

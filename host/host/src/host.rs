@@ -95,7 +95,16 @@ impl Host {
             std::env::var(v).ok()
         })
         .map_err(HostError::Llm)?;
-        let reloader = Arc::new(Reloader::new(Arc::new(config.clone())));
+        // On a shared database: join the other hosts (comparing plugin sets) before anything
+        // of this host is written there (docs/postgres.md#joining).
+        let shared_tasks = crate::stores::open_shared_tasks(&config)?;
+        if let Some(shared) = &shared_tasks {
+            crate::plugin_set::join_at_start(shared.clone(), &config).await?;
+        }
+        let reloader = Arc::new(Reloader::new(
+            Arc::new(config.clone()),
+            shared_tasks.clone(),
+        ));
         let services = Arc::new(Services {
             runtime,
             tasks: TaskGate::new(
@@ -111,8 +120,7 @@ impl Host {
             llm,
             forest,
         });
-        let store: Arc<dyn TaskBackend> = match crate::stores::open_shared_tasks(&services.config)?
-        {
+        let store: Arc<dyn TaskBackend> = match shared_tasks {
             Some(shared) => shared,
             None => {
                 let tasks_db = data_dir.join(crate::background::TASKS_FILE);

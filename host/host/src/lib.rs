@@ -21,6 +21,7 @@ mod engine;
 mod host;
 mod host_error;
 pub mod memory;
+mod plugin_set;
 mod reach;
 mod registry;
 mod reload;

@@ -45,6 +45,31 @@ pub(crate) struct LoadedPlugin {
     pub(crate) skill_sources: Vec<crate::skills::SkillSource>,
 }
 
+impl LoadedPlugin {
+    /// Hex sha256 of its definition: `plugin.toml` and `prompt.md` ([`definition_sha256`]).
+    pub(crate) fn definition_sha256(&self) -> String {
+        definition_sha256(
+            &self.manifest_text,
+            self.runtime.definition().prompt.as_deref(),
+        )
+    }
+}
+
+/// Hex sha256 of a plugin's definition: the `plugin.toml` text, then (after a NUL, which
+/// neither file holds) the `prompt.md` text when the folder has one. Hosts sharing a database
+/// compare it, beside the component's digest, for plugins of the same name
+/// (docs/postgres.md#joining): a prompt-defined specialist shares its component with others.
+pub(crate) fn definition_sha256(manifest_text: &str, prompt: Option<&str>) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hash = Sha256::new();
+    hash.update(manifest_text.as_bytes());
+    if let Some(prompt) = prompt {
+        hash.update([0]);
+        hash.update(prompt.as_bytes());
+    }
+    hex::encode(hash.finalize())
+}
+
 /// What `guild plugins list/show` prints about one plugin.
 #[derive(Debug, Clone, Serialize)]
 pub struct PluginInfo {
@@ -332,6 +357,19 @@ fn refuse_wrong_loaders(snapshot: &mut Snapshot) {
     for name in refused {
         snapshot.plugins.remove(&name);
         snapshot.aliases.retain(|_, target| *target != name);
+    }
+}
+
+/// Takes plugin `name` out of `snapshot` with its aliases, and puts `instead` (the version that
+/// served before) back in its place when there is one.
+pub(crate) fn replace(snapshot: &mut Snapshot, name: &str, instead: Option<&Arc<LoadedPlugin>>) {
+    snapshot.plugins.remove(name);
+    snapshot.aliases.retain(|_, target| target != name);
+    snapshot.kept.remove(name);
+    if let Some(old) = instead
+        && let Err(e) = insert(snapshot, old.clone())
+    {
+        snapshot.errors.push(e.to_string());
     }
 }
 

@@ -74,14 +74,20 @@ pub(crate) struct Reloader {
     plugin_config: RwLock<Arc<Config>>,
     /// Serialises reloads: one loads and swaps at a time.
     reloading: tokio::sync::Mutex<()>,
+    /// On a shared database: the store this host joined through, and `[store]
+    /// allow_plugin_mismatch`. Each reload's set is compared and recorded there before the swap.
+    shared: Option<(Arc<guild_pg::PgTaskStore>, bool)>,
 }
 
 impl Reloader {
-    /// Reloads start from `config`'s plugin folders and grants.
-    pub(crate) fn new(config: Arc<Config>) -> Self {
+    /// Reloads start from `config`'s plugin folders and grants; `shared` is the task store of a
+    /// shared database, whose hosts see each reloaded set (docs/postgres.md#joining).
+    pub(crate) fn new(config: Arc<Config>, shared: Option<Arc<guild_pg::PgTaskStore>>) -> Self {
+        let allow = config.store.allow_plugin_mismatch;
         Self {
             plugin_config: RwLock::new(config),
             reloading: tokio::sync::Mutex::new(()),
+            shared: shared.map(|store| (store, allow)),
         }
     }
 
@@ -109,7 +115,11 @@ impl Reloader {
             None => self.plugin_config(),
         };
         let old = services.snapshot();
-        let snapshot = registry::load_all(&services.runtime, &services.skills, &config, &old).await;
+        let mut snapshot =
+            registry::load_all(&services.runtime, &services.skills, &config, &old).await;
+        if let Some((store, allow)) = &self.shared {
+            snapshot = crate::plugin_set::rejoin(store.clone(), *allow, snapshot, &old).await;
+        }
         let mut report = ReloadReport {
             errors: snapshot.errors.clone(),
             kept: snapshot

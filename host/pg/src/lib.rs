@@ -26,10 +26,12 @@
 //! [`schema`] keeps the versioned migrations and the `guild_schema` table; a database written
 //! by a newer Guild, or one holding other tables, is refused ([`PgError`]).
 
+mod approvals;
 mod config;
 mod group;
 #[cfg(test)]
 mod group_tests;
+mod join;
 mod ledger;
 mod memory;
 pub mod schema;
@@ -42,6 +44,7 @@ mod writer;
 use thiserror::Error;
 
 pub use config::{PASSWORD_ENV, PgConfig};
+pub use join::{Mismatch, PluginDigest, PluginSet, mismatches};
 pub use ledger::PgLedgerStore;
 pub use memory::PgMemoryStore;
 pub use tasks::{HostIdentity, HostRecord, PgTask, PgTaskStore};
@@ -94,6 +97,19 @@ pub enum PgError {
         op: &'static str,
         /// The server's error.
         reason: String,
+    },
+    /// Another live host runs a plugin of the same name with other digests (docs/postgres.md#joining).
+    #[error(
+        "refusing to join the hosts on the PostgreSQL database {target}: {}. Hosts on one \
+         database must run the same code under one plugin name: install the same plugin \
+         versions here, or set `[store] allow_plugin_mismatch = true` in guild.toml to join anyway",
+        join::render(.mismatches)
+    )]
+    PluginMismatch {
+        /// Host and database.
+        target: String,
+        /// Every plugin that differs, with the host it differs from.
+        mismatches: Vec<Mismatch>,
     },
     /// The store's connection thread could not be started.
     #[error("failed to start the PostgreSQL connection thread: {0}")]

@@ -14,8 +14,9 @@
 //! it sees the row moved on ([`PgTaskStore::still_running_here`]).
 //!
 //! # Hosts
-//! The keeper also records this host in `guild_hosts` (id, name, last seen, plugin set), so a host
-//! that joins can compare its plugins with those of the live hosts ([`PgTaskStore::live_hosts`]).
+//! The keeper also records this host in `guild_hosts` (id, name, last seen); the host's plugin
+//! set is recorded by [`PgTaskStore::join`] (`join.rs`), which compares it with those of the live
+//! hosts first.
 //! A host that stops cleanly removes its row and interrupts what it still held.
 
 use std::sync::mpsc;
@@ -67,7 +68,7 @@ pub struct HostRecord {
     pub id: String,
     /// Machine and process, for people.
     pub name: String,
-    /// The plugin set it registered (what the host wrote; see [`PgTaskStore::register`]).
+    /// The plugin set it joined with, as JSON (empty until it joined; see [`PgTaskStore::join`]).
     pub plugins: String,
 }
 
@@ -162,7 +163,12 @@ impl PgTaskStore {
         self.lease
     }
 
-    fn call<R: Send + 'static>(
+    /// The server and database, for errors.
+    pub(crate) fn target(&self) -> &str {
+        &self.target
+    }
+
+    pub(crate) fn call<R: Send + 'static>(
         &self,
         op: &'static str,
         f: impl FnOnce(&mut postgres::Client) -> std::result::Result<R, postgres::Error>
@@ -411,19 +417,6 @@ impl PgTaskStore {
         })
     }
 
-    /// Records this host's plugin set (any text the host chooses: it compares it itself).
-    pub fn register(&self, plugins: &str) -> Result<()> {
-        let (me, plugins) = (self.me.clone(), plugins.to_owned());
-        self.call("register this host", move |c| {
-            c.execute(
-                "INSERT INTO guild_hosts (id, name, plugins) VALUES ($1, $2, $3) \
-                 ON CONFLICT (id) DO UPDATE SET plugins = $3, last_seen = clock_timestamp()",
-                &[&me.id, &me.name, &plugins],
-            )
-            .map(drop)
-        })
-    }
-
     /// The other hosts seen within one lease (that is, running), oldest first.
     pub fn live_hosts(&self) -> Result<Vec<HostRecord>> {
         let (me, lease) = (self.me.id.clone(), millis(self.lease));
@@ -467,7 +460,7 @@ fn task(r: &Row) -> std::result::Result<PgTask, postgres::Error> {
 
 /// Appends an event inside `tx`, after locking the task's row so that events of one task from
 /// several hosts get distinct, gapless sequence numbers.
-fn append_event(
+pub(crate) fn append_event(
     tx: &mut impl GenericClient,
     id: &str,
     kind: &str,

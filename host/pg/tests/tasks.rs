@@ -216,3 +216,49 @@ fn a_live_hosts_lease_is_renewed_and_a_clean_stop_releases_it() {
         "a left guild_hosts"
     );
 }
+
+#[test]
+fn an_approval_request_is_answered_once_from_any_host() {
+    let Some(server) = common::server() else {
+        return;
+    };
+    let config = common::fresh(&server);
+    let a = PgTaskStore::open(&config, LEASE).expect("host a");
+    let b = PgTaskStore::open(&config, LEASE).expect("host b");
+    let c = PgTaskStore::open(&config, LEASE).expect("host c");
+    a.insert("t", "probe", "brief").expect("insert");
+    assert!(a.start_attempt("t", 1).expect("start"));
+    assert_eq!(b.pending_approval("t").expect("read"), None);
+    assert!(
+        !b.answer_approval("t", "approved").expect("answer"),
+        "nothing pending"
+    );
+    let seq = a
+        .event("t", "approval_request", "{\"tool\":\"echo.guarded\"}")
+        .expect("request");
+    assert_eq!(
+        b.pending_approval("t").expect("read"),
+        Some((seq, "{\"tool\":\"echo.guarded\"}".to_owned()))
+    );
+    assert_eq!(a.approval_answer("t", seq).expect("read"), None);
+    // Two hosts answer at once: one answer is recorded.
+    let answered = std::thread::scope(|s| {
+        let x = s.spawn(|| b.answer_approval("t", "approved").expect("b answers"));
+        let y = s.spawn(|| c.answer_approval("t", "denied").expect("c answers"));
+        [x.join().expect("b"), y.join().expect("c")]
+    });
+    assert_eq!(answered.iter().filter(|a| **a).count(), 1, "{answered:?}");
+    let verdict = if answered[0] { "approved" } else { "denied" };
+    assert_eq!(
+        a.approval_answer("t", seq).expect("read").as_deref(),
+        Some(verdict)
+    );
+    assert_eq!(b.pending_approval("t").expect("read"), None, "answered");
+    // A request that a cancel (a status event) came after is no longer pending.
+    a.event("t", "approval_request", "{}").expect("request");
+    assert!(b.pending_approval("t").expect("read").is_some());
+    b.event("t", "status", "cancelled by the caller")
+        .expect("status");
+    assert_eq!(b.pending_approval("t").expect("read"), None);
+    assert!(!c.answer_approval("t", "approved").expect("answer"));
+}

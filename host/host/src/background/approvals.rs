@@ -4,13 +4,19 @@
 //! Bounded by construction: one request per task id (a new one replaces the old), and a
 //! request is freed when it is answered, forgotten, or when the waiting call goes away (the task
 //! ended, timed out or was dropped) — nothing is held for a task that no longer waits.
+//!
+//! On a store other hosts share, [`SharedApprover`] also writes each request to the task's log
+//! and takes an answer recorded there by any host (it looks every watch interval), so
+//! `approve_task` works from every host (docs/postgres.md#background-tasks).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use futures::future::BoxFuture;
 use tokio::sync::oneshot;
 
+use super::backend::TaskBackend;
 use crate::approval::{ApprovalRequest, Approver};
 
 type Waiting = HashMap<String, (ApprovalRequest, oneshot::Sender<bool>)>;
@@ -84,6 +90,69 @@ impl Approver for Approvals {
                 None => false,
             }
         })
+    }
+}
+
+/// A verdict as the task log records it.
+pub(crate) fn verdict(approved: bool) -> &'static str {
+    if approved { "approved" } else { "denied" }
+}
+
+/// The approver of a task on a shared store: the request is held here and written to the
+/// store; the first answer, given on this host or recorded by any host, decides.
+pub(crate) struct SharedApprover {
+    pub(crate) approvals: Approvals,
+    pub(crate) store: Arc<dyn TaskBackend>,
+    /// How often the store is asked for an answer.
+    pub(crate) every: Duration,
+}
+
+impl Approver for SharedApprover {
+    fn approve(&self, request: ApprovalRequest) -> BoxFuture<'static, bool> {
+        let here = self.approvals.approve(request.clone());
+        let (store, every) = (self.store.clone(), self.every);
+        Box::pin(async move {
+            let id = request.task_id.clone();
+            let json = serde_json::to_string(&request).unwrap_or_else(|_| "{}".into());
+            let written = {
+                let (store, id) = (store.clone(), id.clone());
+                tokio::task::spawn_blocking(move || store.request_approval(&id, &json)).await
+            };
+            let seq = match written {
+                Ok(Ok(Some(seq))) => seq,
+                Ok(Ok(None)) => return here.await,
+                Ok(Err(e)) => {
+                    tracing::error!(task_id = %id, "failed to record an approval request: {e}");
+                    return here.await;
+                }
+                Err(e) => {
+                    tracing::error!(task_id = %id, "recording an approval request stopped: {e}");
+                    return here.await;
+                }
+            };
+            tokio::select! {
+                approved = here => approved,
+                approved = recorded_answer(store, id, seq, every) => approved,
+            }
+        })
+    }
+}
+
+/// Resolves once the store holds an answer to the request at `seq` (a failed read is retried).
+async fn recorded_answer(
+    store: Arc<dyn TaskBackend>,
+    id: String,
+    seq: u64,
+    every: Duration,
+) -> bool {
+    loop {
+        tokio::time::sleep(every).await;
+        let (s, i) = (store.clone(), id.clone());
+        if let Ok(Ok(Some(answer))) =
+            tokio::task::spawn_blocking(move || s.approval_answer(&i, seq)).await
+        {
+            return answer == verdict(true);
+        }
     }
 }
 

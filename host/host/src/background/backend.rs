@@ -53,6 +53,23 @@ pub trait TaskBackend: Send + Sync {
     fn still_running_here(&self, _id: &str, _attempt: u32) -> Result<bool, StoreError> {
         Ok(true)
     }
+    /// Records the approval request (JSON) task `id` now waits on, for other hosts to see and
+    /// answer; its sequence. `None` (the default): only this process holds requests.
+    fn request_approval(&self, _id: &str, _request: &str) -> Result<Option<u64>, StoreError> {
+        Ok(None)
+    }
+    /// The recorded request (JSON) task `id` waits on, if any.
+    fn pending_approval(&self, _id: &str) -> Result<Option<String>, StoreError> {
+        Ok(None)
+    }
+    /// Records `verdict` for the recorded request of task `id` if one is pending; whether it did.
+    fn answer_approval(&self, _id: &str, _verdict: &str) -> Result<bool, StoreError> {
+        Ok(false)
+    }
+    /// The verdict recorded for the request at sequence `request`, once there is one.
+    fn approval_answer(&self, _id: &str, _request: u64) -> Result<Option<String>, StoreError> {
+        Ok(None)
+    }
 }
 
 impl TaskStore {

@@ -172,7 +172,14 @@ impl Background {
         let services = self.services.clone();
         let (id_owned, specialist) = (id.to_owned(), specialist.to_owned());
         let slot_for_task = scope_slot.clone();
-        let approver: Arc<dyn Approver> = Arc::new(self.approvals.clone());
+        let approver: Arc<dyn Approver> = match self.store.watch_interval() {
+            Some(every) => Arc::new(approvals::SharedApprover {
+                approvals: self.approvals.clone(),
+                store: self.store.clone(),
+                every,
+            }),
+            None => Arc::new(self.approvals.clone()),
+        };
         let live = self.live.clone();
         let ended = self.ended.clone();
         let approvals = self.approvals.clone();
@@ -277,10 +284,17 @@ impl Background {
     pub(crate) fn check(&self, id: &str) -> Result<TaskCheck, BackgroundError> {
         let task = self.record(id)?;
         let new_reports = blocking(|| self.store.take_new_reports(id)).map_err(store_err)?;
+        let pending_approval = match self.approvals.pending(id) {
+            Some(here) => Some(here),
+            // Waiting on another host, which recorded the request in the shared store.
+            None => blocking(|| self.store.pending_approval(id))
+                .map_err(store_err)?
+                .and_then(|json| serde_json::from_str(&json).ok()),
+        };
         Ok(TaskCheck {
             task,
             new_reports,
-            pending_approval: self.approvals.pending(id),
+            pending_approval,
         })
     }
 
@@ -328,8 +342,14 @@ impl Background {
     /// Answers the approval request a task is waiting on.
     pub(crate) fn approve(&self, id: &str, approved: bool) -> Result<(), BackgroundError> {
         self.record(id)?;
+        let verdict = approvals::verdict(approved);
+        // On a shared store the answer is recorded there, once, whichever host gives it; the
+        // host running the task takes it from there (or at once when that is this host).
+        if blocking(|| self.store.answer_approval(id, verdict)).map_err(store_err)? {
+            self.approvals.answer(id, approved);
+            return Ok(());
+        }
         if self.approvals.answer(id, approved) {
-            let verdict = if approved { "approved" } else { "denied" };
             let _ = blocking(|| self.store.event(id, "approval", verdict));
             Ok(())
         } else {

@@ -6,6 +6,8 @@
 //! A cancel may come from any host: it is written to the row, and the host running the task
 //! sees it within [`WATCH`] (its running attempt asks [`TaskBackend::still_running_here`]) and
 //! stops it. The same check stops an attempt whose lease expired and another host interrupted.
+//! Approval requests are written to the task's log too, and answered there from any host: the
+//! running host polls for the answer at the same interval (`approvals.rs`).
 
 use std::time::Duration;
 
@@ -121,5 +123,26 @@ impl TaskBackend for PgTaskStore {
 
     fn still_running_here(&self, id: &str, attempt: u32) -> Result<bool, StoreError> {
         Ok(PgTaskStore::still_running_here(self, id, attempt)?)
+    }
+
+    fn request_approval(&self, id: &str, request: &str) -> Result<Option<u64>, StoreError> {
+        Ok(Some(PgTaskStore::event(
+            self,
+            id,
+            "approval_request",
+            request,
+        )?))
+    }
+
+    fn pending_approval(&self, id: &str) -> Result<Option<String>, StoreError> {
+        Ok(PgTaskStore::pending_approval(self, id)?.map(|(_, request)| request))
+    }
+
+    fn answer_approval(&self, id: &str, verdict: &str) -> Result<bool, StoreError> {
+        Ok(PgTaskStore::answer_approval(self, id, verdict)?)
+    }
+
+    fn approval_answer(&self, id: &str, request: u64) -> Result<Option<String>, StoreError> {
+        Ok(PgTaskStore::approval_answer(self, id, request)?)
     }
 }
