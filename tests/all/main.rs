@@ -38,6 +38,7 @@ mod skills;
 mod skills_hostile;
 mod skills_wild;
 mod task_slots;
+mod tool_call_places;
 mod tool_input;
 mod wasi_http;
 mod wit_versions;
