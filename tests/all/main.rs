@@ -15,6 +15,7 @@ mod dropped_calls;
 mod examples;
 mod grant_crossing;
 mod grant_escapes;
+mod guest_logs;
 mod hoarding;
 mod http;
 mod kit_models;
