@@ -21,6 +21,28 @@ pub fn repo_root() -> PathBuf {
         .to_path_buf()
 }
 
+/// `FILE:LINE` of the one line of `plugins/REL` that contains `needle`, for errors that name
+/// where a plugin's source made a call. The file is named as its kit names it: `REL`'s path
+/// relative to `under` (its folder in plugins/, or plugins/ itself for a Rust workspace member).
+pub fn source_line(under: &str, rel: &str, needle: &str) -> String {
+    let path = repo_root().join("plugins").join(under).join(rel);
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    let lines: Vec<usize> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| line.contains(needle))
+        .map(|(i, _)| i + 1)
+        .collect();
+    assert_eq!(
+        lines.len(),
+        1,
+        "`{needle}` in {}: {lines:?}",
+        path.display()
+    );
+    format!("{rel}:{}", lines[0])
+}
+
 /// Folder of a built plugin, checking that the component its manifest names exists.
 pub fn plugin_dir(rel: &str) -> PathBuf {
     let dir = repo_root().join("plugins").join(rel);

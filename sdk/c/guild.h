@@ -219,8 +219,14 @@ typedef struct guild_call {
     char *external_id; /* the tool's external id, when it reported one */
 } guild_call_t;
 
-/* Calls `connector.tool` with a JSON input document (no idempotency key); returns out->status. */
-guild_call_status_t guild_tool_call(const char *name, const char *input_json, guild_call_t *out);
+/* Calls `connector.tool` with a JSON input document (no idempotency key); returns out->status.
+ * A macro, so that a refusal's `error` ends with the caller's file and line
+ * (`... (at keeper.c:12)`), as in every kit: a misspelled tool is reported where it is written. */
+#define guild_tool_call(name, input_json, out) guild_tool_call_at(__FILE__, __LINE__, (name), (input_json), (out))
+/* guild_tool_call, placed at `file`:`line` (NULL: no place, for calls no author's line wrote,
+ * such as the loop's). */
+guild_call_status_t guild_tool_call_at(const char *file, int line, const char *name, const char *input_json,
+                                       guild_call_t *out);
 /* Sends one progress report to whoever started the task (`report = true`); false with the
  * host's reason in *error (to free(); may be NULL) when it was not delivered. */
 bool guild_progress_send(const char *text, char **error);

@@ -311,7 +311,7 @@ static char *dispatch(guild_chat_t *chat, const guild_llm_tool_call_t *asked) {
     chat->calls = must(realloc(chat->calls, (chat->calls_len + 1) * sizeof *chat->calls));
     guild_chat_call_t *record = &chat->calls[chat->calls_len++];
     record->tool = must(guild_format("%s", chat->offered[i]));
-    guild_tool_call(record->tool, *args ? args : "{}", &record->call);
+    guild_tool_call_at(NULL, 0, record->tool, *args ? args : "{}", &record->call); /* the model's call */
     return tool_message(asked->id, &record->call);
 }
 

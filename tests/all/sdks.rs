@@ -3,7 +3,7 @@
 //! specialist written with each SDK (plugins/recap-py, plugins/recap-js) runs as a real component:
 //! a tool call through the tracker connector, a team memory read and update, a report; and the
 //! denied pair, where the ungranted tool reaches the guest as the SDK's typed `Denied` and the
-//! report names it.
+//! report names it, with the line of the specialist's source that made the call.
 
 use std::path::Path;
 use std::process::Command;
@@ -176,6 +176,13 @@ async fn ungranted_tool_is_a_typed_denial_in_the_report(plugin: &str) {
         "does not name the tool: {issue}"
     );
     assert!(issue.contains(plugin), "does not name the plugin: {issue}");
+    // ... and the line of the specialist's source that made the call.
+    let (file, call) = match plugin {
+        "recap-py" => ("recap.py", "found = guild.tools.call(SEARCH"),
+        _ => ("recap.js", "found = tools.call(SEARCH"),
+    };
+    let at = guild_tests::source_line(plugin, file, call);
+    assert!(issue.ends_with(&format!(" (at {at})")), "{issue}");
     assert!(r.receipts.is_empty(), "{:#?}", r.receipts);
     let stored = h.memory().read(Scope::Team).await.expect("read");
     assert!(stored.text.is_empty(), "{}", stored.text);

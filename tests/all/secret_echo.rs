@@ -204,39 +204,9 @@ async fn a_trap_shows_the_guests_last_stderr_lines_redacted() {
     }
 }
 
-/// Every log line of this test binary, as text (installed once, for all its tests).
-fn captured_logs() -> &'static std::sync::Mutex<Vec<u8>> {
-    static LOGS: std::sync::OnceLock<&'static std::sync::Mutex<Vec<u8>>> =
-        std::sync::OnceLock::new();
-    LOGS.get_or_init(|| {
-        let logs: &'static std::sync::Mutex<Vec<u8>> = Box::leak(Box::default());
-        let subscriber = tracing_subscriber::fmt()
-            .with_max_level(tracing::Level::INFO)
-            .with_ansi(false)
-            .with_writer(move || LogWriter(logs))
-            .finish();
-        tracing::subscriber::set_global_default(subscriber).expect("the only subscriber");
-        logs
-    })
-}
-
-struct LogWriter(&'static std::sync::Mutex<Vec<u8>>);
-
-impl std::io::Write for LogWriter {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let mut logs = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        logs.extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn guest_log_messages_and_stdio_are_logged_redacted() {
-    let logs = captured_logs();
+    let logs = crate::guest_logs::captured_logs();
     let addr = server::start().await;
     for (secret, how) in [(true, "plain"), (true, "base64"), (false, "plain")] {
         let dir = tempfile::tempdir().expect("tempdir");

@@ -118,7 +118,7 @@ fn build_checks_the_configs_grants_and_compiles_into_its_cache() {
     ok(guild(root, &["build", "cache-conn"]));
     let shown = ok(guild(root, &["build", "cache-spec"]));
     assert!(
-        shown.contains("tools     granted  cache-conn.echo"),
+        shown.contains("tools     granted  cache-conn.echo") && !shown.contains("warning:"),
         "{shown}"
     );
     assert!(
@@ -160,6 +160,35 @@ fn build_checks_the_configs_grants_and_compiles_into_its_cache() {
             && shown.contains("did you mean `cache-conn.echo`?"),
         "{shown}"
     );
+
+    // The specialist's own manifest: a tool the configuration's connectors offer builds quietly;
+    // a misspelled one builds with a warning naming the file, the key, the tool and the nearest
+    // offered one; a malformed one is refused naming the key and the rule.
+    let manifest = root.join("cache-spec").join("plugin.toml");
+    let requested = std::fs::read_to_string(&manifest).expect("read plugin.toml");
+    let with = |tool: &str| requested.replace("\"cache-conn.echo\"", &format!("{tool:?}"));
+    std::fs::write(&manifest, with("cache-conn.ech")).expect("write plugin.toml");
+    let shown = ok(guild(root, &["build", "cache-spec"]));
+    let file = manifest.canonicalize().expect("plugin.toml");
+    assert!(
+        shown.contains(&format!(
+            "warning: [capabilities] tools in {} names `cache-conn.ech`, but no loaded connector \
+             offers `cache-conn.ech`; did you mean `cache-conn.echo`?",
+            file.display()
+        )),
+        "{shown}"
+    );
+    std::fs::write(&manifest, with("Cache-conn.echo")).expect("write plugin.toml");
+    let out = guild(root, &["build", "cache-spec"]);
+    let shown = text(&out);
+    assert!(!out.status.success(), "{shown}");
+    assert!(
+        shown.contains(
+            "plugin.toml: key `capabilities.tools`: \"Cache-conn.echo\" is not a tool name"
+        ),
+        "{shown}"
+    );
+    std::fs::write(&manifest, &requested).expect("write plugin.toml");
 
     // Denied: a configuration without the grant, nor the connector, says both.
     std::fs::write(

@@ -27,23 +27,42 @@ use crate::task::ReportError;
 /// Longest log message forwarded; the rest is cut.
 const MAX_LOG_CHARS: usize = 8 * 1024;
 
+/// Most lines one log message becomes; the rest are counted in a last line.
+const MAX_LOG_LINES: usize = 200;
+
 impl types::Host for StoreState {}
 
 impl log::Host for StoreState {
     async fn log(&mut self, level: log::Level, message: String) -> wasmtime::Result<()> {
-        // Redacted whole (before the cut, which could split a secret), then escaped: a guest
-        // message can neither drive a terminal nor start a log line.
+        // Redacted whole (before the cut, which could split a secret). A message of several
+        // lines (a Python traceback, a JavaScript stack) is logged line by line, so the author
+        // reads it as written; each line is escaped and is its own event carrying the plugin,
+        // so a guest can neither drive a terminal nor write a line that looks like the host's.
         let message = self.redactor.redact_str(&message);
-        let message = guild_core::text::one_line(truncate(&message, MAX_LOG_CHARS));
+        let message = truncate(&message, MAX_LOG_CHARS);
+        let message = message.strip_suffix('\n').unwrap_or(message);
         let plugin = &*self.plugin;
-        match level {
-            log::Level::Trace => tracing::trace!(target: "guild::guest", plugin, "{message}"),
-            log::Level::Debug => tracing::debug!(target: "guild::guest", plugin, "{message}"),
-            log::Level::Info => tracing::info!(target: "guild::guest", plugin, "{message}"),
-            log::Level::Warn => tracing::warn!(target: "guild::guest", plugin, "{message}"),
-            log::Level::Error => tracing::error!(target: "guild::guest", plugin, "{message}"),
+        let mut lines = message.split('\n');
+        for line in lines.by_ref().take(MAX_LOG_LINES) {
+            let line = line.strip_suffix('\r').unwrap_or(line);
+            guest_event(level, plugin, &guild_core::text::one_line(line));
+        }
+        let more = lines.count();
+        if more > 0 {
+            guest_event(level, plugin, &format!("[{more} more lines not shown]"));
         }
         Ok(())
+    }
+}
+
+/// One line of a guest's log message, at its level.
+fn guest_event(level: log::Level, plugin: &str, line: &str) {
+    match level {
+        log::Level::Trace => tracing::trace!(target: "guild::guest", plugin, "{line}"),
+        log::Level::Debug => tracing::debug!(target: "guild::guest", plugin, "{line}"),
+        log::Level::Info => tracing::info!(target: "guild::guest", plugin, "{line}"),
+        log::Level::Warn => tracing::warn!(target: "guild::guest", plugin, "{line}"),
+        log::Level::Error => tracing::error!(target: "guild::guest", plugin, "{line}"),
     }
 }
 

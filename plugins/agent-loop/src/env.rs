@@ -56,7 +56,9 @@ impl Env for HostEnv {
     }
 
     fn call_tool(&mut self, name: &str, input: &str) -> Result<ToolOutcome, HostError> {
-        guild_sdk::tools::call_raw(name, input)
+        // Through the SDK's loop tools: the model chose this call, so its refusal names no
+        // line of this file (`tools::call_raw` would).
+        guild_sdk::agent::Tools::call(&mut guild_sdk::agent::HostTools, name, input)
     }
 
     fn progress(&mut self, text: &str) {

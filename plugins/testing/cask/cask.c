@@ -3,7 +3,9 @@
  *   ask   one completion (guild_llm_complete); details: status, content, finish reason, tokens,
  *         or the typed error as C code got it.
  *   loop  the kit's loop (guild_chat_run) over the granted tools; details as `ask` plus every
- *         connector call it ran; a successful call with an external id becomes a claim. */
+ *         connector call it ran; a successful call with an external id becomes a claim.
+ * or {"op": "tool", "name", "input"?}: one guild_tool_call of that tool (input `{}` when
+ *         absent); details: its status and error (a refusal's names this file's line). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,12 +46,36 @@ static char *calls_json(const guild_chat_t *chat, guild_plugin_types_report_t *r
     return closed;
 }
 
+/* `tool`: one call, as an author writes it; its status and error as details. */
+static bool call_tool(const char *name, const char *input, guild_plugin_types_report_t *ret) {
+    guild_call_t call;
+    guild_tool_call(name, input ? input : "{}", &call);
+    char *error = member("error", call.error);
+    char *details = guild_format("{\"status\":\"%s\",%s}", guild_call_status_name(call.status), error);
+    guild_report(ret, GUILD_PLUGIN_TYPES_OUTCOME_SATISFIED, guild_call_status_name(call.status), details);
+    free(details);
+    free(error);
+    guild_call_free(&call);
+    return true;
+}
+
 bool exports_guild_plugin_specialist_api_run(guild_plugin_types_brief_t *brief,
                                              guild_plugin_types_report_t *ret,
                                              guild_plugin_types_run_error_t *err) {
     char *json = guild_string_to_cstr(&brief->description);
     guild_plugin_types_brief_free(brief);
     char *op = guild_json_get_string(json, "op");
+    char *tool = guild_json_get_string(json, "name");
+    if (op && tool && strcmp(op, "tool") == 0) {
+        char *input = guild_json_get_raw(json, "input");
+        bool done = call_tool(tool, input, ret);
+        free(input);
+        free(tool);
+        free(op);
+        free(json);
+        return done;
+    }
+    free(tool);
     char *model = guild_json_get_string(json, "model");
     char *user = guild_json_get_string(json, "user");
     free(json);
@@ -58,7 +84,9 @@ bool exports_guild_plugin_specialist_api_run(guild_plugin_types_brief_t *brief,
         free(op);
         free(model);
         free(user);
-        return guild_run_error(err, true, "the brief must be {\"op\": \"ask\"|\"loop\", \"model\", \"user\"}");
+        return guild_run_error(err, true,
+                               "the brief must be {\"op\": \"ask\"|\"loop\", \"model\", \"user\"} or "
+                               "{\"op\": \"tool\", \"name\"}");
     }
 
     guild_chat_t chat;

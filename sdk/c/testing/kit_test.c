@@ -70,9 +70,19 @@ static void specialist_helpers(void) {
 
     guild_call_t call;
     guild_tool_call("x.y", "{}", &call);
+    int line = __LINE__ - 1;
     GUILD_CHECK("a refusal's kind is said once", call.status == GUILD_CALL_DENIED && call.error &&
                                                       strncmp(call.error, "denied: ", 8) == 0 &&
                                                       strstr(call.error + 8, "denied:") == NULL);
+    char *at = guild_format(" (at %s:%d)", __FILE__, line);
+    size_t n = call.error ? strlen(call.error) : 0;
+    GUILD_CHECK("a refusal ends with the caller's file and line",
+                n > strlen(at) && strcmp(call.error + n - strlen(at), at) == 0);
+    free(at);
+    guild_call_free(&call);
+    guild_test_tool_answer("x.y", "{\"ok\":true}");
+    guild_tool_call("x.y", "{}", &call);
+    GUILD_CHECK("a granted call has no error", call.status == GUILD_CALL_OK && call.error == NULL);
     guild_call_free(&call);
 
     char *error = NULL;

@@ -14,7 +14,7 @@
 // loop did not offer is never called; the model reads why instead.
 
 import { GuildError, HostError } from "./errors.js";
-import { tools } from "./host.js";
+import { callTool, tools } from "./host.js";
 import * as llm from "./llm.js";
 
 /** The name `connector.tool` is offered under. */
@@ -82,7 +82,7 @@ export class ToolLoop {
     this.calls.push(record);
     let outcome;
     try {
-      outcome = record.outcome = tools.callOutcome(record.tool, args);
+      outcome = record.outcome = callTool(record.tool, args);
     } catch (e) {
       if (!(e instanceof HostError)) throw e;
       record.error = e.message;

@@ -4,6 +4,9 @@
 import { GuildError, HostError, InvalidBrief, ToolError } from "./errors.js";
 import { log } from "./host.js";
 import { Report, ToolOutcome } from "./report.js";
+import { authorFrame, authorStack } from "./stack.js";
+
+export { authorStack };
 
 // What a thrown value becomes in a WIT `result` error: componentize-js reads `payload` when the
 // thrown value has one; the `tag`/`val` copy covers engines that take the value itself.
@@ -13,29 +16,6 @@ function witError(tag, val) {
   err.tag = tag;
   err.val = val;
   return err;
-}
-
-/**
- * `stack` with the component's bundle positions (`run@bundle.js:414:2`) shown as the author's
- * files and lines (`run@app.js:12`), from the table sdk/js/componentize.sh appends to the bundle
- * (sdk/js/line-table.mjs). Unchanged outside a component (plain Node already names the files).
- */
-export function authorStack(stack) {
-  const table = globalThis.__guildLines;
-  if (!table || typeof stack !== "string") return stack;
-  return stack.replace(/[^@\s]*bundle\.js:(\d+):\d+/g, (whole, line) => {
-    const at = table.lines[Number(line) - 1];
-    return at ? `${table.sources[at[0]]}:${at[1]}` : whole;
-  });
-}
-
-/** ` (at app.js:12)`: the first frame of `e`'s stack in the author's own files, if any. */
-function authorFrame(e) {
-  const frames = authorStack(e?.stack ?? "").split("\n");
-  const own = frames
-    .map((frame) => frame.slice(frame.lastIndexOf("@") + 1).trim())
-    .find((at) => /:\d+$/.test(at) && !/guild-sdk\/|bundle\.js|initializer\.js|^node:/.test(at));
-  return own ? ` (at ${own})` : "";
 }
 
 function describeText(describe) {

@@ -2,8 +2,9 @@
 // bindings that sdk/js/componentize.sh hands to `installBindings` (only the interfaces the
 // world imports); in unit tests a FakeHost from `guild-sdk/testing` stands in.
 
-import { Denied, LimitExceeded, MemoryRefused, ParentGone, InvalidInput, ToolFailed, ToolPending, hostError } from "./errors.js";
+import { Denied, HostError, LimitExceeded, MemoryRefused, ParentGone, InvalidInput, ToolFailed, ToolPending, hostError } from "./errors.js";
 import { ToolOutcome } from "./report.js";
+import { authorFrame } from "./stack.js";
 
 const installed = [];
 let bindings;
@@ -157,11 +158,30 @@ function inputJson(input) {
   }
 }
 
+/**
+ * A tool call and the host's answer, a refusal without a caller's line: for the agent loop,
+ * which runs calls a model chose (no line of the author's wrote them).
+ */
+export function callTool(name, input, { idempotencyKey } = {}) {
+  return current().toolsCall(name, inputJson(input), idempotencyKey);
+}
+
 /** Connector tools granted to this specialist (`tools = ["connector.tool"]`). */
 export const tools = {
   granted: () => current().toolsGranted(),
-  /** Every fact the connector reported, whatever the status; throws only the host's refusals. */
-  callOutcome: (name, input, { idempotencyKey } = {}) => current().toolsCall(name, inputJson(input), idempotencyKey),
+  /**
+   * Every fact the connector reported, whatever the status; throws only the host's refusals,
+   * their text ending with the caller's file and line (` (at app.js:12)`), as in every kit.
+   */
+  callOutcome(name, input, options) {
+    try {
+      return callTool(name, input, options);
+    } catch (e) {
+      if (!(e instanceof HostError)) throw e;
+      const at = authorFrame(new Error());
+      throw at ? new e.constructor(`${e.message}${at}`) : e;
+    }
+  },
   /** The tool's output parsed as JSON; `ToolFailed`/`ToolPending` when it did not succeed. */
   call(name, input, options) {
     const outcome = tools.callOutcome(name, input, options);

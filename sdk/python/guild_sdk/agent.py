@@ -110,7 +110,7 @@ class ToolLoop:
         record = CallRecord(call.id, self.offered[call.name][0], arguments)
         self.calls.append(record)
         try:
-            record.outcome = outcome = tools.call_outcome(record.tool, arguments)
+            record.outcome = outcome = tools._call(record.tool, arguments, None)
         except HostError as err:
             record.error = str(err)
             return {"call_id": call.id, "status": "refused", "error": record.error}

@@ -9,17 +9,30 @@ builds, under the name the world's export interface has::
     SkillLoaderApi = guild_sdk.export_skill_loader(Loader)  # world `skill-loader`
 
 The exported class converts to and from the generated bindings. An exception escaping a
-specialist's `run` ends the task with a `run-error` carrying its text (the traceback goes to the
-log); escaping a connector tool, it becomes a failed outcome.
+specialist's `run` ends the task with a `run-error` carrying its text and the line of the
+plugin's own source it came from (`... (at app.py:12)`; the traceback goes to the log); escaping
+a connector tool, it becomes a failed outcome saying the same.
 """
 
 import json
+import os
+import sys
 import traceback
 from typing import Any, Callable, List, Optional
 
 from . import _backend, log
 from .errors import GuildError, HostError, InvalidInput, RunError, ToolError
 from .types import Brief, Report, SkillMeta, ToolOutcome, ToolSpec
+
+
+def _author_line(err: BaseException, cls: type) -> str:
+    """` (at app.py:12)`: the innermost frame of `err`'s traceback in the folder of the module
+    that defines `cls` (the plugin's own files, not the SDK's nor the standard library's)."""
+    home = os.path.dirname(getattr(sys.modules.get(cls.__module__), "__file__", None) or "")
+    for frame in reversed(traceback.extract_tb(err.__traceback__)):
+        if home and os.path.dirname(frame.filename) == home:
+            return f" (at {os.path.basename(frame.filename)}:{frame.lineno})"
+    return ""
 
 
 class Specialist:
@@ -120,7 +133,7 @@ class Connector:
             return ToolOutcome.failed(err.error, err.output)
         except Exception as err:  # a bug in the tool: report it, keep the instance answering
             log.error(f"tool {tool} raised:\n{traceback.format_exc()}")
-            return ToolOutcome.failed(f"{tool} raised {type(err).__name__}: {err}")
+            return ToolOutcome.failed(f"{tool} raised {type(err).__name__}: {err}{_author_line(err, type(self))}")
         if isinstance(result, ToolOutcome):
             return result
         try:
@@ -189,8 +202,11 @@ def export_specialist(cls):
                 raise Err(wasm.run_error_to_raw(err)) from None
             except Exception as err:
                 log.error(f"run raised:\n{traceback.format_exc()}")
-                kind = "" if isinstance(err, GuildError) else f"{type(err).__name__}: "
-                raise Err(wasm.raw.RunError_Failed(f"{kind}{err}")) from None
+                if isinstance(err, GuildError):
+                    text = str(err)  # the SDK's own errors (a refused call's names its line)
+                else:
+                    text = f"{type(err).__name__}: {err}{_author_line(err, cls)}"
+                raise Err(wasm.raw.RunError_Failed(text)) from None
 
     SpecialistApi.implementation = cls
     return SpecialistApi

@@ -5,13 +5,18 @@ in plugin.toml, granted by the operator). Specialists only.
 granted), `InvalidInput` (unknown tool, input not an object, ...), `LimitExceeded`,
 `HostFailed` (the connector trapped), `ToolFailed` (the connector reported failure; its text
 verbatim) and `ToolPending`. `call_outcome` returns every fact the connector reported instead.
+
+A refusal's text ends with the caller's file and line (`... (at keeper.py:12)`), as in every
+kit: a misspelled tool name is then reported at the line that wrote it (docs/kits.md).
 """
 
 import json
+import os
+import sys
 from typing import Any, List, Optional
 
 from . import _backend
-from .errors import InvalidInput, ToolFailed, ToolPending
+from .errors import HostError, InvalidInput, ToolFailed, ToolPending
 from .types import FAILED, PENDING, GrantedTool, ToolOutcome
 
 
@@ -29,10 +34,38 @@ def _input_json(input: Any) -> str:
         raise InvalidInput(f"tool input is not JSON-serialisable: {err}") from None
 
 
+def _caller() -> str:
+    """`file.py:LINE` of the innermost frame outside this SDK: the author's call."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__", "").split(".")[0] == "guild_sdk":
+        frame = frame.f_back
+    if frame is None:
+        return ""
+    # A plugin's modules sit flat in its folder (sdk/python/componentize.sh), so the file's
+    # name is where to look, whatever path the build saw.
+    return f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno}"
+
+
+def _placed(err: HostError) -> HostError:
+    """`err` with ` (at file.py:LINE)` after its text, same type."""
+    at = _caller()
+    return type(err)(f"{err.message} (at {at})") if at else err
+
+
+def _call(name: str, input: Any, idempotency_key: Optional[str]) -> ToolOutcome:
+    """The host's answer, a refusal without a caller's line (the agent loop runs calls a model
+    chose, which no line of the author's wrote)."""
+    return _backend.current().tools_call(name, _input_json({} if input is None else input), idempotency_key)
+
+
 def call_outcome(name: str, input: Any = None, idempotency_key: Optional[str] = None) -> ToolOutcome:
     """Calls `connector.tool` and returns the outcome whatever its status. `input` is a JSON
-    value (a str is taken as a JSON document already). Raises only the host's refusals."""
-    return _backend.current().tools_call(name, _input_json({} if input is None else input), idempotency_key)
+    value (a str is taken as a JSON document already). Raises only the host's refusals, their
+    text ending with the caller's file and line."""
+    try:
+        return _call(name, input, idempotency_key)
+    except HostError as err:
+        raise _placed(err) from None
 
 
 def call(name: str, input: Any = None, idempotency_key: Optional[str] = None) -> Any:

@@ -48,6 +48,13 @@ class ConnectorTest(unittest.TestCase):
             bug = t.outcome("broken", "{}")
         self.assertEqual(bug.status, guild.FAILED)
         self.assertIn("KeyError", bug.error)
+        # ... naming the line of this file that raised it.
+        with open(__file__) as source:
+            line = next(i for i, text in enumerate(source, 1) if 'raise KeyError("oops")' in text)
+        self.assertTrue(bug.error.endswith(f" (at test_exports.py:{line})"), bug.error)
+        # The traceback goes to the log as written: several lines, the file among them.
+        self.assertIn("\n", host.logs[0][1])
+        self.assertIn("test_exports.py", host.logs[0][1])
         self.assertEqual(host.logs[0][0], "error")
         self.assertIn("unknown tool", t.outcome("nope", "{}").error)
         self.assertIn("not JSON", t.outcome("search_issues", "{").error)

@@ -20,6 +20,27 @@ class ToolsTest(unittest.TestCase):
         self.assertIn("tracker.create_issue", str(caught.exception))
         self.assertIn("me", str(caught.exception))
 
+    def test_a_refusal_names_the_callers_file_and_line(self):
+        import inspect
+
+        with FakeHost(plugin="me"):
+            for call in (guild.tools.call, guild.tools.call_outcome):
+                with self.assertRaises(guild.Denied) as caught:
+                    line = inspect.currentframe().f_lineno + 1
+                    call("weather.lokup", {})
+                self.assertTrue(str(caught.exception).endswith(f" (at test_tools.py:{line})"), caught.exception)
+                self.assertIn("weather.lokup", str(caught.exception))
+            with self.assertRaises(guild.InvalidInput) as caught:
+                line = inspect.currentframe().f_lineno + 1
+                guild.tools.call("t.x", {"f": object()})
+            self.assertTrue(str(caught.exception).endswith(f" (at test_tools.py:{line})"), caught.exception)
+
+    def test_a_granted_call_and_a_failed_outcome_name_no_line(self):
+        with FakeHost(tools={"t.x": guild.ToolOutcome.failed("HTTP 502")}):
+            with self.assertRaises(guild.ToolFailed) as caught:
+                guild.tools.call("t.x")
+        self.assertEqual(str(caught.exception), "t.x failed: HTTP 502")
+
     def test_failed_outcome_raises_tool_failed_with_the_error_verbatim(self):
         with FakeHost(tools={"t.x": guild.ToolOutcome.failed("HTTP 502")}):
             with self.assertRaises(guild.ToolFailed) as caught:

@@ -53,13 +53,14 @@ pub trait Tools {
     }
 }
 
-/// The host's connector tools, through [`tools::call_raw`].
+/// The host's connector tools, as [`tools::call_raw`] calls them (a refusal without a caller's
+/// line: the model chose the call).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct HostTools;
 
 impl Tools for HostTools {
     fn call(&mut self, name: &str, input: &str) -> Result<ToolOutcome, HostError> {
-        tools::call_raw(name, input)
+        tools::host_call(name, input, None)
     }
 }
 

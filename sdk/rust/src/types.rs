@@ -157,6 +157,17 @@ impl HostError {
         }
     }
 
+    /// This error with ` (at FILE:LINE)` after its text: where the author's code made the call.
+    pub(crate) fn at(self, caller: &std::panic::Location<'_>) -> Self {
+        let placed = |m: String| format!("{m} (at {}:{})", caller.file(), caller.line());
+        match self {
+            Self::Denied(m) => Self::Denied(placed(m)),
+            Self::InvalidInput(m) => Self::InvalidInput(placed(m)),
+            Self::LimitExceeded(m) => Self::LimitExceeded(placed(m)),
+            Self::Failed(m) => Self::Failed(placed(m)),
+        }
+    }
+
     pub(crate) fn from_raw(err: raw::HostError) -> Self {
         match err {
             raw::HostError::Denied(m) => Self::Denied(m),
@@ -242,7 +253,24 @@ impl SkillMeta {
 
 #[cfg(test)]
 mod tests {
-    use super::task_input;
+    use super::{HostError, task_input};
+
+    #[test]
+    fn a_placed_error_ends_with_the_callers_file_and_line_and_keeps_its_kind() {
+        let here = std::panic::Location::caller();
+        let e = HostError::Denied("denied: plugin 'p' capability tools target 'a.b': no".into());
+        let placed = e.at(here);
+        assert_eq!(placed.kind(), "denied");
+        assert_eq!(
+            placed.to_string(),
+            format!(
+                "denied: plugin 'p' capability tools target 'a.b': no (at {}:{})",
+                here.file(),
+                here.line()
+            )
+        );
+        assert!(here.file().ends_with("types.rs"), "{}", here.file());
+    }
 
     #[test]
     fn a_child_tasks_input_is_its_context_and_a_plain_description_is_whole() {

@@ -8,6 +8,8 @@
 //! requests, and compiles without a cache. The outcome is recorded next to the component
 //! ([`super::stale`]). See docs/plugin-authors.md.
 
+mod requested;
+
 use std::collections::{BTreeSet, VecDeque};
 use std::io::BufRead as _;
 use std::path::{Path, PathBuf};
@@ -118,27 +120,29 @@ pub(crate) async fn build_and_check(
     }
     .await;
     stale::record(&dir, &manifest, checked.is_ok());
-    let mut info = checked?;
-    // The check loaded this plugin alone: the roster is judged against the configuration's
-    // plugins, and not at all without one.
-    info.unavailable = operator.and_then(|operator| {
+    let (mut info, engine) = checked?;
+    // The check loaded this plugin alone: the roster and the tools it names are judged against
+    // the configuration's plugins, and not at all without one.
+    info.unavailable = None;
+    if let Some(operator) = operator {
         not_configured_note(&dir, operator);
-        for warning in unoffered_tools(&info, operator) {
+        let warnings = match info.kind {
+            PluginKind::Connector => unoffered_tools(&info, operator),
+            PluginKind::Specialist => requested::unoffered(&manifest, operator, engine).await,
+            PluginKind::SkillLoader => Vec::new(),
+        };
+        for warning in warnings {
             eprintln!("warning: {warning}");
         }
-        roster_check(&manifest, operator)
-    });
+        info.unavailable = roster_check(&manifest, operator);
+    }
     Ok(info)
 }
 
 /// For a connector: the tools of it that `operator`'s grants or its plugins' manifests name
 /// but it does not offer (a typo on either side), each with where it is written and the
-/// nearest tool it does offer. The load check loaded this plugin alone, so a specialist's own
-/// tool names are judged when its host loads (`guild dev`, `guild task`).
+/// nearest tool it does offer. A specialist's own requests: [`requested::unoffered`].
 fn unoffered_tools(info: &PluginInfo, operator: &Config) -> Vec<String> {
-    if info.kind != PluginKind::Connector {
-        return Vec::new();
-    }
     let offered: Vec<String> = info
         .tools
         .iter()
@@ -271,7 +275,7 @@ async fn check_loads(
     dir: &Path,
     manifest: &Manifest,
     operator: Option<&Config>,
-) -> anyhow::Result<PluginInfo> {
+) -> anyhow::Result<(PluginInfo, GuildEngine)> {
     let mut config = operator.cloned().unwrap_or_default();
     config.host.plugins_dir = None;
     config.host.plugins = vec![dir.to_path_buf()];
@@ -302,13 +306,14 @@ async fn check_loads(
         let hint = world_hint(&error, manifest, dir);
         bail!("the built component does not load: {error}{hint}");
     }
-    host.plugin(&manifest.plugin.name).with_context(|| {
+    let info = host.plugin(&manifest.plugin.name).with_context(|| {
         format!(
             "the host loaded no plugin named `{}` from {}",
             manifest.plugin.name,
             dir.display()
         )
-    })
+    })?;
+    Ok((info, host.engine().clone()))
 }
 
 /// Why the specialist `manifest` describes would not be on the roster of `operator`'s host:

@@ -1,6 +1,7 @@
 // The SDK under plain Node: Report defaults, tools.call's typed errors, memory wrappers, the
 // export builders. Run from sdk/js/guild-sdk: node --test test/
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { test } from "node:test";
 import * as guild from "../index.js";
 import { FakeHost, withHost } from "../testing.js";
@@ -56,6 +57,24 @@ test("tools.call throws Denied naming an ungranted tool", async () => {
     withHost(host, () => guild.tools.call("t.create", {})),
     (e) => e instanceof guild.Denied && e instanceof guild.HostError && e.kind === "denied" && /t\.create/.test(e.message),
   );
+});
+
+/** The source line `message` ends with (` (at …/sdk.test.js:N)`), from this file. */
+function lineNamedBy(message) {
+  const n = message.match(/ \(at (.*):(\d+)\)$/);
+  assert.ok(n && n[1] === import.meta.filename, message);
+  return readFileSync(import.meta.filename, "utf8").split("\n")[Number(n[2]) - 1];
+}
+
+test("a refused tool call names the caller's file and line; a failed outcome does not", async () => {
+  const host = new FakeHost({ plugin: "me", tools: { "t.fail": ToolOutcome.failed("HTTP 502") } });
+  await withHost(host, () => {
+    for (const call of [guild.tools.call, guild.tools.callOutcome]) {
+      assert.throws(() => call("weather.lokup", {}), (e) => e instanceof guild.Denied && lineNamedBy(e.message).includes('call("weather.lokup"'));
+      assert.throws(() => call("t.x", { n: 1n }), (e) => e instanceof guild.InvalidInput && lineNamedBy(e.message).includes("{ n: 1n }"));
+    }
+    assert.throws(() => guild.tools.call("t.fail"), (e) => e.message === "t.fail failed: HTTP 502");
+  });
 });
 
 test("failed and pending outcomes and host errors are typed", async () => {
@@ -150,7 +169,7 @@ test("specialist() converts the report and maps thrown errors to run-errors", as
   await assert.rejects(api.run({ taskId: "t", description: "" }), (e) => e.payload.tag === "invalid-brief");
   const host = new FakeHost();
   await withHost(host, () =>
-    assert.rejects(api.run({ taskId: "t", description: "boom" }), (e) => e.payload.tag === "failed" && e.payload.val === "bug"),
+    assert.rejects(api.run({ taskId: "t", description: "boom" }), (e) => e.payload.tag === "failed" && lineNamedBy(e.payload.val).includes('throw new Error("bug")')),
   );
   assert.equal(host.logs[0][0], "error");
   // A run that returns anything but a Report is refused, as in the Python kit.
