@@ -176,7 +176,7 @@ async fn a_second_host_leaves_a_live_owners_task_running() {
 }
 
 /// Makes a stored task `running` and owned by process `pid`, as that process would have.
-fn owned_elsewhere(dir: &std::path::Path, id: &str, lease_ms: i64, pid: i64) {
+pub(crate) fn owned_elsewhere(dir: &std::path::Path, id: &str, lease_ms: i64, pid: i64) {
     let db = dir.join(".guild").join(guild_host::background::TASKS_FILE);
     let conn = rusqlite::Connection::open(db).expect("raw open");
     conn.execute(
@@ -188,14 +188,14 @@ fn owned_elsewhere(dir: &std::path::Path, id: &str, lease_ms: i64, pid: i64) {
 }
 
 /// A process id that was just used and has exited (reaped).
-fn dead_pid() -> i64 {
+pub(crate) fn dead_pid() -> i64 {
     let mut child = std::process::Command::new("true").spawn().expect("spawn");
     let pid = child.id();
     child.wait().expect("wait");
     i64::from(pid)
 }
 
-fn now_ms() -> i64 {
+pub(crate) fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64)

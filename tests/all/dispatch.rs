@@ -18,10 +18,7 @@ async fn host_with(dir: &std::path::Path, dispatch: &str, grants: &str) -> Host 
 }
 
 fn req(op: serde_json::Value) -> TaskRequest {
-    TaskRequest {
-        subagent_type: "probe".into(),
-        description: op.to_string(),
-    }
+    TaskRequest::new("probe", op.to_string())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -81,10 +78,7 @@ async fn batch_child_failure_does_not_cancel_siblings() {
     let tasks = vec![
         req(json!({"op": "trap"})),
         req(json!({"op": "loop"})),
-        TaskRequest {
-            subagent_type: "nobody".into(),
-            description: "x".into(),
-        },
+        TaskRequest::new("nobody", "x"),
         req(json!({"op": "log", "text": "fine"})),
     ];
     let items = h.session().batch(&tasks).await.expect("batch runs");
@@ -220,10 +214,7 @@ async fn approval_asked_in_single_task_and_refused_in_batch() {
     );
 
     let items = yes
-        .batch(&[TaskRequest {
-            subagent_type: "probe".into(),
-            description: op.clone(),
-        }])
+        .batch(&[TaskRequest::new("probe", op.clone())])
         .await
         .expect("batch");
     let child = items[0].result.as_ref().expect("started");

@@ -468,10 +468,7 @@ fn main() {
 
         println!("\n== batch throughput: 1,000 tool-calling tasks (best of 3)");
         let requests: Vec<guild_host::TaskRequest> = (0..1000)
-            .map(|_| guild_host::TaskRequest {
-                subagent_type: "probe".into(),
-                description: brief.clone(),
-            })
+            .map(|_| guild_host::TaskRequest::new("probe", brief.clone()))
             .collect();
         let session = host.session();
         let mut batch_best = Duration::MAX;

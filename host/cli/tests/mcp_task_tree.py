@@ -8,7 +8,10 @@ CONFIG serves `boss` and `worker` (copies of the `delegator` test specialist) an
 connector: boss hands worker one task, worker creates an item with `echo.create`. Checks the
 `task_tree` tool (read-only hint; its structured content and its text, the same as
 `guild tasks tree`), its refusal of a task in no tree, and the chain the worker's receipt
-carries. Each check prints `ok NAME`; the first failure raises and exits non-zero.
+carries. Then a root anchor given with `task` and `start_task` (`completion_criteria`,
+`constraints`): in both input schemas, kept by the tree (a brief that drops the constraint is
+refused), shown by `task_tree`, and refused over its caps naming the argument. Each check prints
+`ok NAME`; the first failure raises and exits non-zero.
 """
 
 import json
@@ -71,7 +74,52 @@ async def main(binary, config):
             check("the chain in the text", f"chain: {root} → {child}" in text_of(receipts), text_of(receipts))
             top = await session.call_tool("receipts", {"task_id": root})
             check("the top task has no receipt", top.structured_content["receipts"] == [], top.structured_content)
+
+            await anchored(session, tools)
     print("all checks passed", flush=True)
+
+
+NEVER = "never touch production"
+
+
+async def anchored(session, tools):
+    for name in ("task", "start_task"):
+        props = tools[name].input_schema["properties"]
+        check(f"{name} takes an anchor", props["constraints"]["type"] == "array"
+              and props["completion_criteria"]["maxItems"] == 32, props)
+    anchor = {"completion_criteria": ["the item exists"], "constraints": [NEVER]}
+    keeps = dict(BRIEF, constraints=[NEVER])
+    script = {"steps": [{"op": "run", "brief": BRIEF}, {"op": "run", "brief": keeps},
+                        {"op": "review", "decision": "ascend", "reason": "the item is there"}]}
+    done = await session.call_tool("task", dict(anchor, subagent_type="boss", description=json.dumps(script)))
+    check("the anchored task ran", not done.is_error, text_of(done))
+    steps = json.loads(done.structured_content["report"]["details"])
+    check("a brief that drops the constraint is refused",
+          steps[0]["ok"] is False and steps[0]["kind"] == "brief_refused" and NEVER in steps[0]["error"]["message"], steps[0])
+    check("a brief that keeps it runs", steps[1]["ok"] is True, steps[1])
+    root = done.structured_content["task_id"]
+    tree = await session.call_tool("task_tree", {"task_id": root})
+    view = tree.structured_content
+    check("the tree holds the anchor", view["constraints"] == [NEVER]
+          and view["completion_criteria"] == ["the item exists"] and view["anchored_by_caller"] is True, view)
+    check("task_tree shows it", f"\n  constraint: {NEVER}\n" in text_of(tree), text_of(tree))
+
+    started = await session.call_tool("start_task", dict(anchor, subagent_type="boss", description=json.dumps({"steps": []})))
+    check("start_task takes the anchor", not started.is_error, text_of(started))
+    background = await session.call_tool("task_tree", {"task_id": started.structured_content["task_id"]})
+    check("a background task is anchored from its start", background.structured_content["constraints"] == [NEVER],
+          background.structured_content)
+
+    many = [f"rule {i}" for i in range(33)]
+    for name in ("task", "start_task"):
+        over = await session.call_tool(name, {"subagent_type": "boss", "description": "{}", "constraints": many})
+        check(f"{name}: too many constraints", over.is_error and "`constraints` has 33 items" in text_of(over),
+              text_of(over))
+    empty = await session.call_tool("task", {"subagent_type": "boss", "description": "{}", "completion_criteria": [" "]})
+    check("an empty criterion is named", empty.is_error and "`completion_criteria[0]` is empty" in text_of(empty),
+          text_of(empty))
+    wrong = await session.call_tool("start_task", {"subagent_type": "boss", "description": "{}", "constraints": "x"})
+    check("a constraint list that is no list", wrong.is_error and "`constraints`" in text_of(wrong), text_of(wrong))
 
 
 if __name__ == "__main__":

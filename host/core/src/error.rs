@@ -197,6 +197,10 @@ pub enum DispatchError {
     /// The brief is empty or too large.
     #[error("invalid task description: {0}")]
     InvalidDescription(String),
+    /// The caller's root anchor (completion criteria, constraints) breaks a rule; the message
+    /// names the field and the item.
+    #[error("invalid root anchor: {0}")]
+    InvalidAnchor(String),
     /// Every task slot is taken and the queue is full: try again later.
     #[error(
         "the host is busy: {running} tasks are running (`[dispatch] max_running_tasks`) and \

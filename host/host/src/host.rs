@@ -26,7 +26,7 @@ use crate::host_error::ReceiptsError;
 use crate::memory::Memory;
 use crate::registry::{PluginInfo, Registry};
 use crate::reload::{ReloadReport, Reloader};
-use crate::session::Session;
+use crate::session::{Session, TaskRequest};
 use crate::skills_host::HostSkills;
 
 /// A running Guild host.
@@ -283,6 +283,14 @@ impl Host {
         self.default_session.task(specialist, description).await
     }
 
+    /// Runs one task as [`Host::task`] does, anchored as `request` says: its
+    /// `completion_criteria` and `constraints` are the root anchor of the tree it starts if it
+    /// delegates (docs/delegation.md#the-root-anchor), and every brief in that tree must keep the
+    /// constraints. `Err` also when the anchor breaks a rule (the error names the field).
+    pub async fn task_request(&self, request: &TaskRequest) -> Result<TaskResult, DispatchError> {
+        self.default_session.task_request(request).await
+    }
+
     /// Specialist tasks running now and waiting for a slot now, host-wide (bounded by
     /// `[dispatch] max_running_tasks` and `max_queued_tasks`).
     pub fn task_load(&self) -> (usize, usize) {
@@ -322,7 +330,18 @@ impl Host {
         specialist: &str,
         description: &str,
     ) -> Result<String, BackgroundError> {
-        self.background.start(specialist, description)
+        self.background.start(specialist, description, None)
+    }
+
+    /// Starts a background task anchored as `request` says (see [`Host::task_request`]); every
+    /// attempt of it keeps the anchor.
+    pub fn start_task_request(&self, request: &TaskRequest) -> Result<String, BackgroundError> {
+        let anchor = request.anchor();
+        self.background.start(
+            &request.subagent_type,
+            &request.description,
+            anchor.as_ref(),
+        )
     }
 
     /// Status, reports since the last check, and the result when done.

@@ -34,13 +34,15 @@ pub use guild_core::{
     capability, config, error, limits, manifest, schema, serve, settings, text, tool_names,
 };
 pub use {
-    guild_bundle as bundle, guild_http as http, guild_llm as llm, guild_receipts as receipts,
-    guild_skills as skills, guild_validate as validate, guild_watch as watch,
+    guild_bundle as bundle, guild_delegate as delegate, guild_http as http, guild_llm as llm,
+    guild_receipts as receipts, guild_skills as skills, guild_validate as validate,
+    guild_watch as watch,
 };
 
 pub use config::Config;
 pub use delegation::{
-    NodeStatus, ReviewRecord, TREES_FILE, TreeNode, TreeStoreError, TreeView, read_tree,
+    DEFAULT_CRITERION, NodeStatus, ReviewRecord, TREES_FILE, TaskAnchor, TreeNode, TreeStoreError,
+    TreeView, read_tree,
 };
 pub use engine::engine_options;
 pub use error::{ConfigError, DispatchError, LoadError, ManifestError};

@@ -9,18 +9,57 @@ use futures::future::join_all;
 use serde::{Deserialize, Serialize};
 
 pub use crate::approval::{ApprovalRequest, Approver};
+use crate::delegation::TaskAnchor;
 use crate::dispatch::{self, Services, TaskOptions};
 use crate::error::DispatchError;
 use crate::types::TaskResult;
 
-/// One child of a batch.
+/// One task to run: a single task or one child of a batch.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct TaskRequest {
     /// Specialist name or alias.
     pub subagent_type: String,
     /// Self-contained brief.
     pub description: String,
+    /// The root anchor's completion criteria should the task delegate
+    /// (docs/delegation.md#the-root-anchor); empty: the default one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub completion_criteria: Vec<String>,
+    /// The root anchor's constraints: every brief of the task's tree must keep them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub constraints: Vec<String>,
 }
+
+impl TaskRequest {
+    /// `description` for `specialist`, with the default root anchor.
+    pub fn new(specialist: impl Into<String>, description: impl Into<String>) -> Self {
+        Self {
+            subagent_type: specialist.into(),
+            description: description.into(),
+            completion_criteria: Vec::new(),
+            constraints: Vec::new(),
+        }
+    }
+
+    /// The same request anchored to `anchor`'s criteria and constraints.
+    pub fn with_anchor(mut self, anchor: TaskAnchor) -> Self {
+        self.completion_criteria = anchor.completion_criteria;
+        self.constraints = anchor.constraints;
+        self
+    }
+
+    /// The caller's root anchor, `None` when it gave no criteria and no constraints.
+    pub fn anchor(&self) -> Option<TaskAnchor> {
+        let anchor = TaskAnchor {
+            completion_criteria: self.completion_criteria.clone(),
+            constraints: self.constraints.clone(),
+        };
+        (!anchor.is_empty()).then_some(anchor)
+    }
+}
+
+/// The keys of a request's root anchor.
+const ANCHOR_KEYS: [&str; 2] = ["completion_criteria", "constraints"];
 
 /// One child's result, in input order.
 #[derive(Debug, Clone, Serialize)]
@@ -44,20 +83,37 @@ pub enum TaskInput {
 }
 
 impl TaskInput {
-    /// Parses `{"subagent_type", "description"}` or `{"tasks": [...]}`; both, neither, or any
-    /// other key is a clear error.
+    /// Parses `{"subagent_type", "description"}` (with the optional `completion_criteria` and
+    /// `constraints` of its root anchor, arrays of strings) or `{"tasks": [...]}`; both,
+    /// neither, or any other key is a clear error.
     pub fn from_json(value: &serde_json::Value) -> Result<Self, DispatchError> {
         let bad = |m: &str| DispatchError::InvalidBatch(m.to_owned());
         let obj = value
             .as_object()
             .ok_or_else(|| bad("the task input must be a JSON object"))?;
-        if let Some(key) = obj
-            .keys()
-            .find(|k| !matches!(k.as_str(), "subagent_type" | "description" | "tasks"))
-        {
+        if let Some(key) = obj.keys().find(|k| {
+            !matches!(k.as_str(), "subagent_type" | "description" | "tasks")
+                && !ANCHOR_KEYS.contains(&k.as_str())
+        }) {
             return Err(bad(&format!(
-                "unknown field `{key}`; expected `subagent_type` and `description`, or `tasks`"
+                "unknown field `{key}`; expected `subagent_type` and `description` (and optionally `completion_criteria`, `constraints`), or `tasks`"
             )));
+        }
+        for key in ANCHOR_KEYS {
+            let strings = |v: &serde_json::Value| {
+                v.as_array()
+                    .is_some_and(|items| items.iter().all(serde_json::Value::is_string))
+            };
+            if obj.get(key).is_some_and(|v| !strings(v)) {
+                return Err(DispatchError::InvalidAnchor(format!(
+                    "`{key}` must be an array of strings"
+                )));
+            }
+        }
+        if obj.contains_key("tasks") && ANCHOR_KEYS.iter().any(|k| obj.contains_key(*k)) {
+            return Err(bad(
+                "`completion_criteria` and `constraints` go with `subagent_type`/`description`, or on each item of `tasks`",
+            ));
         }
         let single = obj.contains_key("subagent_type") || obj.contains_key("description");
         match (single, obj.get("tasks")) {
@@ -118,13 +174,13 @@ impl Session {
         specialist: &str,
         description: &str,
     ) -> Result<TaskResult, DispatchError> {
-        let options = TaskOptions {
-            approver: self.approver.clone(),
-            ..TaskOptions::default()
-        };
-        let mut result = dispatch::task(&self.services, specialist, description, options).await?;
-        result.warning = self.count();
-        Ok(result)
+        self.task_request(&TaskRequest::new(specialist, description))
+            .await
+    }
+
+    /// Runs one task, anchored as `request` says. See [`crate::Host::task_request`].
+    pub async fn task_request(&self, request: &TaskRequest) -> Result<TaskResult, DispatchError> {
+        self.run(request, None).await
     }
 
     /// Runs one task and sends each progress report it accepts to `reports` as it arrives
@@ -135,11 +191,31 @@ impl Session {
         description: &str,
         reports: tokio::sync::mpsc::UnboundedSender<crate::types::ProgressReport>,
     ) -> Result<TaskResult, DispatchError> {
+        let request = TaskRequest::new(specialist, description);
+        self.run(&request, Some(reports)).await
+    }
+
+    /// [`Session::task_with_reports`], anchored as `request` says.
+    pub async fn task_request_with_reports(
+        &self,
+        request: &TaskRequest,
+        reports: tokio::sync::mpsc::UnboundedSender<crate::types::ProgressReport>,
+    ) -> Result<TaskResult, DispatchError> {
+        self.run(request, Some(reports)).await
+    }
+
+    async fn run(
+        &self,
+        request: &TaskRequest,
+        subscriber: Option<tokio::sync::mpsc::UnboundedSender<crate::types::ProgressReport>>,
+    ) -> Result<TaskResult, DispatchError> {
         let options = TaskOptions {
             approver: self.approver.clone(),
-            subscriber: Some(reports),
+            subscriber,
+            anchor: request.anchor(),
             ..TaskOptions::default()
         };
+        let (specialist, description) = (&request.subagent_type, &request.description);
         let mut result = dispatch::task(&self.services, specialist, description, options).await?;
         result.warning = self.count();
         Ok(result)
@@ -174,6 +250,7 @@ impl Session {
                 let options = TaskOptions {
                     in_batch: true,
                     snapshot: Some(snapshot),
+                    anchor: t.anchor(),
                     ..TaskOptions::default()
                 };
                 let result = dispatch::task(&services, &t.subagent_type, &t.description, options)
@@ -211,7 +288,7 @@ impl Session {
     pub async fn dispatch(&self, input: &TaskInput) -> Result<Vec<BatchItem>, DispatchError> {
         match input {
             TaskInput::Single(t) => {
-                let result = self.task(&t.subagent_type, &t.description).await?;
+                let result = self.task_request(t).await?;
                 Ok(vec![BatchItem {
                     index: 0,
                     subagent_type: t.subagent_type.clone(),

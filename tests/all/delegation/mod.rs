@@ -495,9 +495,6 @@ async fn cancelling_the_top_task_cancels_its_subtree() {
     assert_eq!(statuses, [NodeStatus::Cancelled; 3]);
 }
 
-/// A host whose `worker` may call `echo.create` (succeeds, with a receipt) and `echo.fail`
-/// (fails, with a failed receipt).
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pending_review_and_the_budget_spent_survive_a_restart() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -532,6 +529,49 @@ async fn a_pending_review_and_the_budget_spent_survive_a_restart() {
     assert_eq!(after.nodes[1].parent.as_deref(), Some(&*root));
 }
 
+/// Polls (bounded) until `done` holds for the tree `id` belongs to.
+async fn until_tree(h: &Host, id: &str, done: impl Fn(&guild_host::TreeView) -> bool) {
+    for _ in 0..400 {
+        if h.task_tree(id).is_some_and(|t| done(&t)) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the tree of {id} never got there: {:?}", h.task_tree(id));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_top_task_run_again_under_its_id_finishes_its_node() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // One background slot: the new attempt starts only once the replaced one is gone.
+    let h = host(dir.path(), "[dispatch]\nbatch_concurrency = 1\n").await;
+    let echo = json!({"steps": [{"op": "tool", "tool": "echo.echo", "input": {}}]});
+    let first = json!({"steps": [run("worker", echo.clone()), review("ascend"), {"op": "spin"}]});
+    let id = h.start_task("boss", &first.to_string()).expect("starts");
+    until_tree(&h, &id, |t| {
+        t.nodes.len() == 2 && t.nodes[1].review.is_some()
+    })
+    .await;
+    // An update replaces the running attempt (its node is cancelled with it); the new attempt,
+    // under the same id, delegates once more and ends.
+    let again = json!({"steps": [run("worker", echo), review("ascend")]});
+    h.update_task(&id, &format!("once more\n## Context\n{again}"))
+        .expect("updates");
+    let record = h.until_task_ended(&id).await.expect("ends");
+    assert_eq!(record.status, BackgroundStatus::Succeeded, "{record:?}");
+    let tree = h.task_tree(&id).expect("tree");
+    assert_eq!(tree.nodes.len(), 3, "{tree:?}");
+    assert_eq!(tree.nodes[0].status, NodeStatus::Finished, "{tree:?}");
+    assert_eq!(
+        tree.nodes[0].verdict,
+        Some(guild_host::validate::CheckStatus::Passed)
+    );
+    // What the first attempt spent stays spent: the root and both children.
+    let budget = guild_host::settings::TreeBudget::default();
+    assert_eq!(tree.nodes[0].remaining.tasks, budget.tasks - 3);
+    assert_eq!(tree.nodes[0].remaining.tool_calls, budget.tool_calls - 2);
+}
+
 /// The `echo` connector's mutating `create` tool granted to all three specialists.
 const CREATE_CAPS: [&str; 3] = [
     "delegate = [\"worker\"]\ntools = [\"echo.create\"]",
@@ -542,5 +582,6 @@ const CREATE_GRANTS: &str = "[grants.boss]\ndelegate = [\"worker\"]\ntools = [\"
                              [grants.worker]\ndelegate = [\"leaf\"]\ntools = [\"echo.create\"]\n\
                              [grants.leaf]\ntools = [\"echo.create\"]\n";
 
+mod anchor;
 mod revise;
 mod spend;

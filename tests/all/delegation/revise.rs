@@ -83,3 +83,76 @@ async fn a_failed_call_of_the_current_attempt_still_fails_a_revised_child() {
     let (_, _, second) = revised_once(&h, failing_then(json!([]))).await;
     assert_eq!(second["verdict"], json!("CheckStatus::Failed"), "{second}");
 }
+
+/// The host restarts between the review that asked for a revision and the revised attempt: the
+/// approval, the child's history and where its new attempt starts are kept with the tree, so the
+/// top task's next attempt (an update of the interrupted background task) continues the same
+/// child, and the judgement counts only the receipts of the new attempt.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revised_child_is_judged_on_its_own_attempt_across_a_restart() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let create = json!([{"op": "tool", "tool": "echo.create", "input": {"n": 2}}]);
+    let child_brief = brief("worker", failing_then(create));
+    let child_brief = &child_brief;
+    let (id, first) = {
+        let h = host_with_receipts(dir.path()).await;
+        let script = json!({"steps": [
+            {"op": "run", "brief": child_brief},
+            {"op": "review", "decision": "revise_child", "reason": "the second item is missing"},
+        ]});
+        let id = h.start_task("boss", &script.to_string()).expect("starts");
+        let record = h.until_task_ended(&id).await.expect("ends");
+        let r: Value = serde_json::from_str(
+            &record
+                .result
+                .expect("result")
+                .report
+                .expect("report")
+                .details,
+        )
+        .expect("details are JSON");
+        assert_eq!(r[0]["verdict"], json!("CheckStatus::Failed"), "{}", r[0]);
+        assert_eq!(r[1]["effect"], json!("continue_child"), "{}", r[1]);
+        (id, r[0]["child"].as_str().expect("child id").to_owned())
+    };
+    // The host died with the task still running (its process is gone).
+    crate::background::owned_elsewhere(
+        dir.path(),
+        &id,
+        crate::background::now_ms() + 60_000,
+        crate::background::dead_pid(),
+    );
+    let h = host_with_receipts(dir.path()).await;
+    assert_eq!(
+        h.check_task(&id).expect("check").task.status,
+        BackgroundStatus::Interrupted
+    );
+    // The next attempt runs the approved brief again: the same child continues.
+    let again = json!({"steps": [{"op": "run", "brief": child_brief}, review("ascend")]});
+    h.update_task(&id, &format!("continue\n## Context\n{again}"))
+        .expect("updates");
+    let record = h.until_task_ended(&id).await.expect("ends");
+    let r: Value = serde_json::from_str(
+        &record
+            .result
+            .expect("result")
+            .report
+            .expect("report")
+            .details,
+    )
+    .expect("details are JSON");
+    ok(&r[0]);
+    assert_eq!(r[0]["child"], json!(first), "a revised child keeps its id");
+    // Only the new attempt's receipts count: the first attempt's failed call is set aside.
+    assert_eq!(r[0]["verdict"], json!("CheckStatus::Passed"), "{}", r[0]);
+    assert_eq!(r[1]["effect"], json!("complete_parent_goal"), "{}", r[1]);
+    let tree = h.task_tree(&id).expect("tree");
+    assert_eq!(tree.nodes.len(), 2, "the revised child used no new slot");
+    assert_eq!(tree.nodes[0].status, NodeStatus::Finished);
+    let receipts = h.receipts(Some(&first), 100).await.expect("receipts");
+    assert_eq!(
+        receipts.len(),
+        3,
+        "both attempts' receipts are in the ledger"
+    );
+}

@@ -222,22 +222,13 @@ async fn batch_step(host: &guild_host::Host, json: bool) -> anyhow::Result<()> {
         "\n== 6. a batch fans out to four specialists at once, one written in C (results in input order)",
     );
     let batch = [
-        TaskRequest {
-            subagent_type: "kb".into(),
-            description: "search accents".into(),
-        },
-        TaskRequest {
-            subagent_type: "digest".into(),
-            description: "checkout".into(),
-        },
-        TaskRequest {
-            subagent_type: "triage".into(),
-            description: "- [bug] Cart badge shows a stale count\n".into(),
-        },
-        TaskRequest {
-            subagent_type: "textstats".into(),
-            description: "Checkout times out with more than 50 items in the cart.\nSearch ignores accents: 'café' does not find 'cafe'.\n".into(),
-        },
+        TaskRequest::new("kb", "search accents"),
+        TaskRequest::new("digest", "checkout"),
+        TaskRequest::new("triage", "- [bug] Cart badge shows a stale count\n"),
+        TaskRequest::new(
+            "textstats",
+            "Checkout times out with more than 50 items in the cart.\nSearch ignores accents: 'café' does not find 'cafe'.\n",
+        ),
     ];
     let items = host.session().batch(&batch).await?;
     say(json, render_batch(&items, render::task_result).trim_end());

@@ -1,14 +1,16 @@
 //! `guild task SPECIALIST DESCRIPTION`. Warns first about loaded plugins whose component is
-//! stale (a failed build, or sources changed since: [`super::stale`]), then runs the task.
+//! stale (a failed build, or sources changed since: [`super::stale`]), then runs the task,
+//! anchored as `--criterion`, `--constraint` and `--anchor` say (docs/delegation.md#the-root-anchor).
 
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Args;
 use guild_host::types::{TaskResult, TaskStatus};
 use guild_host::validate::CheckStatus;
+use guild_host::{TaskAnchor, TaskRequest};
 
 use super::{print_json, render, start_host};
 
@@ -33,9 +35,43 @@ pub(crate) struct TaskArgs {
     specialist: String,
     /// The self-contained brief; `-` reads it from stdin.
     description: String,
+    /// A completion criterion of the root anchor, should the specialist delegate (repeatable;
+    /// default: "the report answers the task's description").
+    #[arg(long = "criterion", value_name = "TEXT")]
+    criteria: Vec<String>,
+    /// A constraint every task the specialist delegates to must keep (repeatable).
+    #[arg(long = "constraint", value_name = "TEXT")]
+    constraints: Vec<String>,
+    /// The root anchor from a JSON file: `{"completion_criteria": [...], "constraints": [...]}`
+    /// (the flags add to it).
+    #[arg(long, value_name = "FILE.json")]
+    anchor: Option<PathBuf>,
+}
+
+/// The root anchor the arguments give: the file's, then the flags'.
+fn anchor(args: &TaskArgs) -> anyhow::Result<TaskAnchor> {
+    let mut anchor = match &args.anchor {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("failed to read the anchor file {}", path.display()))?;
+            serde_json::from_str::<TaskAnchor>(&text).with_context(|| {
+                format!(
+                    "anchor file {}: expected {{\"completion_criteria\": [TEXT, ...], \"constraints\": [TEXT, ...]}}",
+                    path.display()
+                )
+            })?
+        }
+        None => TaskAnchor::default(),
+    };
+    anchor
+        .completion_criteria
+        .extend(args.criteria.iter().cloned());
+    anchor.constraints.extend(args.constraints.iter().cloned());
+    Ok(anchor)
 }
 
 pub(crate) async fn run(config: &Path, args: TaskArgs, json: bool) -> anyhow::Result<ExitCode> {
+    let anchor = anchor(&args)?;
     let description = if args.description == "-" {
         let mut s = String::new();
         std::io::stdin()
@@ -43,12 +79,13 @@ pub(crate) async fn run(config: &Path, args: TaskArgs, json: bool) -> anyhow::Re
             .context("failed to read the description from stdin")?;
         s
     } else {
-        args.description
+        args.description.clone()
     };
+    let request = TaskRequest::new(&args.specialist, description).with_anchor(anchor);
     let host = start_host(config).await?;
     super::stale::warn(&host);
     let spinner = render::spinner(&format!("running {}", args.specialist));
-    let result = host.task(&args.specialist, &description).await;
+    let result = host.task_request(&request).await;
     spinner.finish_and_clear();
     let result = result?;
     let printed = if json {

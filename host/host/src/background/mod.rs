@@ -37,6 +37,7 @@ pub(crate) use store::TaskStore;
 pub use store::{APPLICATION_ID, BackgroundStatus, StoreError, TASKS_FILE, TaskRecord};
 
 use crate::approval::{ApprovalRequest, Approver};
+use crate::delegation::TaskAnchor;
 use crate::dispatch::{self, Services, TaskOptions, TaskScope};
 use crate::error::DispatchError;
 use crate::settings::Delivery;
@@ -145,14 +146,19 @@ impl Background {
         self.live.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Starts a task; returns its id at once.
+    /// Starts a task; returns its id at once. With the caller's `anchor` the task is a
+    /// delegation tree's root from now on, so every attempt of it keeps that anchor.
     pub(crate) fn start(
         &self,
         specialist: &str,
         description: &str,
+        anchor: Option<&TaskAnchor>,
     ) -> Result<String, BackgroundError> {
-        dispatch::precheck(&self.services, specialist, description)?;
+        dispatch::precheck(&self.services, specialist, description, anchor)?;
         let id = uuid::Uuid::now_v7().to_string();
+        if let Some(anchor) = anchor {
+            dispatch::anchor_task(&self.services, &id, specialist, description, anchor)?;
+        }
         blocking(|| self.store.insert(&id, specialist, description)).map_err(store_err)?;
         self.spawn(&id, 1, specialist, description.to_owned());
         Ok(id)

@@ -8,6 +8,7 @@
 //! change is written to the tree store ([`store`]) before the lock is released, so a restart
 //! finds every tree as it was.
 
+mod anchor;
 mod render;
 mod store;
 
@@ -22,6 +23,8 @@ use guild_delegate::{Budget, BudgetKind, NodeState, RootAnchor, TaskBrief, TreeE
 use guild_validate::{CheckStatus, Decision};
 use serde::{Deserialize, Serialize};
 
+pub(crate) use anchor::root_anchor;
+pub use anchor::{DEFAULT_CRITERION, TaskAnchor};
 use store::TreeStore;
 pub use store::{TREES_FILE, TreeStoreError};
 
@@ -96,6 +99,64 @@ pub(crate) struct Node {
     pub(crate) attempt_from: u64,
 }
 
+impl Node {
+    /// A tree's root: the top task `specialist` runs, its anchor's constraints its own.
+    pub(crate) fn root(
+        task_id: &str,
+        specialist: &str,
+        state: NodeState,
+        anchor: &RootAnchor,
+    ) -> Self {
+        Self::new(
+            None,
+            task_id.to_owned(),
+            specialist,
+            state,
+            anchor.constraints.clone(),
+            None,
+        )
+    }
+
+    /// A child of `parent` in the tree of `root`, running its checked `brief`.
+    pub(crate) fn child(parent: &str, root: String, brief: &TaskBrief, state: NodeState) -> Self {
+        Self::new(
+            Some(parent.to_owned()),
+            root,
+            &brief.specialist,
+            state,
+            brief.constraints.clone(),
+            Some(brief.clone()),
+        )
+    }
+
+    /// A running node that has done nothing yet.
+    fn new(
+        parent: Option<String>,
+        root: String,
+        specialist: &str,
+        state: NodeState,
+        constraints: Vec<String>,
+        brief: Option<TaskBrief>,
+    ) -> Self {
+        Self {
+            parent,
+            root,
+            specialist: specialist.to_owned(),
+            state,
+            constraints,
+            brief,
+            children: Vec::new(),
+            status: NodeStatus::Running,
+            verdict: None,
+            review: None,
+            pending: None,
+            approved: None,
+            history: Vec::new(),
+            attempt_from: 0,
+        }
+    }
+}
+
 /// One node as `guild tasks tree` shows it.
 #[derive(Debug, Clone, Serialize)]
 pub struct TreeNode {
@@ -126,6 +187,13 @@ pub struct TreeView {
     pub root: String,
     /// The root anchor's hash.
     pub anchor_hash: String,
+    /// The root anchor's completion criteria.
+    pub completion_criteria: Vec<String>,
+    /// The root anchor's constraints: every brief in the tree keeps them.
+    pub constraints: Vec<String>,
+    /// Whether the top task's caller gave the criteria and constraints (otherwise they are the
+    /// default: [`DEFAULT_CRITERION`], no constraints).
+    pub anchored_by_caller: bool,
     /// Every node.
     pub nodes: Vec<TreeNode>,
 }
@@ -137,6 +205,11 @@ pub(crate) struct ForestState {
     /// When each running child must end: its start plus the wall time its tree left it, never
     /// later than its parent's. Kept in this process only (a restart ends every run).
     pub(crate) deadlines: HashMap<String, Instant>,
+    /// The latest run of each task running now, by task id: only that run may end its node
+    /// (an attempt that an update replaced may be dropped after its successor started).
+    runs: HashMap<String, u64>,
+    /// The number the next run gets.
+    next_run: u64,
 }
 
 /// Every tree of this host.
@@ -238,7 +311,7 @@ impl ForestState {
     pub(crate) fn view(&self, task_id: &str) -> Option<TreeView> {
         let state = self;
         let root = state.nodes.get(task_id)?.root.clone();
-        let anchor_hash = state.anchors.get(&root).map(RootAnchor::hash)?;
+        let anchor = state.anchors.get(&root)?;
         let mut nodes = Vec::new();
         let mut stack = vec![root.clone()];
         while let Some(id) = stack.pop() {
@@ -260,9 +333,61 @@ impl ForestState {
         }
         Some(TreeView {
             root,
-            anchor_hash,
+            anchor_hash: anchor.hash(),
+            completion_criteria: anchor.completion_criteria.clone(),
+            constraints: anchor.constraints.clone(),
+            anchored_by_caller: !anchor::is_default(anchor),
             nodes,
         })
+    }
+
+    /// Makes `task_id` a tree's root anchored to `anchor`, its own task charged to the tree's
+    /// budget. A task already in a tree keeps its node and its anchor (the anchor is read-only:
+    /// a new attempt of the top task does not change it). `true` when planted.
+    pub(crate) fn plant_root(
+        &mut self,
+        task_id: &str,
+        specialist: &str,
+        limits: &TreeLimits,
+        anchor: RootAnchor,
+    ) -> Result<bool, TreeError> {
+        if self.nodes.contains_key(task_id) {
+            return Ok(false);
+        }
+        let state = limits.root()?;
+        let node = Node::root(task_id, specialist, state, &anchor);
+        self.nodes.insert(task_id.to_owned(), node);
+        self.anchors.insert(task_id.to_owned(), anchor);
+        Ok(true)
+    }
+
+    /// Starts a run of `task_id`'s task and returns its number. A new attempt of a tree's top
+    /// task (a background task restarted under its id by an update, or after a restart of the
+    /// host) sets its node running again; what the tree spent stays spent. `true` when the
+    /// node changed.
+    pub(crate) fn begin_run(&mut self, task_id: &str) -> (u64, bool) {
+        self.next_run += 1;
+        let run = self.next_run;
+        self.runs.insert(task_id.to_owned(), run);
+        let reopened = match self.nodes.get_mut(task_id) {
+            Some(n) if n.parent.is_none() && n.status != NodeStatus::Running => {
+                n.status = NodeStatus::Running;
+                true
+            }
+            _ => false,
+        };
+        (run, reopened)
+    }
+
+    /// Ends run `run` of `task_id`; `false` (and nothing changes) when a later run of the
+    /// same task started since: the node is that run's to end.
+    pub(crate) fn end_run(&mut self, task_id: &str, run: u64) -> bool {
+        if self.runs.get(task_id) != Some(&run) {
+            return false;
+        }
+        self.runs.remove(task_id);
+        self.deadlines.remove(task_id);
+        true
     }
 
     /// The ids from `id` up to its root, `id` first.
@@ -412,5 +537,64 @@ mod tests {
         assert_eq!(allowance(300, Some(in_ms(700)), now), 300);
         // The parent's deadline passed: nothing.
         assert_eq!(allowance(2_000, Some(now), in_ms(5)), 0);
+    }
+
+    #[test]
+    fn a_new_run_of_a_top_task_reopens_its_node_and_only_the_latest_run_ends_it() {
+        let limits = TreeLimits {
+            max_depth: 2,
+            max_children: 4,
+            budget: Budget {
+                tasks: 4,
+                tool_calls: 8,
+                tokens: 100,
+                wall_ms: 1_000,
+            },
+        };
+        let anchor =
+            RootAnchor::new("sort the issues", &["sorted".to_owned()], &[]).expect("anchor");
+        let mut state = limits.root().expect("root");
+        state
+            .charge(&Budget {
+                tool_calls: 3,
+                ..Budget::default()
+            })
+            .expect("charge");
+        let mut forest = ForestState::default();
+        let mut root = Node::root("top", "boss", state, &anchor);
+        // The host stopped while it ran (what `TreeStore::load` leaves).
+        root.status = NodeStatus::Interrupted;
+        forest.nodes.insert("top".into(), root);
+        forest.anchors.insert("top".into(), anchor);
+        let child = TaskBrief {
+            specialist: "worker".into(),
+            objective: "o".into(),
+            reason: "r".into(),
+            completion_criteria: vec!["c".into()],
+            expected_outputs: vec![],
+            parent_findings: String::new(),
+            context: String::new(),
+            constraints: vec![],
+            context_refs: vec![],
+            validation_scopes: vec![],
+        };
+        let mut interrupted = Node::child("top", "top".into(), &child, state);
+        interrupted.status = NodeStatus::Interrupted;
+        forest.nodes.insert("kid".into(), interrupted);
+
+        let (first, reopened) = forest.begin_run("top");
+        assert!(reopened);
+        assert_eq!(forest.nodes["top"].status, NodeStatus::Running);
+        // What it spent stays spent.
+        assert_eq!(forest.nodes["top"].state.remaining.tool_calls, 5);
+        // A child is no top task: nothing reopens it.
+        assert!(!forest.begin_run("kid").1);
+        assert_eq!(forest.nodes["kid"].status, NodeStatus::Interrupted);
+        // A later run started: the earlier one may no longer end the node.
+        let (second, reopened) = forest.begin_run("top");
+        assert!(!reopened, "already running");
+        assert!(!forest.end_run("top", first));
+        assert!(forest.end_run("top", second));
+        assert!(!forest.end_run("top", second), "a run ends once");
     }
 }

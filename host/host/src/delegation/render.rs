@@ -17,7 +17,8 @@ impl NodeStatus {
 }
 
 impl TreeView {
-    /// The tree as text: a header with the root and the anchor's hash, then one line per node
+    /// The tree as text: a header with the root and the anchor's hash, the anchor's completion
+    /// criteria and constraints when the top task's caller gave them, then one line per node
     /// indented by level: task id, specialist, status, the verdict on its report, its parent's
     /// review, and the child whose report it has yet to review.
     pub fn to_text(&self) -> String {
@@ -26,6 +27,14 @@ impl TreeView {
             self.root,
             &self.anchor_hash[..12.min(self.anchor_hash.len())]
         );
+        if self.anchored_by_caller {
+            for c in &self.completion_criteria {
+                out.push_str(&format!("  completion criterion: {}\n", one_line(c)));
+            }
+            for c in &self.constraints {
+                out.push_str(&format!("  constraint: {}\n", one_line(c)));
+            }
+        }
         for n in &self.nodes {
             out.push_str(&format!(
                 "{}{} {} {}",

@@ -1,10 +1,13 @@
 //! The tree store: every delegation tree in SQLite (`trees.db` in the data dir, opened through
 //! `guild-store`), so that a restart of the host loses no tree — pending reviews, approved next
 //! tasks and budgets spent included. One row per node (its parent and root ids as columns, the
-//! rest as JSON) and one per root anchor. The host writes a tree whole, in one transaction,
-//! after each change; at start it reads every tree, and a node whose task was running when the
-//! host stopped reads as interrupted.
+//! rest as JSON) and one per root anchor. After each change the host saves the tree: the rows
+//! that differ from what the store holds (the changed nodes), in one transaction, in WAL mode
+//! with `synchronous = NORMAL` (why that is enough: docs/delegation.md#where-the-trees-are-kept).
+//! At start it reads every tree, and a node whose task was running when the host stopped reads
+//! as interrupted.
 
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -73,23 +76,34 @@ pub enum TreeStoreError {
 }
 
 pub(crate) struct TreeStore {
-    conn: Mutex<Connection>,
+    db: Mutex<Db>,
     path: PathBuf,
+}
+
+/// The connection, and what the store's rows hold (as this process read or wrote them): a
+/// save writes only the rows that differ.
+struct Db {
+    conn: Connection,
+    /// Each node row's JSON, by task id.
+    nodes: HashMap<String, String>,
+    /// The roots whose anchor row is written (an anchor never changes).
+    anchors: HashSet<String>,
 }
 
 impl TreeStore {
     /// Opens (creating when missing) the tree store at `path`.
     pub(crate) fn open(path: &Path) -> Result<Self, TreeStoreError> {
         let conn = dbfile::open(path, &SPEC, Access::ReadWrite)?.conn;
-        let store = Self {
-            conn: Mutex::new(conn),
-            path: path.to_path_buf(),
-        };
+        let store = Self::with(conn, path);
         {
-            let conn = store.conn();
-            conn.pragma_update_and_check(None, "journal_mode", "WAL", |_| Ok(()))
+            let db = store.db();
+            db.conn
+                .pragma_update_and_check(None, "journal_mode", "WAL", |_| Ok(()))
                 .map_err(|e| store.sql(e))?;
-            conn.pragma_update(None, "synchronous", "FULL")
+            // A commit survives the process at once and the disk at the next checkpoint
+            // (docs/delegation.md#where-the-trees-are-kept).
+            db.conn
+                .pragma_update(None, "synchronous", "NORMAL")
                 .map_err(|e| store.sql(e))?;
         }
         Ok(store)
@@ -98,14 +112,22 @@ impl TreeStore {
     /// Opens an existing tree store with `SQLITE_OPEN_READ_ONLY` (nothing is written).
     pub(crate) fn open_read_only(path: &Path) -> Result<Self, TreeStoreError> {
         let conn = dbfile::open(path, &SPEC, Access::ReadOnly)?.conn;
-        Ok(Self {
-            conn: Mutex::new(conn),
-            path: path.to_path_buf(),
-        })
+        Ok(Self::with(conn, path))
     }
 
-    fn conn(&self) -> std::sync::MutexGuard<'_, Connection> {
-        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    fn with(conn: Connection, path: &Path) -> Self {
+        Self {
+            db: Mutex::new(Db {
+                conn,
+                nodes: HashMap::new(),
+                anchors: HashSet::new(),
+            }),
+            path: path.to_path_buf(),
+        }
+    }
+
+    fn db(&self) -> std::sync::MutexGuard<'_, Db> {
+        self.db.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     fn sql(&self, source: rusqlite::Error) -> TreeStoreError {
@@ -127,12 +149,13 @@ impl TreeStore {
     /// stored so).
     pub(crate) fn load(&self) -> Result<ForestState, TreeStoreError> {
         let mut state = self.read()?;
+        let mut roots = HashSet::new();
         for node in state.nodes.values_mut() {
             if node.status == NodeStatus::Running {
                 node.status = NodeStatus::Interrupted;
+                roots.insert(node.root.clone());
             }
         }
-        let roots: Vec<String> = state.anchors.keys().cloned().collect();
         for root in roots {
             self.save(&state, &root)?;
         }
@@ -142,7 +165,12 @@ impl TreeStore {
     /// Every stored tree, as stored.
     pub(crate) fn read(&self) -> Result<ForestState, TreeStoreError> {
         let mut state = ForestState::default();
-        let conn = self.conn();
+        let mut db = self.db();
+        let Db {
+            conn,
+            nodes: written,
+            anchors: anchored,
+        } = &mut *db;
         let mut nodes = conn
             .prepare("SELECT task_id, node FROM nodes")
             .map_err(|e| self.sql(e))?;
@@ -152,7 +180,8 @@ impl TreeStore {
         for row in rows {
             let (id, json) = row.map_err(|e| self.sql(e))?;
             let node: Node = serde_json::from_str(&json).map_err(|e| self.row(&id, &e))?;
-            state.nodes.insert(id, node);
+            state.nodes.insert(id.clone(), node);
+            written.insert(id, json);
         }
         let mut anchors = conn
             .prepare("SELECT root, anchor FROM anchors")
@@ -164,18 +193,35 @@ impl TreeStore {
             let (root, json) = row.map_err(|e| self.sql(e))?;
             let anchor: RootAnchor =
                 serde_json::from_str(&json).map_err(|e| self.row(&root, &e))?;
-            state.anchors.insert(root, anchor);
+            state.anchors.insert(root.clone(), anchor);
+            anchored.insert(root);
         }
         Ok(state)
     }
 
-    /// Writes the tree of `root` whole, in one transaction.
+    /// Saves the tree of `root`: the rows that differ from what the store holds (its anchor
+    /// once, each changed node), in one transaction; nothing when nothing changed.
     pub(crate) fn save(&self, state: &ForestState, root: &str) -> Result<(), TreeStoreError> {
+        let mut db = self.db();
+        let anchor = match state.anchors.get(root) {
+            Some(anchor) if !db.anchors.contains(root) => {
+                Some(serde_json::to_string(anchor).map_err(|e| self.row(root, &e))?)
+            }
+            _ => None,
+        };
+        let mut changed = Vec::new();
+        for (id, node) in state.nodes.iter().filter(|(_, n)| n.root == root) {
+            let json = serde_json::to_string(node).map_err(|e| self.row(id, &e))?;
+            if db.nodes.get(id) != Some(&json) {
+                changed.push((id, node.parent.as_deref(), json));
+            }
+        }
+        if anchor.is_none() && changed.is_empty() {
+            return Ok(());
+        }
         let now = super::now_ms() as i64;
-        let mut conn = self.conn();
-        let tx = conn.transaction().map_err(|e| self.sql(e))?;
-        if let Some(anchor) = state.anchors.get(root) {
-            let json = serde_json::to_string(anchor).map_err(|e| self.row(root, &e))?;
+        let tx = db.conn.transaction().map_err(|e| self.sql(e))?;
+        if let Some(json) = &anchor {
             tx.execute(
                 "INSERT INTO anchors (root, anchor) VALUES (?1, ?2)
                  ON CONFLICT (root) DO UPDATE SET anchor = excluded.anchor",
@@ -183,17 +229,97 @@ impl TreeStore {
             )
             .map_err(|e| self.sql(e))?;
         }
-        for (id, node) in state.nodes.iter().filter(|(_, n)| n.root == root) {
-            let json = serde_json::to_string(node).map_err(|e| self.row(id, &e))?;
+        for (id, parent, json) in &changed {
             tx.execute(
                 "INSERT INTO nodes (task_id, root, parent, node, updated_ms)
                  VALUES (?1, ?2, ?3, ?4, ?5)
                  ON CONFLICT (task_id) DO UPDATE SET node = excluded.node,
                      updated_ms = excluded.updated_ms",
-                params![id, root, node.parent, json, now],
+                params![id, root, parent, json, now],
             )
             .map_err(|e| self.sql(e))?;
         }
-        tx.commit().map_err(|e| self.sql(e))
+        tx.commit().map_err(|e| self.sql(e))?;
+        // Only what is committed counts as written.
+        if anchor.is_some() {
+            db.anchors.insert(root.to_owned());
+        }
+        for (id, _, json) in changed {
+            db.nodes.insert(id.clone(), json);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use guild_delegate::{Budget, TreeLimits};
+
+    use super::*;
+
+    /// The rows SQLite changed since the connection opened.
+    fn changes(store: &TreeStore) -> u64 {
+        store.db().conn.total_changes()
+    }
+
+    #[test]
+    fn a_save_writes_only_the_changed_nodes_and_a_restart_reads_them_back() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join(TREES_FILE);
+        let limits = TreeLimits {
+            max_depth: 2,
+            max_children: 4,
+            budget: Budget {
+                tasks: 4,
+                tool_calls: 8,
+                tokens: 100,
+                wall_ms: 1_000,
+            },
+        };
+        let anchor =
+            RootAnchor::new("sort the issues", &["sorted".to_owned()], &[]).expect("anchor");
+        let mut state = ForestState::default();
+        state
+            .plant_root("top", "boss", &limits, anchor.clone())
+            .expect("root");
+        state
+            .plant_root("other", "boss", &limits, anchor)
+            .expect("another tree");
+        let store = TreeStore::open(&path).expect("open");
+        store.save(&state, "top").expect("save");
+        // The anchor and the one node of the tree; nothing of the other tree.
+        assert_eq!(changes(&store), 2);
+        store.save(&state, "top").expect("save");
+        assert_eq!(changes(&store), 2, "nothing changed, nothing written");
+        state
+            .charge(
+                "top",
+                &Budget {
+                    tool_calls: 3,
+                    ..Budget::default()
+                },
+            )
+            .expect("charge");
+        store.save(&state, "top").expect("save");
+        assert_eq!(changes(&store), 3, "one node changed, one row written");
+        drop(store);
+
+        let store = TreeStore::open(&path).expect("reopen");
+        let read = store.load().expect("load");
+        let top = &read.nodes["top"];
+        assert_eq!(top.state.remaining.tool_calls, 5);
+        // It was running: it reads (and is stored) interrupted, and only that row is written.
+        assert_eq!(top.status, NodeStatus::Interrupted);
+        assert!(!read.nodes.contains_key("other"), "never saved");
+        assert_eq!(changes(&store), 1);
+        assert_eq!(
+            TreeStore::open_read_only(&path)
+                .expect("read")
+                .read()
+                .expect("read")
+                .nodes["top"]
+                .status,
+            NodeStatus::Interrupted
+        );
     }
 }

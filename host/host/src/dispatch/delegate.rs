@@ -12,8 +12,8 @@
 //! ends. A review is then pending on the caller.
 //!
 //! `review` checks the caller's review with `check_review` and records what it approved. The
-//! top task becomes a tree's root on its first `run`; its anchor is its description
-//! ([`root_anchor`]).
+//! top task becomes a tree's root when it starts, if its caller anchored it ([`plant_root`]),
+//! else on its first `run`, anchored to its description.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -30,19 +30,9 @@ use guild_runtime::{ChildReport, DelegateError};
 use guild_validate::{CheckStatus, Decision, allowed_decisions};
 
 use super::{Approval, TaskOptions, TaskScope};
-use crate::delegation::{Approved, Node, NodeStatus, Pending, ReviewRecord};
+use crate::delegation::{Approved, Node, NodeStatus, Pending, ReviewRecord, root_anchor};
 use crate::types::TaskResult;
-
-/// The completion criterion of a root anchor made from a top task's description.
-pub(crate) const ROOT_CRITERION: &str = "the report answers the task's description";
-
-/// The root anchor of a tree whose top task got `description`: the description (its first
-/// 4,000 characters) is the objective, [`ROOT_CRITERION`] the one completion criterion, and
-/// there are no constraints but those its children's briefs add.
-pub(crate) fn root_anchor(description: &str) -> Result<RootAnchor, String> {
-    let objective: String = description.trim().chars().take(4_000).collect();
-    RootAnchor::new(&objective, &[ROOT_CRITERION.to_owned()], &[]).map_err(|e| e.to_string())
-}
+use guild_core::error::DispatchError;
 
 fn tree_error(e: TreeError) -> DelegateError {
     let message = e.to_string();
@@ -243,34 +233,18 @@ impl TaskScope {
         self.services.forest.save(&forest, &self.task_id);
     }
 
-    /// Makes this task a tree's root if it is in none yet.
+    /// Makes this task a tree's root if it is in none yet, anchored to its description.
     fn ensure_node(&self) -> Result<(), DelegateError> {
         let mut forest = self.services.forest.lock();
         if forest.nodes.contains_key(&self.task_id) {
             return Ok(());
         }
-        let anchor = root_anchor(&self.description).map_err(DelegateError::ChildFailed)?;
-        let state = self.services.forest.limits.root().map_err(tree_error)?;
-        forest.nodes.insert(
-            self.task_id.clone(),
-            Node {
-                parent: None,
-                root: self.task_id.clone(),
-                specialist: self.plugin.name.to_string(),
-                state,
-                constraints: anchor.constraints.clone(),
-                brief: None,
-                children: Vec::new(),
-                status: NodeStatus::Running,
-                verdict: None,
-                review: None,
-                pending: None,
-                approved: None,
-                history: Vec::new(),
-                attempt_from: 0,
-            },
-        );
-        forest.anchors.insert(self.task_id.clone(), anchor);
+        let anchor = root_anchor(&self.description, None)
+            .map_err(|e| DelegateError::ChildFailed(e.to_string()))?;
+        let limits = &self.services.forest.limits;
+        forest
+            .plant_root(&self.task_id, &self.plugin.name, limits, anchor)
+            .map_err(tree_error)?;
         self.services.forest.save(&forest, &self.task_id);
         Ok(())
     }
@@ -367,25 +341,8 @@ impl TaskScope {
                 n.root.clone()
             })
             .unwrap_or_default();
-        forest.nodes.insert(
-            child_id.clone(),
-            Node {
-                parent: Some(self.task_id.clone()),
-                root,
-                specialist: checked.brief.specialist.clone(),
-                state,
-                constraints: checked.brief.constraints.clone(),
-                brief: Some(checked.brief.clone()),
-                children: Vec::new(),
-                status: NodeStatus::Running,
-                verdict: None,
-                review: None,
-                pending: None,
-                approved: None,
-                history: Vec::new(),
-                attempt_from: 0,
-            },
-        );
+        let node = Node::child(&self.task_id, root, &checked.brief, state);
+        forest.nodes.insert(child_id.clone(), node);
         let wall = self.wall_allowance(forest, &child_id);
         self.services.forest.save(forest, &self.task_id);
         Ok((child_id, checked, description, wall))
@@ -608,20 +565,63 @@ impl TaskScope {
     }
 }
 
-/// Marks a task's subtree cancelled unless [`TreeGuard::done`] was called: dropped while its
-/// task still runs means the task was cancelled (its caller dropped it, or a budget ran out).
+/// Makes `task_id` (run by `specialist`) a tree's root from its start, anchored to its caller's
+/// `anchor` ([`crate::delegation::root_anchor`], checked already). A task already in a tree (a
+/// new attempt of a background task) keeps its node and anchor.
+pub(crate) fn plant_root(
+    services: &super::Services,
+    task_id: &str,
+    specialist: &str,
+    anchor: RootAnchor,
+) -> Result<(), DispatchError> {
+    let mut forest = services.forest.lock();
+    let planted = forest
+        .plant_root(task_id, specialist, &services.forest.limits, anchor)
+        .map_err(|e| DispatchError::InvalidAnchor(e.to_string()))?;
+    if planted {
+        services.forest.save(&forest, task_id);
+    }
+    Ok(())
+}
+
+/// A task's run as its tree sees it. Started with the task ([`TreeGuard::start`]: a re-run of
+/// a tree's top task sets its node running again); marks the task's subtree cancelled unless
+/// [`TreeGuard::done`] was called: dropped while its task still runs means the task was
+/// cancelled (its caller dropped it, an update replaced it, or a budget ran out). Only the
+/// latest run of a task changes its node.
 pub(crate) struct TreeGuard {
-    pub(crate) services: Arc<super::Services>,
-    pub(crate) task_id: String,
-    pub(crate) done: bool,
+    services: Arc<super::Services>,
+    task_id: String,
+    run: u64,
+    done: bool,
 }
 
 impl TreeGuard {
+    /// A run of `task_id` starts.
+    pub(crate) fn start(services: Arc<super::Services>, task_id: String) -> Self {
+        let run = {
+            let mut forest = services.forest.lock();
+            let (run, reopened) = forest.begin_run(&task_id);
+            if reopened {
+                services.forest.save(&forest, &task_id);
+            }
+            run
+        };
+        Self {
+            services,
+            task_id,
+            run,
+            done: false,
+        }
+    }
+
     /// The task ended: its node (if it is in a tree) is finished with `verdict`.
     pub(crate) fn done(mut self, verdict: Option<CheckStatus>) {
         self.done = true;
         let mut forest = self.services.forest.lock();
-        forest.deadlines.remove(&self.task_id);
+        if !forest.end_run(&self.task_id, self.run) {
+            return;
+        }
         if let Some(n) = forest.nodes.get_mut(&self.task_id)
             && n.status == NodeStatus::Running
         {
@@ -636,9 +636,11 @@ impl TreeGuard {
 
 impl Drop for TreeGuard {
     fn drop(&mut self) {
-        if !self.done {
-            let mut forest = self.services.forest.lock();
-            forest.deadlines.remove(&self.task_id);
+        if self.done {
+            return;
+        }
+        let mut forest = self.services.forest.lock();
+        if forest.end_run(&self.task_id, self.run) {
             forest.cancel_subtree(&self.task_id);
             self.services.forest.save(&forest, &self.task_id);
         }

@@ -37,6 +37,7 @@ use guild_validate::{
 };
 
 use crate::approval::Approver;
+use crate::delegation::{TaskAnchor, root_anchor};
 use crate::registry::{LoadedPlugin, Snapshot};
 
 pub(crate) use gate::TaskGate;
@@ -347,16 +348,47 @@ pub(crate) struct TaskOptions {
     pub(crate) child: bool,
     /// A child's end: when the wall time its tree leaves it runs out.
     pub(crate) deadline: Option<tokio::time::Instant>,
+    /// The caller's root anchor of a top task (docs/delegation.md#the-root-anchor): the task is
+    /// a tree's root from its start.
+    pub(crate) anchor: Option<TaskAnchor>,
 }
 
-/// Checks that a task could start (description, specialist, roster) without starting it.
+/// Checks that a task could start (description, specialist, roster, the caller's anchor)
+/// without starting it.
 pub(crate) fn precheck(
     services: &Arc<Services>,
     name: &str,
     description: &str,
+    anchor: Option<&TaskAnchor>,
 ) -> Result<(), DispatchError> {
     check_description(description)?;
+    if let Some(anchor) = anchor {
+        checked_anchor(description, anchor)?;
+    }
     resolve(&services.snapshot(), name).map(|_| ())
+}
+
+/// Makes task `task_id`, to run on specialist `name`, a tree's root anchored to its caller's
+/// `anchor` before it starts (a background task's, so that every attempt of it keeps the
+/// anchor, across a restart of the host too).
+pub(crate) fn anchor_task(
+    services: &Arc<Services>,
+    task_id: &str,
+    name: &str,
+    description: &str,
+    anchor: &TaskAnchor,
+) -> Result<(), DispatchError> {
+    let plugin = resolve(&services.snapshot(), name)?;
+    let anchor = checked_anchor(description, anchor)?;
+    delegate::plant_root(services, task_id, &plugin.name, anchor)
+}
+
+/// The caller's root anchor of a top task on `description`, checked.
+fn checked_anchor(
+    description: &str,
+    anchor: &TaskAnchor,
+) -> Result<guild_delegate::RootAnchor, DispatchError> {
+    root_anchor(description, Some(anchor)).map_err(|e| DispatchError::InvalidAnchor(e.0))
 }
 
 fn check_description(description: &str) -> Result<(), DispatchError> {
@@ -399,9 +431,14 @@ pub(crate) async fn task(
     services: &Arc<Services>,
     name: &str,
     description: &str,
-    options: TaskOptions,
+    mut options: TaskOptions,
 ) -> Result<TaskResult, DispatchError> {
     check_description(description)?;
+    let anchor = options
+        .anchor
+        .take()
+        .map(|a| checked_anchor(description, &a))
+        .transpose()?;
     let snapshot = options
         .snapshot
         .clone()
@@ -414,11 +451,10 @@ pub(crate) async fn task(
         Some(services.tasks.enter().await?)
     };
     let scope = open_scope(services, plugin, snapshot, description, options);
-    let guard = delegate::TreeGuard {
-        services: services.clone(),
-        task_id: scope.task_id.clone(),
-        done: false,
-    };
+    if let Some(anchor) = anchor {
+        delegate::plant_root(services, &scope.task_id, &scope.plugin.name, anchor)?;
+    }
+    let guard = delegate::TreeGuard::start(services.clone(), scope.task_id.clone());
     let span =
         tracing::info_span!("task", task_id = %scope.task_id, specialist = %scope.plugin.ident);
     let started = Instant::now();

@@ -6,7 +6,7 @@ use guild_host::background::{BackgroundStatus, TaskCheck, TaskRecord};
 use guild_host::session::render_batch;
 use guild_host::text::one_line;
 use guild_host::types::{ProgressReport, TaskStatus};
-use guild_host::{ApprovalRequest, Host, TaskInput};
+use guild_host::{ApprovalRequest, Host, TaskInput, TaskRequest};
 use rmcp::RoleServer;
 use rmcp::model::{CallToolResult, ProgressNotificationParam, ProgressToken};
 use rmcp::service::RequestContext;
@@ -119,17 +119,22 @@ impl Connection {
     }
 
     /// `start_task`: a background task; its id at once (once the plugins are loaded, at
-    /// start-up).
+    /// start-up). Its optional `completion_criteria` and `constraints` anchor its tree.
     async fn start_task(&self, args: &Value) -> Result<CallToolResult, String> {
         self.server.check_open()?;
+        str_arg(args, "subagent_type")?;
+        str_arg(args, "description")?;
+        let request = match TaskInput::from_json(args).map_err(|e| e.to_string())? {
+            TaskInput::Single(request) => request,
+            TaskInput::Batch(_) => {
+                return Err("start_task starts one task: send `subagent_type` and `description`, not `tasks`".into());
+            }
+        };
         self.server.ready().await;
         let id = self
             .server
             .host()
-            .start_task(
-                str_arg(args, "subagent_type")?,
-                str_arg(args, "description")?,
-            )
+            .start_task_request(&request)
             .map_err(|e| e.to_string())?;
         Ok(success(
             format!("started task {id}; follow it with check_task\n"),
@@ -237,9 +242,7 @@ impl Connection {
             // At start-up the task waits for the plugins (cancellable like the task itself).
             self.server.ready().await;
             match &input {
-                TaskInput::Single(t) => {
-                    self.single(&t.subagent_type, &t.description, request).await
-                }
+                TaskInput::Single(t) => self.single(t, request).await,
                 TaskInput::Batch(tasks) => {
                     let items = self.session.batch(tasks).await.map_err(|e| e.to_string())?;
                     let text = render_batch(&items, render::task_result);
@@ -265,14 +268,13 @@ impl Connection {
 
     async fn single(
         &self,
-        specialist: &str,
-        description: &str,
+        task: &TaskRequest,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, String> {
         let token = context.meta.get_progress_token();
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<ProgressReport>();
         let mut asked = self.approvals.asked.subscribe();
-        let run = self.session.task_with_reports(specialist, description, tx);
+        let run = self.session.task_request_with_reports(task, tx);
         tokio::pin!(run);
         let mut step = 0.0;
         let result = loop {

@@ -542,12 +542,10 @@ impl ServerHandler for Connection {
             && tasks_ext::client_declared(&context)
             && let Ok(TaskInput::Single(t)) = TaskInput::from_json(&args)
         {
-            return Ok(
-                match self.start_as_task(&t.subagent_type, &t.description).await {
-                    Ok(task) => CallToolResponse::Task(task),
-                    Err(message) => failure(message).into(),
-                },
-            );
+            return Ok(match self.start_as_task(&t).await {
+                Ok(task) => CallToolResponse::Task(task),
+                Err(message) => failure(message).into(),
+            });
         }
         let result = match self.call(&request.name, &args, context).await {
             Ok(r) => r,

@@ -190,7 +190,7 @@ impl Connection {
         self.server.ready().await;
         let host = self.server.host();
         let id = host
-            .start_task(&task.subagent_type, &task.description)
+            .start_task_request(&task)
             .map_err(|e| ErrorData::invalid_params(format!("task: {e}"), None))?;
         Ok(json!({ "task": task_of(&self.check(&id)?) }))
     }

@@ -14,6 +14,7 @@
 //! method-not-found error rmcp gives for any method it does not know. A task waiting for an
 //! approval stays `working` with a status message naming `approve_task`.
 
+use guild_host::TaskRequest;
 use guild_host::background::{BackgroundStatus, TaskCheck, TaskRecord};
 use guild_host::bundle::time::rfc3339;
 use guild_host::text::one_line;
@@ -129,15 +130,12 @@ impl Connection {
     /// the plugins are loaded, at start-up).
     pub(super) async fn start_as_task(
         &self,
-        specialist: &str,
-        description: &str,
+        task: &TaskRequest,
     ) -> Result<CreateTaskResult, String> {
         self.server.check_open()?;
         self.server.ready().await;
         let host = self.server.host();
-        let id = host
-            .start_task(specialist, description)
-            .map_err(|e| e.to_string())?;
+        let id = host.start_task_request(task).map_err(|e| e.to_string())?;
         let check = host.check_task(&id).map_err(|e| e.to_string())?;
         Ok(CreateTaskResult::new(task_of(&check, TaskStatus::Working)))
     }

@@ -25,11 +25,14 @@ pub(crate) fn all(roster: &[RosterEntry], loading: &[String], batch_max: usize) 
     tools
 }
 
-/// The schemas of a task's two fields, shared by `task` (alone and in a batch) and
-/// `start_task`: the specialist (an enum of the roster's names and aliases) and the brief.
+/// The schemas of a task's fields, shared by `task` (alone and in a batch) and `start_task`:
+/// the specialist (an enum of the roster's names and aliases), the brief, and the optional
+/// root anchor of the tree the task starts if it delegates (docs/delegation.md#the-root-anchor).
 struct Brief {
     specialist: Value,
     description: Value,
+    completion_criteria: Value,
+    constraints: Value,
 }
 
 impl Brief {
@@ -51,18 +54,40 @@ impl Brief {
                 "type": "string",
                 "description": "The self-contained brief: the specialist sees nothing else of your thread, so it must carry all the context.",
             }),
+            completion_criteria: anchor_list(
+                "How the task knows it is done, should its specialist delegate: the root anchor every task of its tree is checked against (default: the report answers the description).",
+            ),
+            constraints: anchor_list(
+                "What every task the specialist delegates to (and theirs) must respect: a child's brief that drops one is refused.",
+            ),
         }
     }
 
-    /// An object with exactly the two fields, both required.
+    /// An object with the two fields, both required, and the optional anchor.
     fn schema(&self) -> Value {
         json!({
             "type": "object",
-            "properties": {"subagent_type": self.specialist, "description": self.description},
+            "properties": {
+                "subagent_type": self.specialist,
+                "description": self.description,
+                "completion_criteria": self.completion_criteria,
+                "constraints": self.constraints,
+            },
             "required": ["subagent_type", "description"],
             "additionalProperties": false,
         })
     }
+}
+
+/// An optional list of the root anchor (at most `MAX_ITEMS` of `MAX_ITEM` characters).
+fn anchor_list(description: &str) -> Value {
+    use guild_host::delegate::anchor::{MAX_ITEM, MAX_ITEMS};
+    json!({
+        "type": "array",
+        "items": {"type": "string", "minLength": 1, "maxLength": MAX_ITEM},
+        "maxItems": MAX_ITEMS,
+        "description": description,
+    })
 }
 
 /// `task`: one task, or a batch of up to `batch_max`; the roster is in its description. Its
@@ -177,6 +202,8 @@ fn task_tool_input(
             "properties": {
                 "subagent_type": brief.specialist,
                 "description": brief.description,
+                "completion_criteria": brief.completion_criteria,
+                "constraints": brief.constraints,
                 "tasks": {
                     "type": "array",
                     "minItems": 1,
