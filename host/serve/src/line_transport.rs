@@ -1,6 +1,7 @@
 //! The JSON-lines transport of an MCP session on the host's control socket: rmcp's service
 //! loop reads the client's messages from the connection and writes its own to it through this
-//! [`Transport`], with nothing in between (no task, no in-memory pipe, no second writer).
+//! [`Transport`], with nothing in between (no relay task, no in-memory pipe, no second writer;
+//! see docs/performance.md, guild serve: MCP round trips and reload).
 //!
 //! Each line the client sends passes the stdio guard's checks ([`crate::stdio_guard`]) on the
 //! way: a line that is not JSON, not a JSON-RPC 2.0 message or over `[serve] max_body_kb` is
@@ -116,27 +117,21 @@ where
     }
 }
 
-/// What a good line (a JSON-RPC 2.0 message) is for rmcp.
-enum Parsed {
-    Message(RxJsonRpcMessage<RoleServer>),
-    /// A notification of no message type rmcp knows: dropped, as JSON-RPC never answers one.
-    Ignored,
-    /// A request of no shape rmcp reads: the answer.
-    Refused(Vec<u8>),
-}
-
-fn parse(bytes: &[u8], message: &Value) -> Parsed {
+/// A good line (a JSON-RPC 2.0 message) as rmcp reads it: `Ok(None)` for a notification of no
+/// type rmcp knows (dropped, as JSON-RPC never answers one), `Err` with the answer for a request
+/// of no shape rmcp reads.
+fn parse(bytes: &[u8], message: &Value) -> Result<Option<RxJsonRpcMessage<RoleServer>>, Vec<u8>> {
     match serde_json::from_slice(bytes) {
-        Ok(parsed) => Parsed::Message(parsed),
+        Ok(parsed) => Ok(Some(parsed)),
         Err(e) => match message.get("id") {
             None if message.is_object() => {
                 tracing::debug!("ignored a notification the MCP crate does not read: {e}");
-                Parsed::Ignored
+                Ok(None)
             }
             id => {
                 let id = id.cloned().unwrap_or(Value::Null);
                 let answer = stdio_guard::error(id, -32600, &format!("invalid request: {e}"));
-                Parsed::Refused(answer_line(&answer))
+                Err(answer_line(&answer))
             }
         },
     }
@@ -200,9 +195,9 @@ where
             // A 2025-11-25 session's task requests go to the server's own methods.
             let bytes = self.wire.inbound(&mut message).unwrap_or(bytes);
             match parse(&bytes, &message) {
-                Parsed::Message(parsed) => return Some(parsed),
-                Parsed::Ignored => {}
-                Parsed::Refused(answer) => self.refusals.push_back(answer),
+                Ok(Some(parsed)) => return Some(parsed),
+                Ok(None) => {}
+                Err(answer) => self.refusals.push_back(answer),
             }
         }
     }
@@ -252,10 +247,8 @@ mod tests {
             ]
         );
         // The server's own line goes out whole, after the refusals.
-        let pong: TxJsonRpcMessage<RoleServer> = JsonRpcMessage::response(
-            ServerResult::empty(()),
-            rmcp::model::RequestId::Number(1),
-        );
+        let pong: TxJsonRpcMessage<RoleServer> =
+            JsonRpcMessage::response(ServerResult::empty(()), rmcp::model::RequestId::Number(1));
         transport.send(pong).await.expect("send");
         transport.close().await.expect("close");
         let mut answers = String::new();
@@ -285,7 +278,10 @@ mod tests {
 
     #[tokio::test]
     async fn an_oversize_line_is_refused_and_the_next_one_read() {
-        let long = format!("{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"{}\"}}\n", "x".repeat(64));
+        let long = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"{}\"}}\n",
+            "x".repeat(64)
+        );
         let client = format!("{long}{{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}}\n");
         let (output, mut seen) = tokio::io::duplex(4096);
         let client = std::io::Cursor::new(client.into_bytes());
@@ -300,6 +296,9 @@ mod tests {
         seen.read_to_string(&mut answers)
             .await
             .expect("client side");
-        assert!(answers.contains("-32600") && answers.contains("max_body_kb"), "{answers}");
+        assert!(
+            answers.contains("-32600") && answers.contains("max_body_kb"),
+            "{answers}"
+        );
     }
 }

@@ -19,8 +19,8 @@ use std::sync::{Arc, Mutex};
 use rmcp::ServiceExt as _;
 use serde::{Deserialize, Serialize};
 
-use crate::mcp::{Connection, Server};
 use crate::line_transport::LineTransport;
+use crate::mcp::{Connection, Server};
 
 /// Which configuration a client asks for; a host serves only its own.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

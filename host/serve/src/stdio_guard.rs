@@ -202,7 +202,10 @@ mod tests {
             },
         )
         .expect("guard");
-        assert_eq!(good, [b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n".to_vec()]);
+        assert_eq!(
+            good,
+            [b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n".to_vec()]
+        );
         let codes: Vec<(Value, i64)> = answers
             .iter()
             .map(|a| (a["id"].clone(), a["error"]["code"].as_i64().unwrap_or(0)))
