@@ -24,6 +24,7 @@ pub mod control;
 mod events;
 mod idle;
 mod launch;
+mod line_transport;
 mod lock;
 mod proxy;
 pub mod sessions;

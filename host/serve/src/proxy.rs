@@ -197,24 +197,35 @@ fn write_line(stdout: &Mutex<std::io::Stdout>, mut line: Vec<u8>) -> std::io::Re
     out.flush()
 }
 
+/// What [`track`] reads of a message: its id, and whether it is a request (has a method); the
+/// rest is skipped by the parser, never built (an answer can be large).
+#[derive(serde::Deserialize)]
+struct Head {
+    #[serde(default)]
+    id: Option<Value>,
+    #[serde(default)]
+    method: Option<serde::de::IgnoredAny>,
+}
+
 /// Records the requests in a client's `line` (`outgoing`), or forgets those a host's line
 /// answers.
 fn track(line: &[u8], pending: &Pending, outgoing: bool) {
-    let Ok(value) = serde_json::from_slice::<Value>(line) else {
-        return;
+    let batch = line.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[');
+    let heads = match batch {
+        true => serde_json::from_slice::<Vec<Head>>(line),
+        false => serde_json::from_slice::<Head>(line).map(|head| vec![head]),
     };
-    let messages = match &value {
-        Value::Array(items) => items.iter().collect(),
-        _ => vec![&value],
+    let Ok(heads) = heads else {
+        return;
     };
     let Ok(mut pending) = pending.lock() else {
         return;
     };
-    for message in messages {
-        let (Some(id), is_request) = (message.get("id"), message.get("method").is_some()) else {
+    for head in heads {
+        let Some(id) = head.id.filter(|id| !id.is_null()) else {
             continue;
         };
-        match (outgoing, is_request) {
+        match (outgoing, head.method.is_some()) {
             (true, true) => {
                 pending.insert(id.to_string());
             }

@@ -5,7 +5,8 @@
 //! ([`crate::control::Request::McpSession`]); the host answers `{"ok": true, "result": {"pid":
 //! …}}` when the client's configuration is its own (same `guild.toml`, same memory owners),
 //! else a failure naming both. From then on the connection carries the JSON-lines MCP stream a
-//! stdio server speaks, behind the same guard ([`crate::stdio_guard`]) and served by the same
+//! stdio server speaks, read and written by rmcp's service loop through
+//! [`crate::line_transport`] (the stdio guard's checks included) and served by the same
 //! [`Connection`] as any other session. The session ends when the client hangs up: its
 //! foreground calls are cancelled, background tasks go on in the host.
 //!
@@ -18,8 +19,8 @@ use std::sync::{Arc, Mutex};
 use rmcp::ServiceExt as _;
 use serde::{Deserialize, Serialize};
 
+use crate::line_transport::LineTransport;
 use crate::mcp::{Connection, Server};
-use crate::stdio_guard;
 
 /// Which configuration a client asks for; a host serves only its own.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -133,10 +134,9 @@ impl Sessions {
         R: tokio::io::AsyncRead + Unpin + Send + 'static,
         W: tokio::io::AsyncWrite + Unpin + Send + 'static,
     {
-        let guarded = stdio_guard::guard(read, write, self.max_line);
-        let transport =
-            rmcp::transport::async_rw::AsyncRwTransport::new_server(guarded.input, guarded.output)
-                .with_max_line_length(self.max_line);
+        // The service loop closes the transport (and so the connection's writing side) once
+        // everything it had to send is written.
+        let transport = LineTransport::new(read, write, self.max_line);
         match Connection::new(server).serve(transport).await {
             Ok(service) => {
                 let quit = service.waiting().await;
@@ -144,7 +144,6 @@ impl Sessions {
             }
             Err(e) => tracing::info!("a session on the control socket did not start: {e}"),
         }
-        let _ = guarded.written.await;
         drop(attached);
     }
 }

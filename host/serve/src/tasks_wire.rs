@@ -13,7 +13,7 @@
 //!   `capabilities.tasks` (list, cancel, task-augmented `tools/call`), and a `tools/list`
 //!   result marks the `task` tool `execution.taskSupport: "optional"`.
 //!
-//! Stdio sessions pass through it line by line (`stdio_guard`), HTTP requests through
+//! Stdio sessions pass through it line by line (`line_transport`), HTTP requests through
 //! [`http`]; a session of any other protocol version is left as it is.
 
 use std::sync::Arc;
