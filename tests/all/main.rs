@@ -5,6 +5,7 @@ mod agent_loop;
 mod agent_loop_delegate;
 mod background;
 mod bad_input;
+mod baseline;
 mod c_plugins;
 mod capabilities;
 mod compile_cache;

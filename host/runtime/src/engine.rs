@@ -17,6 +17,7 @@ mod helper;
 mod refusal;
 mod settings;
 
+pub use settings::Compiler;
 pub(crate) use settings::{POOL_LIMITS, PoolLimits};
 
 pub use helper::{COMPILE_COMMAND, CompileHelper};
@@ -50,6 +51,8 @@ pub struct EngineOptions {
     /// Compile in a child process under a time and memory ceiling (needs `cache_dir`, where the
     /// child leaves its result); `None` compiles in this process.
     pub compile_helper: Option<CompileHelper>,
+    /// Which compiler this engine compiles with (default: Cranelift, optimising).
+    pub compiler: Compiler,
 }
 
 impl Default for EngineOptions {
@@ -59,6 +62,7 @@ impl Default for EngineOptions {
             cache_dir: None,
             max_memory_mb: 512,
             compile_helper: None,
+            compiler: Compiler::Optimizing,
         }
     }
 }
@@ -154,7 +158,8 @@ impl GuildEngine {
     /// Builds an engine: Cranelift, async, epoch interruption driven by a ticker thread, the
     /// pooling allocator (unless turned off), and only the wasm proposals plugins need.
     pub fn new(options: EngineOptions) -> Result<Self, EngineError> {
-        let config = settings::wasmtime_config(options.pooling, options.max_memory_mb);
+        let config =
+            settings::wasmtime_config(options.compiler, options.pooling, options.max_memory_mb);
         let engine = Engine::new(&config).map_err(|e| EngineError::Config(format!("{e:#}")))?;
         let mut hasher = DefaultHasher::new();
         engine.precompile_compatibility_hash().hash(&mut hasher);
@@ -449,6 +454,7 @@ pub fn compile_command(
         cache_dir: Some(cache_dir),
         max_memory_mb,
         compile_helper: None,
+        compiler: Compiler::Optimizing,
     })
     .map_err(|e| CompileError::Helper(format!("{e:#}")))?;
     engine.compile_into_cache(&bytes)

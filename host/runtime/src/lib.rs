@@ -33,8 +33,8 @@ use std::sync::Arc;
 use guild_http::GuardedClient;
 
 pub use engine::{
-    COMPILE_COMMAND, CompileError, CompileHelper, CompileSource, EngineError, EngineOptions,
-    GuildEngine, compile_command,
+    COMPILE_COMMAND, CompileError, CompileHelper, CompileSource, Compiler, EngineError,
+    EngineOptions, GuildEngine, compile_command,
 };
 pub use instance::{Failure, InstanceStats, RunAnswer};
 pub use loader::Answer as LoaderAnswer;

@@ -96,6 +96,7 @@ impl Floor {
     ) -> wasmtime::Result<Arc<Self>> {
         let options = EngineOptions::default();
         let engine = &Engine::new(&settings::wasmtime_config(
+            settings::Compiler::Optimizing,
             options.pooling,
             options.max_memory_mb,
         ))?;
