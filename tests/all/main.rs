@@ -39,6 +39,7 @@ mod skills;
 mod skills_hostile;
 mod skills_wild;
 mod task_slots;
+mod tiers;
 mod tool_input;
 mod wasi_http;
 mod wit_versions;

@@ -27,6 +27,7 @@ mod reload;
 pub mod session;
 mod skills_host;
 pub mod stores;
+mod tiering;
 pub mod types;
 
 pub use guild_core::{
