@@ -23,10 +23,11 @@ use serde_json::json;
 /// started and sampled while the others still sleep.
 const SLEEP_MS: u64 = 4_000;
 
+/// Without the baseline tier, every task of both rounds runs the same (Cranelift) code.
 fn config(dir: &std::path::Path, tasks: usize) -> Config {
     let probe = format!("{:?}", plugin_dir("testing/probe").display().to_string());
     let text = format!(
-        "[host]\nplugins = [{probe}]\ndata_dir = \"data\"\n\n[dispatch]\n\
+        "[host]\nplugins = [{probe}]\ndata_dir = \"data\"\nbaseline_tier = false\n\n[dispatch]\n\
          max_running_tasks = {tasks}\nmax_queued_tasks = {tasks}\n"
     );
     Config::parse(&text, &dir.join("guild.toml"), dir).expect("bench config")

@@ -15,7 +15,8 @@ use crate::plugin::{ComponentFile, Plugin, PrepareError};
 
 /// Compiles `file` for its first use (blocking: call off the async workers): the optimized
 /// artifact when a cache holds it; otherwise, with a baseline tier, Winch's; otherwise (no
-/// tier, or Winch refused it) Cranelift's. Says which compiler's code it is.
+/// tier, or Winch refused what it does not support) Cranelift's. A component past a compile
+/// limit under Winch is refused at once. Says which compiler's code it is.
 pub(crate) fn compile_first(
     engine: &GuildEngine,
     file: &ComponentFile,
@@ -26,6 +27,16 @@ pub(crate) fn compile_first(
         }
         match baseline.compile_digested(file.bytes(), file.digest()) {
             Ok(compiled) => return Ok((compiled, Compiler::Baseline)),
+            // Past a compile limit, or over a pool limit both engines share: Cranelift, slower
+            // and hungrier than Winch, would be refused too, after as long again.
+            Err(
+                e @ (CompileError::TimedOut(_)
+                | CompileError::OutOfMemory(_)
+                | CompileError::OverLimit(_)
+                | CompileError::NotAComponent(_)
+                | CompileError::Io(_)),
+            ) => return Err(e),
+            // What Winch does not support (tail calls, exceptions, GC) is Cranelift's to compile.
             Err(e) => tracing::info!(
                 sha256 = %file.sha256(),
                 "the baseline compiler refused the component ({e}); compiling it with \
