@@ -1,13 +1,14 @@
 //! Two compile tiers on a first start: a cold host serves a task on baseline (Winch) code before
 //! its optimized compile finishes (held here through the engine's optimizer lock, never by
 //! timing), swaps the optimized code in once it does, compiles nothing twice, and a restart
-//! with the optimized artifacts cached never compiles Winch. `[host] baseline_tier = false`
-//! turns the tier off.
+//! with the optimized artifacts cached never compiles Winch. A component Winch refuses is
+//! compiled with Cranelift only. `[host] baseline_tier = false` turns the tier off.
 
 use std::path::Path;
 use std::time::Duration;
 
 use guild_host::{Config, EngineOptions, GuildEngine, Host, engine_options};
+use guild_tests::wasm_bytes::{COMPONENT, CORE_MODULE, section};
 use guild_tests::{host_on, probe};
 use serde_json::json;
 
@@ -118,5 +119,55 @@ fn the_baseline_tier_is_on_by_default_and_the_operator_can_turn_it_off() {
     assert!(
         engine.baseline().is_none(),
         "no Winch engine without the tier"
+    );
+}
+
+/// A component whose one core module has a function ending in `return_call` (the tail-call
+/// proposal): Cranelift compiles it, Winch refuses it. It exports nothing.
+fn tail_call_component() -> Vec<u8> {
+    let mut module = CORE_MODULE.to_vec();
+    section(&mut module, 1, &[0x01, 0x60, 0x00, 0x00]); // one type: [] -> []
+    section(&mut module, 3, &[0x01, 0x00]); // one function of that type
+    // One body: no locals, `return_call 0`, `end`.
+    section(&mut module, 10, &[0x01, 0x04, 0x00, 0x12, 0x00, 0x0b]);
+    let mut component = COMPONENT.to_vec();
+    section(&mut component, 1, &module);
+    section(&mut component, 2, &[0x01, 0x00, 0x00, 0x00]); // instantiate it, no arguments
+    component
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_component_winch_refuses_is_compiled_with_cranelift_only() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let plugin = dir.path().join("tails");
+    std::fs::create_dir_all(&plugin).expect("folder");
+    std::fs::write(plugin.join("tails.wasm"), tail_call_component()).expect("component");
+    std::fs::write(
+        plugin.join("plugin.toml"),
+        "[plugin]\nname = \"tails\"\nversion = \"0.1.0\"\nkind = \"connector\"\n\
+         component = \"tails.wasm\"\ndescription = \"Uses tail calls.\"\n",
+    )
+    .expect("manifest");
+    let engine = tiered_engine(&dir.path().join("cache"));
+    let baseline = engine.baseline().expect("a baseline tier").clone();
+    let config = Config::parse(
+        &format!(
+            "[host]\nplugins = [{:?}]\ndata_dir = \"data\"\n",
+            plugin.display().to_string()
+        ),
+        &dir.path().join("guild.toml"),
+        dir.path(),
+    )
+    .expect("config parses");
+    let h = Host::with_engine(config, engine.clone())
+        .await
+        .expect("host starts");
+    // Winch tried and refused it; Cranelift compiled it; the load then stops at the world
+    // check (it exports nothing), past the compile.
+    assert_eq!((baseline.compiles(), engine.compiles()), (1, 1));
+    let errors = h.load_errors();
+    assert!(
+        errors.len() == 1 && errors[0].contains("missing export"),
+        "{errors:?}"
     );
 }
