@@ -75,6 +75,22 @@ pub fn engine() -> GuildEngine {
         .clone()
 }
 
+/// One engine for the whole test binary that compiles with Winch, wasmtime's baseline compiler,
+/// with its own disk cache under target/.
+pub fn baseline_engine() -> GuildEngine {
+    static ENGINE: OnceLock<GuildEngine> = OnceLock::new();
+    ENGINE
+        .get_or_init(|| {
+            GuildEngine::new(EngineOptions {
+                cache_dir: Some(repo_root().join("target").join("guild-test-cache-baseline")),
+                compiler: guild_host::Compiler::Baseline,
+                ..EngineOptions::default()
+            })
+            .expect("baseline engine starts")
+        })
+        .clone()
+}
+
 /// A host loading `plugins` (paths under plugins/) with the given grants (TOML text of
 /// `[grants.*]` tables), with relative paths resolved against `dir`.
 pub async fn host(dir: &Path, plugins: &[&str], grants: &str) -> Host {
@@ -90,6 +106,11 @@ pub async fn host(dir: &Path, plugins: &[&str], grants: &str) -> Host {
 /// A host loading `plugins` with extra `guild.toml` text (tables such as `[dispatch]`,
 /// `[skills]`, `[grants.*]`) after `[host]`; load errors are allowed (tests inspect them).
 pub async fn host_with_config(dir: &Path, plugins: &[&str], extra: &str) -> Host {
+    host_on(engine(), dir, plugins, extra).await
+}
+
+/// [`host_with_config`] on `engine`.
+pub async fn host_on(engine: GuildEngine, dir: &Path, plugins: &[&str], extra: &str) -> Host {
     let list: Vec<String> = plugins
         .iter()
         .map(|p| format!("{:?}", plugin_dir(p).display().to_string()))
@@ -99,7 +120,7 @@ pub async fn host_with_config(dir: &Path, plugins: &[&str], extra: &str) -> Host
         list.join(", ")
     );
     let config = Config::parse(&text, &dir.join("guild.toml"), dir).expect("test config parses");
-    Host::with_engine(config, engine())
+    Host::with_engine(config, engine)
         .await
         .expect("host starts")
 }

@@ -78,6 +78,11 @@ pub struct HostSettings {
     /// Address space the compiling child process may use, MiB.
     #[serde(default = "default_compile_memory_mb")]
     pub compile_memory_mb: u32,
+    /// Whether a plugin with no optimized artifact in the compile cache is first compiled with
+    /// the baseline compiler (Winch, seconds) and served at once while Cranelift compiles it in
+    /// the background (default true); false serves each plugin only once Cranelift compiled it.
+    #[serde(default = "yes")]
+    pub baseline_tier: bool,
     /// Disk quota of a read-write folder grant that sets no `quota_mb`, MiB: the bytes of all
     /// files under the folder together.
     #[serde(default = "default_fs_quota_mb")]
@@ -144,6 +149,7 @@ impl Default for HostSettings {
             max_component_mb: default_max_component_mb(),
             compile_timeout_s: default_compile_timeout_s(),
             compile_memory_mb: default_compile_memory_mb(),
+            baseline_tier: true,
             fs_quota_mb: default_fs_quota_mb(),
             fs_quota_files: default_fs_quota_files(),
             compile_helper: None,

@@ -24,6 +24,7 @@ pub fn engine_options(config: &Config) -> EngineOptions {
     EngineOptions {
         cache_dir,
         compile_helper,
+        baseline_tier: config.host.baseline_tier,
         ..EngineOptions::default()
     }
 }

@@ -221,7 +221,9 @@ impl Host {
     /// Reloads the plugin set: with `config`'s plugin folders and grants when given (a changed
     /// `guild.toml`), else with those in force. Other settings keep their values from the start.
     pub async fn reload_with(&self, config: Option<Config>) -> ReloadReport {
-        self.reloader.reload(&self.services, config).await
+        let report = self.reloader.reload(&self.services, config).await;
+        crate::tiering::optimize_in_background(&self.services, &self.reloader);
+        report
     }
 
     /// Errors of the last load, one line per plugin that failed.

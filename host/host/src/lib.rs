@@ -28,6 +28,7 @@ mod reload;
 pub mod session;
 mod skills_host;
 pub mod stores;
+mod tiering;
 pub mod types;
 
 pub use guild_core::{
@@ -47,7 +48,7 @@ pub use delegation::{
 pub use engine::engine_options;
 pub use error::{ConfigError, DispatchError, LoadError, ManifestError};
 pub use guild_runtime::{
-    COMPILE_COMMAND, CompileError, CompileHelper, CompileSource, EngineOptions, Failure,
+    COMPILE_COMMAND, CompileError, CompileHelper, CompileSource, Compiler, EngineOptions, Failure,
     GuildEngine, compile_command,
 };
 pub use host::Host;

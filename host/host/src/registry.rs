@@ -22,7 +22,7 @@ use guild_core::config::Config;
 use guild_core::error::LoadError;
 use guild_core::manifest::{Manifest, PluginKind, parse_tool_name};
 use guild_core::types::{RosterEntry, ToolSpec};
-use guild_runtime::{ComponentFile, Failure, Plugin, PrepareError, Runtime};
+use guild_runtime::{Compiler, ComponentFile, Failure, Plugin, PrepareError, Runtime};
 use guild_skills::Skills;
 
 use crate::reach::{Reach, has_network};
@@ -52,6 +52,21 @@ impl LoadedPlugin {
             &self.manifest_text,
             self.runtime.definition().prompt.as_deref(),
         )
+    }
+
+    /// This version with `runtime` (the same component, compiled again) as its code.
+    pub(crate) fn with_runtime(&self, runtime: Plugin) -> Self {
+        Self {
+            manifest: self.manifest.clone(),
+            manifest_text: self.manifest_text.clone(),
+            name: self.name.clone(),
+            ident: self.ident.clone(),
+            rows: self.rows.clone(),
+            runtime,
+            description: self.description.clone(),
+            tools: self.tools.clone(),
+            skill_sources: self.skill_sources.clone(),
+        }
     }
 }
 
@@ -93,6 +108,9 @@ pub struct PluginInfo {
     pub tools: Vec<ToolSpec>,
     /// Why a specialist is not on the roster, if it is not.
     pub unavailable: Option<String>,
+    /// Whether it still runs baseline (Winch) code while Cranelift compiles it in the
+    /// background (docs/performance.md).
+    pub baseline: bool,
     /// What it may change or reach with its grants.
     pub reach: Reach,
 }
@@ -183,6 +201,7 @@ impl Snapshot {
                 None
             },
             reach: self.reach(plugin),
+            baseline: plugin.runtime.compiler() == Compiler::Baseline,
         }
     }
 
@@ -461,6 +480,7 @@ pub(crate) async fn load_one(
             && **old.runtime.effective() == effective
             && old.rows == rows
     });
+    let started = std::time::Instant::now();
     let prepared = match unchanged {
         Some(old) => runtime.reopen(&old.runtime).await,
         None => {
@@ -490,6 +510,12 @@ pub(crate) async fn load_one(
         other => component_err(other.to_string()),
     })?;
 
+    if unchanged.is_none() && prepared.compiler() == Compiler::Baseline {
+        tracing::info!(
+            "{name} usable (baseline) in {} ms; compiling its optimized code in the background",
+            started.elapsed().as_millis()
+        );
+    }
     if let Some(old) = unchanged {
         tracing::debug!(plugin = %ident, "plugin unchanged: kept");
         return Ok(LoadedPlugin {

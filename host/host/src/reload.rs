@@ -107,6 +107,11 @@ impl Reloader {
             .unwrap_or_else(|p| p.into_inner()) = config;
     }
 
+    /// Holds off reloads until the guard drops (a swap of one plugin's code runs under it).
+    pub(crate) async fn exclusive(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.reloading.lock().await
+    }
+
     /// Reloads the plugin set of `services`; see `Host::reload_with`.
     pub(crate) async fn reload(&self, services: &Services, config: Option<Config>) -> ReloadReport {
         let _one_at_a_time = self.reloading.lock().await;

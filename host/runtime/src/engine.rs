@@ -11,12 +11,19 @@
 //! ([`helper`]). A refusal (too slow, too big, invalid, over a per-component limit) is remembered
 //! in the same folder, keyed by the limits in force, so it costs nothing the next time
 //! ([`refusal`]).
+//!
+//! An engine compiles with Cranelift or with Winch ([`Compiler`]); a Cranelift engine may carry
+//! the Winch engine of a baseline tier, whose entries sit in the same cache under its own
+//! engine key (`crate::tier`). A background compile runs at a lower priority on fewer threads
+//! ([`background`]).
 
+mod background;
 mod cache;
 mod helper;
 mod refusal;
 mod settings;
 
+pub use settings::Compiler;
 pub(crate) use settings::{POOL_LIMITS, PoolLimits};
 
 pub use helper::{COMPILE_COMMAND, CompileHelper};
@@ -24,7 +31,7 @@ pub use helper::{COMPILE_COMMAND, CompileHelper};
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -50,6 +57,12 @@ pub struct EngineOptions {
     /// Compile in a child process under a time and memory ceiling (needs `cache_dir`, where the
     /// child leaves its result); `None` compiles in this process.
     pub compile_helper: Option<CompileHelper>,
+    /// Which compiler this engine compiles with (default: Cranelift, optimising).
+    pub compiler: Compiler,
+    /// With Cranelift: also keep a Winch engine, so that a component with no optimized
+    /// artifact in a cache is usable at once while Cranelift compiles it in the background
+    /// (`[host] baseline_tier`; [`crate::Runtime::optimize`]). Default false.
+    pub baseline_tier: bool,
 }
 
 impl Default for EngineOptions {
@@ -59,6 +72,8 @@ impl Default for EngineOptions {
             cache_dir: None,
             max_memory_mb: 512,
             compile_helper: None,
+            compiler: Compiler::Optimizing,
+            baseline_tier: false,
         }
     }
 }
@@ -142,6 +157,12 @@ struct EngineInner {
     /// Key of the limits a refusal is remembered under ([`refusal::limits_key`]).
     limits_key: String,
     ticker_stop: Arc<AtomicBool>,
+    /// The Winch engine of a baseline tier ([`EngineOptions::baseline_tier`]).
+    baseline: Option<GuildEngine>,
+    /// Components this engine compiled (not found in a cache), for tests and reports.
+    compiles: AtomicU64,
+    /// Held by the one background compile running ([`GuildEngine::optimizer`]).
+    optimizer: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl Drop for EngineInner {
@@ -151,10 +172,21 @@ impl Drop for EngineInner {
 }
 
 impl GuildEngine {
-    /// Builds an engine: Cranelift, async, epoch interruption driven by a ticker thread, the
-    /// pooling allocator (unless turned off), and only the wasm proposals plugins need.
+    /// Builds an engine: its compiler (Cranelift unless told otherwise), async, epoch
+    /// interruption driven by a ticker thread, the pooling allocator (unless turned off), and
+    /// only the wasm proposals plugins need; with [`EngineOptions::baseline_tier`], also the
+    /// Winch engine of that tier (same options, its own pool and ticker).
     pub fn new(options: EngineOptions) -> Result<Self, EngineError> {
-        let config = settings::wasmtime_config(options.pooling, options.max_memory_mb);
+        let baseline = match (options.baseline_tier, options.compiler) {
+            (true, Compiler::Optimizing) => Some(GuildEngine::new(EngineOptions {
+                compiler: Compiler::Baseline,
+                baseline_tier: false,
+                ..options.clone()
+            })?),
+            _ => None,
+        };
+        let config =
+            settings::wasmtime_config(options.compiler, options.pooling, options.max_memory_mb);
         let engine = Engine::new(&config).map_err(|e| EngineError::Config(format!("{e:#}")))?;
         let mut hasher = DefaultHasher::new();
         engine.precompile_compatibility_hash().hash(&mut hasher);
@@ -186,6 +218,9 @@ impl GuildEngine {
                 disk_cache,
                 memory_cache: Mutex::new(HashMap::new()),
                 ticker_stop,
+                baseline,
+                compiles: AtomicU64::new(0),
+                optimizer: Arc::new(tokio::sync::Mutex::new(())),
             }),
         })
     }
@@ -198,6 +233,54 @@ impl GuildEngine {
     /// Options this engine was built with.
     pub fn options(&self) -> &EngineOptions {
         &self.inner.options
+    }
+
+    /// The Winch engine of this engine's baseline tier, if it has one.
+    pub fn baseline(&self) -> Option<&GuildEngine> {
+        self.inner.baseline.as_ref()
+    }
+
+    /// How many components this engine compiled in this process (a cache hit is not a compile).
+    pub fn compiles(&self) -> u64 {
+        self.inner.compiles.load(Ordering::Relaxed)
+    }
+
+    /// The lock every background compile holds while it runs, so they run one at a time.
+    /// Holding it (`lock().await`) keeps them waiting: tests use that to see a host serve
+    /// baseline code before its optimized compile finishes.
+    pub fn optimizer(&self) -> Arc<tokio::sync::Mutex<()>> {
+        self.inner.optimizer.clone()
+    }
+
+    /// The compiled component for these bytes when the memory or the disk cache has it;
+    /// nothing is compiled.
+    pub(crate) fn cached(&self, bytes: &[u8], digest: &[u8; 32]) -> Option<Compiled> {
+        check_component_bytes(bytes).ok()?;
+        let sha256 = hex::encode(digest);
+        if let Some(component) = self.lock_cache().get(&sha256).cloned() {
+            return Some(Compiled {
+                component,
+                sha256,
+                source: CompileSource::Memory,
+            });
+        }
+        let component = self.load_cached(digest, &sha256)?;
+        self.lock_cache().insert(sha256.clone(), component.clone());
+        Some(Compiled {
+            component,
+            sha256,
+            source: CompileSource::Disk,
+        })
+    }
+
+    /// [`compile_digested`](Self::compile_digested) at a lower priority, on fewer threads than
+    /// the machine has cores, so that tasks keep a core while it runs ([`background`]).
+    pub(crate) fn compile_in_background(
+        &self,
+        bytes: &[u8],
+        digest: &[u8; 32],
+    ) -> Result<Compiled, CompileError> {
+        background::run(|| self.compile_digested(bytes, digest))
     }
 
     /// Compiles (or fetches from a cache) the component at `path` without loading it, and says
@@ -285,8 +368,8 @@ impl GuildEngine {
         })
     }
 
-    /// Compiles with Cranelift: in the compile helper when there is one (its result read back
-    /// through the authenticated disk cache), in this process otherwise.
+    /// Compiles with this engine's compiler: in the compile helper when there is one (its
+    /// result read back through the authenticated disk cache), in this process otherwise.
     fn compile_new(
         &self,
         bytes: &[u8],
@@ -294,8 +377,15 @@ impl GuildEngine {
         sha256: &str,
     ) -> Result<Component, CompileError> {
         let options = &self.inner.options;
+        self.inner.compiles.fetch_add(1, Ordering::Relaxed);
         if let (Some(helper), Some(cache)) = (&options.compile_helper, &self.inner.disk_cache) {
-            helper::compile_in_child(helper, cache.dir(), options.max_memory_mb, bytes)?;
+            let child = helper::Child {
+                cache_dir: cache.dir(),
+                max_memory_mb: options.max_memory_mb,
+                compiler: options.compiler,
+                background: background::active(),
+            };
+            helper::compile_in_child(helper, &child, bytes)?;
             return match self.read_entry(digest, sha256) {
                 Ok(Some(c)) => Ok(c),
                 // The child compiles without the pool; the pool's limits apply only here.
@@ -425,11 +515,18 @@ fn deserialize_verified(engine: &Engine, verified: cache::Verified) -> anyhow::R
 /// the parent's (but without the pool, whose reservations the limit would refuse) and leaves
 /// the result in the disk cache at `cache_dir`. An `Invalid` error means the component was
 /// refused; the caller exits with code 2 for it.
+///
+/// `compiler` is the parent engine's; a `background` compile lowers its own priority first.
 pub fn compile_command(
     cache_dir: PathBuf,
     max_memory_mb: u32,
     limit_memory_mb: u32,
+    compiler: Compiler,
+    background: bool,
 ) -> Result<(), CompileError> {
+    if background {
+        background::lower_priority();
+    }
     #[cfg(unix)]
     {
         use rustix::process::{Resource, Rlimit, setrlimit};
@@ -449,6 +546,8 @@ pub fn compile_command(
         cache_dir: Some(cache_dir),
         max_memory_mb,
         compile_helper: None,
+        compiler,
+        baseline_tier: false,
     })
     .map_err(|e| CompileError::Helper(format!("{e:#}")))?;
     engine.compile_into_cache(&bytes)

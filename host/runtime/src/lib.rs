@@ -26,6 +26,7 @@ mod skills_impl;
 mod state;
 mod stdio;
 mod task;
+mod tier;
 mod wasi_http;
 
 use std::sync::Arc;
@@ -33,8 +34,8 @@ use std::sync::Arc;
 use guild_http::GuardedClient;
 
 pub use engine::{
-    COMPILE_COMMAND, CompileError, CompileHelper, CompileSource, EngineError, EngineOptions,
-    GuildEngine, compile_command,
+    COMPILE_COMMAND, CompileError, CompileHelper, CompileSource, Compiler, EngineError,
+    EngineOptions, GuildEngine, compile_command,
 };
 pub use instance::{Failure, InstanceStats, RunAnswer};
 pub use loader::Answer as LoaderAnswer;
@@ -69,6 +70,8 @@ pub struct Runtime {
 struct Inner {
     engine: GuildEngine,
     linkers: plugin::Linkers,
+    /// The linkers of the engine's baseline tier, if it has one.
+    baseline_linkers: Option<plugin::Linkers>,
     http: GuardedClient,
     io: IoBudget,
 }
@@ -81,10 +84,12 @@ impl Runtime {
         io: IoBudget,
     ) -> Result<Self, PrepareError> {
         let linkers = plugin::Linkers::new(&engine)?;
+        let baseline_linkers = engine.baseline().map(plugin::Linkers::new).transpose()?;
         Ok(Self {
             inner: Arc::new(Inner {
                 engine,
                 linkers,
+                baseline_linkers,
                 http,
                 io,
             }),
@@ -94,6 +99,22 @@ impl Runtime {
     /// The engine (to share it, and its caches, with another host).
     pub fn engine(&self) -> &GuildEngine {
         &self.inner.engine
+    }
+
+    /// The wasmtime engine whose code `compiler` produced (the baseline tier's for Winch).
+    pub(crate) fn wasm_engine(&self, compiler: Compiler) -> &wasmtime::Engine {
+        match (compiler, self.inner.engine.baseline()) {
+            (Compiler::Baseline, Some(baseline)) => baseline.engine(),
+            _ => self.inner.engine.engine(),
+        }
+    }
+
+    /// The linkers of the engine `compiler` produced code for.
+    fn linkers(&self, compiler: Compiler) -> &plugin::Linkers {
+        match (compiler, &self.inner.baseline_linkers) {
+            (Compiler::Baseline, Some(linkers)) => linkers,
+            _ => &self.inner.linkers,
+        }
     }
 
     /// The guarded outbound HTTP client every instance uses.

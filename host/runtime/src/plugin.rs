@@ -25,7 +25,7 @@ use crate::Runtime;
 pub(crate) use crate::bindings::api::PluginPre;
 use crate::bindings::api::{Bindings, SUPPORTED};
 use crate::bindings::version;
-use crate::engine::{CompileError, CompileSource, GuildEngine, wasm_err};
+use crate::engine::{CompileError, CompileSource, Compiled, Compiler, GuildEngine, wasm_err};
 use crate::fs_quota::{self, QuotaMount};
 use crate::imports;
 use crate::state::StoreState;
@@ -67,9 +67,13 @@ pub struct Plugin {
     pub(crate) redactor: Arc<Redactor>,
     /// Its name, `prompt.md` and `[agent]` settings, read at load.
     pub(crate) definition: Arc<Definition>,
-    api_version: &'static str,
-    sha256: String,
-    source: CompileSource,
+    pub(crate) api_version: &'static str,
+    pub(crate) sha256: String,
+    pub(crate) source: CompileSource,
+    /// Which compiler's code it runs.
+    pub(crate) compiler: Compiler,
+    /// For baseline code: the component, kept until [`Runtime::optimize`] compiles it again.
+    pub(crate) pending: Option<Arc<ComponentFile>>,
 }
 
 impl Plugin {
@@ -112,6 +116,11 @@ impl Plugin {
     pub fn compile_source(&self) -> CompileSource {
         self.source
     }
+
+    /// Which compiler's code it runs: Winch's until its optimized version replaces it.
+    pub fn compiler(&self) -> Compiler {
+        self.compiler
+    }
 }
 
 /// A component file read once: its bytes and their sha256, which a load compares with the
@@ -133,6 +142,14 @@ impl ComponentFile {
     pub fn sha256(&self) -> String {
         hex::encode(self.digest)
     }
+
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    pub(crate) fn digest(&self) -> &[u8; 32] {
+        &self.digest
+    }
 }
 
 /// One linker per world, holding only what that world may import, in every supported version.
@@ -144,9 +161,10 @@ pub(crate) struct Linkers {
 
 impl Linkers {
     pub(crate) fn new(engine: &GuildEngine) -> Result<Self, PrepareError> {
+        let engine = engine.engine();
         let link = |e: wasmtime::Error| PrepareError::Link(format!("{:#}", wasm_err(e)));
         let world = |kind: PluginKind| -> Result<Linker<StoreState>, PrepareError> {
-            let mut linker = Linker::new(engine.engine());
+            let mut linker = Linker::new(engine);
             wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(link)?;
             for bindings in SUPPORTED {
                 (bindings.add_to_linker)(kind, &mut linker).map_err(link)?;
@@ -202,33 +220,13 @@ impl Runtime {
         definition: Arc<Definition>,
     ) -> Result<Plugin, PrepareError> {
         let engine = self.engine().clone();
-        let compiled =
-            tokio::task::spawn_blocking(move || engine.compile_digested(&file.bytes, &file.digest))
+        let file = Arc::new(file);
+        let first = file.clone();
+        let (compiled, compiler) =
+            tokio::task::spawn_blocking(move || crate::tier::compile_first(&engine, &first))
                 .await
                 .map_err(|e| CompileError::Io(format!("compiler task failed: {e}")))??;
-        let component = &compiled.component;
-        let ty = component.component_type();
-        let engine = self.engine().engine();
-        let exports: BTreeSet<String> = ty.exports(engine).map(|(n, _)| n.to_owned()).collect();
-        let imports: BTreeSet<String> = ty.imports(engine).map(|(n, _)| n.to_owned()).collect();
-        // The version decides the bindings; it is read before anything is instantiated.
-        let bindings =
-            version::detect(kind, &exports, &imports).map_err(PrepareError::UnsupportedVersion)?;
-        check_exports(bindings, &exports, kind)?;
-        check_imports(bindings, &imports, kind)?;
-        let instance_pre = self
-            .inner
-            .linkers
-            .for_kind(kind)
-            .instantiate_pre(component)
-            .map_err(|e| {
-                let error = format!("{:#}", wasm_err(e));
-                let ty = component.component_type();
-                let names = ty.imports(self.engine().engine()).map(|(n, _)| n);
-                PrepareError::WrongWorld(imports::unprovided(names, &error))
-            })?;
-        let pre = (bindings.wrap)(kind, instance_pre)
-            .map_err(|e| PrepareError::WrongWorld(format!("{:#}", wasm_err(e))))?;
+        let (pre, api_version) = self.link(kind, &compiled, compiler)?;
         let quotas = mounts(name, &effective).await?;
         // Built once per plugin version: every instance shares it.
         let redactor = Arc::new(Redactor::for_policy(&effective.http));
@@ -241,10 +239,46 @@ impl Runtime {
             quotas,
             redactor,
             definition,
-            api_version: bindings.version,
+            api_version,
             sha256: compiled.sha256,
             source: compiled.source,
+            compiler,
+            pending: (compiler == Compiler::Baseline).then_some(file),
         })
+    }
+
+    /// Reads the `guild:plugin` version `compiled` was built against from its export and import
+    /// names, checks it against the `kind` world and pre-instantiates it with that version's
+    /// bindings, on the linkers of the engine `compiler` compiled it for.
+    pub(crate) fn link(
+        &self,
+        kind: PluginKind,
+        compiled: &Compiled,
+        compiler: Compiler,
+    ) -> Result<(PluginPre, &'static str), PrepareError> {
+        let component = &compiled.component;
+        let ty = component.component_type();
+        let engine = self.wasm_engine(compiler);
+        let exports: BTreeSet<String> = ty.exports(engine).map(|(n, _)| n.to_owned()).collect();
+        let imports: BTreeSet<String> = ty.imports(engine).map(|(n, _)| n.to_owned()).collect();
+        // The version decides the bindings; it is read before anything is instantiated.
+        let bindings =
+            version::detect(kind, &exports, &imports).map_err(PrepareError::UnsupportedVersion)?;
+        check_exports(bindings, &exports, kind)?;
+        check_imports(bindings, &imports, kind)?;
+        let instance_pre = self
+            .linkers(compiler)
+            .for_kind(kind)
+            .instantiate_pre(component)
+            .map_err(|e| {
+                let error = format!("{:#}", wasm_err(e));
+                let ty = component.component_type();
+                let names = ty.imports(engine).map(|(n, _)| n);
+                PrepareError::WrongWorld(imports::unprovided(names, &error))
+            })?;
+        let pre = (bindings.wrap)(kind, instance_pre)
+            .map_err(|e| PrepareError::WrongWorld(format!("{:#}", wasm_err(e))))?;
+        Ok((pre, bindings.version))
     }
 }
 
@@ -267,6 +301,8 @@ impl Runtime {
             api_version: plugin.api_version,
             sha256: plugin.sha256.clone(),
             source: CompileSource::Memory,
+            compiler: plugin.compiler,
+            pending: plugin.pending.clone(),
         })
     }
 

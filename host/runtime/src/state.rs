@@ -194,7 +194,7 @@ pub(crate) fn new_store(
         memory_bases: MemoryBases::default(),
         definition: plugin.definition.clone(),
     };
-    let mut store = Store::new(rt.engine().engine(), state);
+    let mut store = Store::new(rt.wasm_engine(plugin.compiler), state);
     store.limiter(|s| &mut s.limiter);
     store.set_hostcall_fuel(rt.io().hostcall_kb as usize * 1024);
     // Every epoch tick (10 ms) the guest yields to the async runtime, so a spinning guest never

@@ -21,7 +21,10 @@ use wasmtime::{Engine, Store};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 /// The runtime's engine settings, shared by source: the runtime hands out no wasmtime types.
+/// The floor runs Cranelift only, so the baseline variant of `Compiler` goes unused here, and
+/// the enum the runtime exports is private to this bench.
 #[path = "../../../host/runtime/src/engine/settings.rs"]
+#[allow(dead_code, unreachable_pub)]
 mod settings;
 
 #[allow(missing_docs, unreachable_pub, clippy::all)]
@@ -96,6 +99,7 @@ impl Floor {
     ) -> wasmtime::Result<Arc<Self>> {
         let options = EngineOptions::default();
         let engine = &Engine::new(&settings::wasmtime_config(
+            settings::Compiler::Optimizing,
             options.pooling,
             options.max_memory_mb,
         ))?;

@@ -127,6 +127,12 @@ struct CompileArgs {
     max_memory_mb: u32,
     #[arg(long)]
     limit_memory_mb: u32,
+    /// Compile with the baseline compiler (Winch) instead of Cranelift.
+    #[arg(long)]
+    baseline: bool,
+    /// A background compile: run at a lower priority.
+    #[arg(long)]
+    background: bool,
 }
 
 /// The compile helper's side of [`guild_host::CompileHelper`]; exit code 2 means the component
@@ -136,6 +142,11 @@ fn compile_component(args: &CompileArgs) -> ExitCode {
         args.cache_dir.clone(),
         args.max_memory_mb,
         args.limit_memory_mb,
+        match args.baseline {
+            true => guild_host::Compiler::Baseline,
+            false => guild_host::Compiler::Optimizing,
+        },
+        args.background,
     ) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

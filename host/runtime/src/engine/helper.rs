@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use super::CompileError;
+use super::{CompileError, Compiler};
 
 /// The command line of the hidden compile command.
 pub const COMPILE_COMMAND: &str = "__compile-component";
@@ -29,21 +29,43 @@ pub struct CompileHelper {
     pub memory_mb: u32,
 }
 
-/// Runs the helper on `bytes`; on success the cache in `cache_dir` holds the entry.
+/// What one child compiles with, besides the helper's limits.
+pub(super) struct Child<'a> {
+    /// The cache folder the child leaves its result in.
+    pub(super) cache_dir: &'a Path,
+    /// The engine's largest linear memory, MiB.
+    pub(super) max_memory_mb: u32,
+    /// The compiler the parent's engine compiles with.
+    pub(super) compiler: Compiler,
+    /// A background compile: the child runs at a lower priority on fewer threads.
+    pub(super) background: bool,
+}
+
+/// Runs the helper on `bytes`; on success the cache in `child.cache_dir` holds the entry.
 pub(super) fn compile_in_child(
     helper: &CompileHelper,
-    cache_dir: &Path,
-    max_memory_mb: u32,
+    child: &Child<'_>,
     bytes: &[u8],
 ) -> Result<(), CompileError> {
-    let mut child = Command::new(&helper.program)
+    let mut command = Command::new(&helper.program);
+    command
         .arg(COMPILE_COMMAND)
         .arg("--cache-dir")
-        .arg(cache_dir)
+        .arg(child.cache_dir)
         .arg("--max-memory-mb")
-        .arg(max_memory_mb.to_string())
+        .arg(child.max_memory_mb.to_string())
         .arg("--limit-memory-mb")
-        .arg(helper.memory_mb.to_string())
+        .arg(helper.memory_mb.to_string());
+    if child.compiler == Compiler::Baseline {
+        command.arg("--baseline");
+    }
+    if child.background {
+        command.arg("--background").env(
+            "RAYON_NUM_THREADS",
+            super::background::threads().to_string(),
+        );
+    }
+    let mut child = command
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

@@ -5,7 +5,19 @@
 //! hands its wasmtime engine out, so wasmtime types stay out of its public API. Keep this file
 //! free of anything but `wasmtime` for that reason.
 
-use wasmtime::{Config, InstanceAllocationStrategy, PoolingAllocationConfig};
+use wasmtime::{Config, InstanceAllocationStrategy, PoolingAllocationConfig, Strategy};
+
+/// Which of wasmtime's compilers turns a component into machine code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Compiler {
+    /// Cranelift optimising for speed: full-speed code, slow to compile a large component.
+    #[default]
+    Optimizing,
+    /// Winch, wasmtime's single-pass baseline compiler: compiles many times faster, runs slower
+    /// (docs/performance.md has both measured). Epoch deadlines, memory limits and traps hold
+    /// as under Cranelift.
+    Baseline,
+}
 
 /// Per-component limits of the instance pool: a component needing more is refused at load
 /// with [`CompileError::OverLimit`] naming the one it exceeds.
@@ -32,15 +44,24 @@ pub(crate) const POOL_LIMITS: PoolLimits = PoolLimits {
     tables_per_module: 1,
 };
 
-/// The configuration of a Guild engine: Cranelift optimising for speed, epoch interruption
-/// (the caller drives the epoch), a 1 MiB wasm stack, no memory64, and, with `pooling`, the
-/// pooling instance allocator whose slots hold linear memories of up to `max_memory_mb` MiB.
-pub(crate) fn wasmtime_config(pooling: bool, max_memory_mb: u32) -> Config {
+/// The configuration of a Guild engine: `compiler` (Cranelift optimising for speed, or Winch),
+/// epoch interruption (the caller drives the epoch), a 1 MiB wasm stack, no memory64, and, with
+/// `pooling`, the pooling instance allocator whose slots hold linear memories of up to
+/// `max_memory_mb` MiB.
+pub(crate) fn wasmtime_config(compiler: Compiler, pooling: bool, max_memory_mb: u32) -> Config {
     let mut config = Config::new();
     config.epoch_interruption(true);
     // The threads proposal is not compiled into this wasmtime build at all.
     config.wasm_memory64(false);
-    config.cranelift_opt_level(wasmtime::OptLevel::Speed);
+    match compiler {
+        Compiler::Optimizing => {
+            config.strategy(Strategy::Cranelift);
+            config.cranelift_opt_level(wasmtime::OptLevel::Speed);
+        }
+        Compiler::Baseline => {
+            config.strategy(Strategy::Winch);
+        }
+    }
     config.max_wasm_stack(1 << 20);
     if pooling {
         let mut pool = PoolingAllocationConfig::default();
