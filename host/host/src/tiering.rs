@@ -18,6 +18,10 @@ use crate::registry::{LoadedPlugin, Snapshot};
 use crate::reload::Reloader;
 
 /// Starts an optimized compile for every plugin of the current set that runs baseline code.
+///
+/// A compile holds only the engine: the host's services and reloader are held weakly, so a
+/// host dropped while its plugins still compile closes its stores at once (a one-shot command
+/// does not keep the ledger open for a compile whose result nobody will use).
 pub(crate) fn optimize_in_background(services: &Arc<Services>, reloader: &Arc<Reloader>) {
     let snapshot = services.snapshot();
     let baseline = snapshot
@@ -25,11 +29,17 @@ pub(crate) fn optimize_in_background(services: &Arc<Services>, reloader: &Arc<Re
         .values()
         .filter(|p| p.runtime.compiler() == Compiler::Baseline);
     for plugin in baseline {
-        let (services, reloader, plugin) = (services.clone(), reloader.clone(), plugin.clone());
+        let runtime = services.runtime.clone();
+        let (services, reloader) = (Arc::downgrade(services), Arc::downgrade(reloader));
+        let plugin = plugin.clone();
         tokio::spawn(async move {
             let started = Instant::now();
-            match services.runtime.optimize(&plugin.runtime).await {
+            match runtime.optimize(&plugin.runtime).await {
                 Ok(Some(optimized)) => {
+                    let (Some(services), Some(reloader)) = (services.upgrade(), reloader.upgrade())
+                    else {
+                        return;
+                    };
                     if swap_in(&services, &reloader, &plugin, optimized).await {
                         tracing::info!(
                             "{} optimized in {:.1} s (new tasks run Cranelift code)",

@@ -463,10 +463,18 @@ pub async fn open_session(
     let exchanged = tokio::time::timeout(timeout, async {
         let mut line = serde_json::to_vec(&request)?;
         line.push(b'\n');
-        write.write_all(&line).await?;
         let mut answer = String::new();
-        read.read_line(&mut answer).await?;
-        anyhow::Ok(answer)
+        let talked = match write.write_all(&line).await {
+            Ok(()) => read.read_line(&mut answer).await.map(|_| ()),
+            Err(e) => Err(e),
+        };
+        match talked {
+            Ok(()) => anyhow::Ok(answer),
+            // A host killed a moment ago can still take a connection while its threads end
+            // (its socket closes with them): as if it had ended before answering.
+            Err(e) if ended_meanwhile(&e) => anyhow::Ok(String::new()),
+            Err(e) => Err(e.into()),
+        }
     })
     .await;
     let answer = match exchanged {
@@ -499,6 +507,16 @@ pub async fn open_session(
         pid,
         loading,
     }))
+}
+
+/// Whether `error`, talking on a fresh connection, says the host went away meanwhile.
+fn ended_meanwhile(error: &std::io::Error) -> bool {
+    matches!(
+        error.kind(),
+        std::io::ErrorKind::ConnectionReset
+            | std::io::ErrorKind::BrokenPipe
+            | std::io::ErrorKind::UnexpectedEof
+    )
 }
 
 /// Connects to the socket at `path`; `None` when nobody listens there.

@@ -5,10 +5,17 @@ use std::io::{BufRead as _, BufReader};
 use std::path::Path;
 use std::process::{Child, Stdio};
 
+/// Numbers the proxies' stderr files (a test may start several in one folder).
+static PROXIES: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
 /// A bare JSON-RPC client over a `guild serve` stdio pipe, for the Tasks extension, which the
 /// Python SDK's client does not implement.
 pub(crate) struct StdioPeer {
     pub(crate) child: Child,
+    /// The test's folder (the config's), where the data dir is.
+    dir: std::path::PathBuf,
+    /// Where the proxy's stderr goes.
+    stderr_file: std::path::PathBuf,
     pub(crate) stdin: std::process::ChildStdin,
     pub(crate) stdout: BufReader<std::process::ChildStdout>,
     pub(crate) next_id: u64,
@@ -18,17 +25,23 @@ pub(crate) struct StdioPeer {
 
 impl StdioPeer {
     pub(crate) fn start(dir: &Path, capabilities: serde_json::Value) -> (Self, serde_json::Value) {
+        // The proxy's stderr goes to a file in the test's folder, shown if the proxy ends early.
+        let n = PROXIES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let stderr_file = dir.join(format!("serve-proxy-{n}.stderr"));
+        let stderr = std::fs::File::create(&stderr_file).expect("create the stderr file");
         let mut child = super::guild(dir, &[])
             .args(["serve", "--watch-ms", "0"])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .spawn()
             .expect("guild serve starts");
         let stdin = child.stdin.take().expect("stdin");
         let stdout = BufReader::new(child.stdout.take().expect("stdout"));
         let mut peer = Self {
             child,
+            dir: dir.to_path_buf(),
+            stderr_file,
             stdin,
             stdout,
             next_id: 0,
@@ -79,7 +92,8 @@ impl StdioPeer {
                 .expect("read from the server");
             assert!(
                 n > 0,
-                "the server closed stdout while request {id} was pending"
+                "the server closed stdout while request {id} was pending\n{}",
+                self.what_it_said()
             );
             let message: serde_json::Value = serde_json::from_str(&line).expect("a JSON line");
             match message["id"].as_u64() {
@@ -90,6 +104,19 @@ impl StdioPeer {
                 _ => {}
             }
         }
+    }
+
+    /// The proxy's stderr and the end of the host's log, for a failure message.
+    fn what_it_said(&self) -> String {
+        let read = |path: &Path| std::fs::read_to_string(path).unwrap_or_default();
+        let log = read(&self.dir.join("data").join("serve.log"));
+        let tail: Vec<&str> = log.lines().rev().take(40).collect();
+        let tail: Vec<&str> = tail.into_iter().rev().collect();
+        format!(
+            "proxy stderr:\n{}\nend of data/serve.log:\n{}",
+            read(&self.stderr_file),
+            tail.join("\n")
+        )
     }
 
     /// `tasks/get` until the task leaves `working`.
