@@ -4,6 +4,7 @@
 //!
 //! The plugins are real components built by `plugins/build.sh`; nothing here fakes a plugin.
 
+pub mod bench_tracker;
 pub mod wasm_bytes;
 
 use std::path::{Path, PathBuf};

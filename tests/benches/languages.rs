@@ -14,9 +14,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use guild_cli::demo::tracker::TrackerServer;
-use guild_host::types::{Outcome, TaskStatus};
 use guild_host::{Config, EngineOptions, GuildEngine, Host};
-use guild_tests::{median, plugin_dir};
+use guild_tests::{bench_tracker, median, plugin_dir};
 
 /// (plugin, its grant, the brief of one task).
 const PLUGINS: &[(&str, &str, &str)] = &[
@@ -26,31 +25,6 @@ const PLUGINS: &[(&str, &str, &str)] = &[
 ];
 const RECAP_GRANT: &str =
     "tools = [\"tracker.search_issues\"]\nmemory = [\"team:read\", \"team:write\"]";
-
-fn config(dir: &Path, plugin: &str, grant: &str, url: &str) -> Config {
-    let list: Vec<String> = ["tracker", "triage", plugin]
-        .iter()
-        .map(|p| format!("{:?}", plugin_dir(p).display().to_string()))
-        .collect();
-    let text = format!(
-        r#"[host]
-plugins = [{}]
-data_dir = "data-{plugin}"
-[memory]
-workspace = "bench"
-[grants.tracker]
-http = ["{url}"]
-config = {{ base_url = "{url}", repo = "acme/shop" }}
-secrets = {{ TRACKER_TOKEN = {{ file = "token", hosts = ["{url}"] }} }}
-[grants.triage]
-tools = ["tracker.create_issue", "tracker.search_issues"]
-[grants.{plugin}]
-{grant}
-"#,
-        list.join(", ")
-    );
-    Config::parse(&text, &dir.join("guild.toml"), dir).expect("config")
-}
 
 fn start(rt: &tokio::runtime::Runtime, config: &Config, cache: Option<&Path>) -> (Host, Duration) {
     let engine = GuildEngine::new(EngineOptions {
@@ -97,7 +71,7 @@ fn main() {
         if !only.is_empty() && !only.split(',').any(|p| p == *plugin) {
             continue;
         }
-        let config = config(dir.path(), plugin, grant, tracker.base_url());
+        let config = bench_tracker::config(dir.path(), plugin, grant, tracker.base_url());
         let wasm = plugin_dir(plugin).join(format!("{plugin}.wasm"));
         let size = std::fs::metadata(&wasm).expect("component").len();
         let (_, cold) = start(&rt, &config, None);
@@ -107,20 +81,7 @@ fn main() {
             .map(|_| start(&rt, &config, Some(&cache)).1)
             .collect();
         let (h, _) = start(&rt, &config, Some(&cache));
-        let seeded = rt
-            .block_on(h.task("triage", "- [bug] Crash on start\n- [bug] Crash on exit\n"))
-            .expect("triage");
-        assert_eq!(seeded.status, TaskStatus::Succeeded, "{:?}", seeded.error);
-        let tasks: Vec<_> = (0..iters)
-            .map(|_| {
-                let t = Instant::now();
-                let r = rt.block_on(h.task(plugin, brief)).expect("task");
-                let took = t.elapsed();
-                let outcome = r.report.map(|p| p.outcome);
-                assert_eq!(outcome, Some(Outcome::Satisfied), "{:?}", r.error);
-                took
-            })
-            .collect();
+        let tasks = bench_tracker::timed_tasks(&rt, &h, (plugin, brief), iters);
         println!(
             "| {plugin} | {} | {} | {} | {} |",
             size_text(size),

@@ -13,9 +13,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use guild_cli::demo::tracker::TrackerServer;
-use guild_host::types::{Outcome, TaskStatus};
 use guild_host::{Compiler, Config, EngineOptions, GuildEngine, Host};
-use guild_tests::{median, plugin_dir};
+use guild_tests::{bench_tracker, median, plugin_dir};
 
 /// (plugin folder under plugins/, its grant, the brief of one task).
 const PLUGINS: &[(&str, &str, &str)] = &[
@@ -26,32 +25,6 @@ const PLUGINS: &[(&str, &str, &str)] = &[
         "crash",
     ),
 ];
-
-fn config(dir: &Path, plugin: &str, grant: &str, url: &str) -> Config {
-    let name = plugin.rsplit('/').next().unwrap_or(plugin);
-    let list: Vec<String> = ["tracker", "triage", plugin]
-        .iter()
-        .map(|p| format!("{:?}", plugin_dir(p).display().to_string()))
-        .collect();
-    let text = format!(
-        r#"[host]
-plugins = [{}]
-data_dir = "data-{name}"
-[memory]
-workspace = "bench"
-[grants.tracker]
-http = ["{url}"]
-config = {{ base_url = "{url}", repo = "acme/shop" }}
-secrets = {{ TRACKER_TOKEN = {{ file = "token", hosts = ["{url}"] }} }}
-[grants.triage]
-tools = ["tracker.create_issue", "tracker.search_issues"]
-[grants.{name}]
-{grant}
-"#,
-        list.join(", ")
-    );
-    Config::parse(&text, &dir.join("guild.toml"), dir).expect("config")
-}
 
 fn secs(d: Duration) -> String {
     format!("{:.2} s", d.as_secs_f64())
@@ -83,20 +56,7 @@ fn measure(
         .block_on(Host::with_engine(config.clone(), engine))
         .expect("host");
     assert!(h.load_errors().is_empty(), "{:?}", h.load_errors());
-    let seeded = rt
-        .block_on(h.task("triage", "- [bug] Crash on start\n- [bug] Crash on exit\n"))
-        .expect("triage");
-    assert_eq!(seeded.status, TaskStatus::Succeeded, "{:?}", seeded.error);
-    let tasks: Vec<_> = (0..iters)
-        .map(|_| {
-            let t = Instant::now();
-            let r = rt.block_on(h.task(name, brief)).expect("task");
-            let took = t.elapsed();
-            let outcome = r.report.map(|p| p.outcome);
-            assert_eq!(outcome, Some(Outcome::Satisfied), "{:?}", r.error);
-            took
-        })
-        .collect();
+    let tasks = bench_tracker::timed_tasks(rt, &h, (name, brief), iters);
     (compile, median(tasks))
 }
 
@@ -119,7 +79,7 @@ fn main() {
         if !only.is_empty() && !only.split(',').any(|p| p == name) {
             continue;
         }
-        let config = config(dir.path(), plugin, grant, tracker.base_url());
+        let config = bench_tracker::config(dir.path(), plugin, grant, tracker.base_url());
         let wasm = plugin_dir(plugin).join(format!("{name}.wasm"));
         let task = (name, *brief);
         let (winch, winch_task) = measure(&rt, &config, &wasm, task, Compiler::Baseline, iters);
