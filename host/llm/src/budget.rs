@@ -1,11 +1,16 @@
-//! Daily token budgets: tokens each plugin spent per UTC day, in `DATA_DIR/llm.db`, so a
-//! restart does not reset them. One row per plugin and day; an answered call adds its tokens.
+//! Daily token budgets: tokens each plugin spent per UTC day. An answered call adds its tokens;
+//! a call is refused once the day's count reaches the grant's `tokens_per_day`.
 //!
-//! The file is in WAL mode with `synchronous = NORMAL`: a commit is not flushed to disk on its
+//! Where the counts live is a [`TokenBudgets`] store. The default is [`DailyTokens`], one row per
+//! plugin and day in `DATA_DIR/llm.db`, so a restart does not reset them; hosts sharing a
+//! PostgreSQL database give the broker a store there instead (guild-host adapts it), so tokens
+//! spent on one host count against the limit on every other.
+//!
+//! The SQLite file is in WAL mode with `synchronous = NORMAL`: a commit is not flushed to disk on its
 //! own (an fsync per model call would cost more than the host's whole share of the call), so a
 //! crash of the machine, not of Guild, may forget the last calls' tokens; the file stays whole.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use guild_store::{Access, DbFileError, DbSpec};
@@ -37,10 +42,34 @@ const SPEC: DbSpec = DbSpec {
 /// The file under the data folder.
 pub const FILE: &str = "llm.db";
 
-/// Tokens spent per plugin and UTC day.
+/// Why a budget store could not read or record a count.
+#[derive(Debug, thiserror::Error)]
+#[error("{store}: failed to {op}: {reason}")]
+pub struct BudgetError {
+    /// Which store (the SQLite file, or the database without credentials).
+    pub store: String,
+    /// What was being done.
+    pub op: &'static str,
+    /// The store's own error.
+    pub reason: String,
+}
+
+/// Tokens spent per plugin and UTC day, wherever they are kept. The methods block until the
+/// store answers: the broker calls them off its async tasks (`spawn_blocking`).
+pub trait TokenBudgets: Send + Sync + std::fmt::Debug {
+    /// Tokens `plugin` spent on `day` (days since 1970-01-01, UTC; see [`today`]).
+    fn used(&self, plugin: &str, day: i64) -> Result<u64, BudgetError>;
+
+    /// Adds `tokens` to `plugin`'s count for `day`, atomically with other writers of the store.
+    fn add(&self, plugin: &str, day: i64, tokens: u64) -> Result<(), BudgetError>;
+}
+
+/// Tokens spent per plugin and UTC day, in SQLite (`DATA_DIR/llm.db`, or in memory).
 #[derive(Debug)]
 pub struct DailyTokens {
     conn: Mutex<Connection>,
+    /// The file, for errors (`None`: in memory).
+    path: Option<PathBuf>,
 }
 
 /// Days since 1970-01-01, UTC.
@@ -68,6 +97,7 @@ impl DailyTokens {
             .map_err(pragma)?;
         Ok(Self {
             conn: Mutex::new(opened.conn),
+            path: Some(path),
         })
     }
 
@@ -75,11 +105,24 @@ impl DailyTokens {
     pub fn in_memory() -> Result<Self, DbFileError> {
         Ok(Self {
             conn: Mutex::new(guild_store::open_in_memory(&SPEC)?),
+            path: None,
         })
     }
 
-    /// Tokens `plugin` spent on `day`.
-    pub fn used(&self, plugin: &str, day: i64) -> Result<u64, rusqlite::Error> {
+    fn error(&self, op: &'static str) -> impl FnOnce(rusqlite::Error) -> BudgetError + '_ {
+        move |e| BudgetError {
+            store: match &self.path {
+                Some(path) => format!("the {} {}", SPEC.what, path.display()),
+                None => format!("the in-memory {}", SPEC.what),
+            },
+            op,
+            reason: e.to_string(),
+        }
+    }
+}
+
+impl TokenBudgets for DailyTokens {
+    fn used(&self, plugin: &str, day: i64) -> Result<u64, BudgetError> {
         let conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
         let tokens: Option<i64> = conn
             .query_row(
@@ -90,18 +133,19 @@ impl DailyTokens {
             .or_else(|e| match e {
                 rusqlite::Error::QueryReturnedNoRows => Ok(None),
                 e => Err(e),
-            })?;
+            })
+            .map_err(self.error("read a daily count"))?;
         Ok(tokens.map_or(0, |t| t.max(0) as u64))
     }
 
-    /// Adds `tokens` to `plugin`'s count for `day`.
-    pub fn add(&self, plugin: &str, day: i64, tokens: u64) -> Result<(), rusqlite::Error> {
+    fn add(&self, plugin: &str, day: i64, tokens: u64) -> Result<(), BudgetError> {
         let conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
         conn.execute(
             "INSERT INTO daily_tokens (plugin, day, tokens) VALUES (?1, ?2, ?3)
              ON CONFLICT (plugin, day) DO UPDATE SET tokens = tokens + excluded.tokens",
             params![plugin, day, i64::try_from(tokens).unwrap_or(i64::MAX)],
-        )?;
+        )
+        .map_err(self.error("add to a daily count"))?;
         Ok(())
     }
 }

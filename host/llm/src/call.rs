@@ -88,7 +88,7 @@ impl Broker {
         }
         let day = budget::today();
         if let Some(limit) = scope.grant.tokens_per_day {
-            let used = self.daily_used(scope.plugin, day)?;
+            let used = self.daily_used(scope.plugin, day).await?;
             if used >= limit {
                 return Err(LlmError::BudgetExceeded {
                     budget: BudgetKind::DailyTokens,
@@ -103,15 +103,22 @@ impl Broker {
             .map_err(|_| deadline_passed())?
             .map_err(|_| LlmError::Timeout("the broker is shutting down".to_owned()))?;
         let answer = self.exchange(ep, body, scope.deadline).await?;
-        if let Err(e) = self
-            .inner
-            .daily
-            .add(scope.plugin, day, answer.usage.total())
-        {
-            tracing::warn!(
+        let (daily, plugin, tokens) = (
+            self.inner.daily.clone(),
+            scope.plugin.to_owned(),
+            answer.usage.total(),
+        );
+        let added = tokio::task::spawn_blocking(move || daily.add(&plugin, day, tokens)).await;
+        match added {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => tracing::warn!(
                 plugin = scope.plugin,
                 "could not record daily model tokens: {e}"
-            );
+            ),
+            Err(e) => tracing::warn!(
+                plugin = scope.plugin,
+                "could not record daily model tokens: the store call failed: {e}"
+            ),
         }
         tracing::info!(
             plugin = scope.plugin,
@@ -132,14 +139,17 @@ impl Broker {
         Ok(Completed { answer, transcript })
     }
 
-    fn daily_used(&self, plugin: &str, day: i64) -> Result<u64, LlmError> {
-        self.inner
-            .daily
-            .used(plugin, day)
-            .map_err(|e| LlmError::Upstream {
-                status: 0,
-                message: format!("the host could not read its daily model budget: {e}"),
-            })
+    /// The day's count, read off the async tasks (the store blocks until it answers).
+    async fn daily_used(&self, plugin: &str, day: i64) -> Result<u64, LlmError> {
+        let (daily, owned) = (self.inner.daily.clone(), plugin.to_owned());
+        let failed = |message: String| LlmError::Upstream {
+            status: 0,
+            message: format!("the host could not read its daily model budget: {message}"),
+        };
+        tokio::task::spawn_blocking(move || daily.used(&owned, day))
+            .await
+            .map_err(|e| failed(format!("the store call failed: {e}")))?
+            .map_err(|e| failed(e.to_string()))
     }
 
     fn redact(&self, text: &str) -> String {

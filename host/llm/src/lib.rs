@@ -29,6 +29,7 @@ use guild_http::redact::Redactor;
 use guild_http::{AllowList, EgressPolicy, GuardedClient, HostPattern, HttpLimits, SecretHeader};
 use tokio::sync::Semaphore;
 
+pub use budget::{BudgetError, DailyTokens, TokenBudgets};
 pub use call::{CallScope, Completed};
 
 /// Why the broker could not start.
@@ -79,7 +80,8 @@ struct Inner {
     endpoints: BTreeMap<String, Endpoint>,
     /// alias → (endpoint, model id).
     models: BTreeMap<String, (String, String)>,
-    daily: budget::DailyTokens,
+    /// Tokens spent per plugin and day: SQLite by default, or a store hosts share.
+    daily: Arc<dyn TokenBudgets>,
     /// Calls in flight per plugin and grant size (the grant's `concurrency`).
     slots: Mutex<HashMap<String, Arc<Semaphore>>>,
     /// Every key, in every form the redactor knows.
@@ -110,6 +112,21 @@ impl Broker {
         settings: &LlmSettings,
         base_dir: &Path,
         data_dir: Option<&Path>,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Self, StartError> {
+        let daily = match data_dir {
+            Some(dir) if !settings.models.is_empty() => DailyTokens::open(dir)?,
+            _ => DailyTokens::in_memory()?,
+        };
+        Self::start_with_budgets(settings, base_dir, Arc::new(daily), env)
+    }
+
+    /// [`Broker::start`] with the daily budgets kept in `budgets` (a store several hosts share)
+    /// instead of the data dir.
+    pub fn start_with_budgets(
+        settings: &LlmSettings,
+        base_dir: &Path,
+        budgets: Arc<dyn TokenBudgets>,
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Self, StartError> {
         let mut endpoints = BTreeMap::new();
@@ -170,16 +187,12 @@ impl Broker {
             .iter()
             .map(|(a, m)| (a.clone(), (m.endpoint.clone(), m.model.clone())))
             .collect();
-        let daily = match data_dir {
-            Some(dir) if !settings.models.is_empty() => budget::DailyTokens::open(dir)?,
-            _ => budget::DailyTokens::in_memory()?,
-        };
         Ok(Self {
             inner: Arc::new(Inner {
                 client: GuardedClient::new(limits()),
                 endpoints,
                 models,
-                daily,
+                daily: budgets,
                 slots: Mutex::new(HashMap::new()),
                 redactor: Redactor::new(&secrets),
                 record_transcripts: settings.record_transcripts,
@@ -187,7 +200,8 @@ impl Broker {
         })
     }
 
-    /// Tokens `plugin` spent today (UTC), across tasks and restarts.
+    /// Tokens `plugin` spent today (UTC), across tasks and restarts (and hosts, on a shared
+    /// store); 0 when the store cannot be read. Blocks until the store answers.
     pub fn used_today(&self, plugin: &str) -> u64 {
         self.inner
             .daily

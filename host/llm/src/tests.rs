@@ -1,27 +1,34 @@
 //! The broker against the stand-in: the grant's concurrency holds calls back (and a larger one
-//! lets them run together), and the key is attached and never handed back.
+//! lets them run together), the key is attached and never handed back, and two brokers given
+//! one budget store share the day's tokens.
 
+use std::collections::HashMap;
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use guild_core::llm::{ChatMessage, ChatRequest, LlmError, LlmSettings, ModelGrant};
+use guild_core::llm::{BudgetKind, ChatMessage, ChatRequest, LlmError, LlmSettings, ModelGrant};
 use tokio::time::Instant;
 
 use crate::standin::{StandIn, Step};
-use crate::{Broker, CallScope};
+use crate::{Broker, BudgetError, CallScope, TokenBudgets};
 
 const KEY: &str = "sk-unit-5d1e8a7c3b9f2e4d6a0c";
 
-fn broker(base_url: &str) -> Broker {
+fn settings(base_url: &str) -> LlmSettings {
     let text = format!(
         "[endpoints.local]\nbase_url = \"{base_url}\"\napi_key_env = \"KEY\"\n\
          [models]\nfast = {{ endpoint = \"local\", model = \"m\" }}\n"
     );
-    let settings: LlmSettings = toml::from_str(&text).expect("settings");
-    Broker::start(&settings, Path::new("."), None, |v| {
-        (v == "KEY").then(|| KEY.to_owned())
-    })
-    .expect("starts")
+    toml::from_str(&text).expect("settings")
+}
+
+fn key(v: &str) -> Option<String> {
+    (v == "KEY").then(|| KEY.to_owned())
+}
+
+fn broker(base_url: &str) -> Broker {
+    Broker::start(&settings(base_url), Path::new("."), None, key).expect("starts")
 }
 
 fn grant(concurrency: u32) -> ModelGrant {
@@ -135,4 +142,96 @@ async fn an_echoed_key_is_redacted_from_the_upstream_error() {
         !message.contains(KEY) && !message.contains("5d1e8a7c"),
         "{message}"
     );
+}
+
+/// A budget store two brokers share, as two hosts share one on PostgreSQL.
+#[derive(Debug, Default)]
+struct Shared(Mutex<HashMap<(String, i64), u64>>);
+
+impl TokenBudgets for Shared {
+    fn used(&self, plugin: &str, day: i64) -> Result<u64, BudgetError> {
+        let counts = self.0.lock().expect("not poisoned");
+        Ok(counts.get(&(plugin.to_owned(), day)).copied().unwrap_or(0))
+    }
+
+    fn add(&self, plugin: &str, day: i64, tokens: u64) -> Result<(), BudgetError> {
+        let mut counts = self.0.lock().expect("not poisoned");
+        *counts.entry((plugin.to_owned(), day)).or_default() += tokens;
+        Ok(())
+    }
+}
+
+/// A store that cannot be read.
+#[derive(Debug)]
+struct Broken;
+
+impl TokenBudgets for Broken {
+    fn used(&self, _: &str, _: i64) -> Result<u64, BudgetError> {
+        Err(BudgetError {
+            store: "the test store".into(),
+            op: "read a daily count",
+            reason: "unreachable".into(),
+        })
+    }
+
+    fn add(&self, _: &str, _: i64, _: u64) -> Result<(), BudgetError> {
+        self.used("", 0).map(drop)
+    }
+}
+
+async fn call(b: &Broker, tokens_per_day: u64) -> Result<String, LlmError> {
+    let g = ModelGrant {
+        tokens_per_day: Some(tokens_per_day),
+        ..grant(1)
+    };
+    let scope = CallScope {
+        plugin: "p",
+        grant: &g,
+        task_tokens: 0,
+        deadline: Instant::now() + Duration::from_secs(30),
+    };
+    b.complete(&scope, request())
+        .await
+        .map(|c| c.answer.content.unwrap_or_default())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn brokers_on_one_budget_store_share_the_days_tokens() {
+    let s = StandIn::start(vec![]).await.expect("stand-in");
+    let store = Arc::new(Shared::default());
+    let start = |budgets: Arc<dyn TokenBudgets>| {
+        Broker::start_with_budgets(&settings(&s.base_url()), Path::new("."), budgets, key)
+            .expect("starts")
+    };
+    let (a, b) = (start(store.clone()), start(store.clone()));
+    assert_eq!(call(&a, 1000).await.as_deref(), Ok("ok"));
+    let spent = a.used_today("p");
+    assert!(spent > 0, "the call's tokens are counted");
+    assert_eq!(b.used_today("p"), spent, "the other broker sees them");
+    // Above what the first broker spent: allowed.
+    assert_eq!(call(&b, spent + 1).await.as_deref(), Ok("ok"));
+    // Now both calls' tokens count: refused on either broker, before anything is sent.
+    let sent = s.requests().len();
+    for broker in [&a, &b] {
+        match call(broker, spent + 1).await {
+            Err(LlmError::BudgetExceeded {
+                budget: BudgetKind::DailyTokens,
+                limit,
+                used,
+            }) => assert_eq!((limit, used), (spent + 1, 2 * spent)),
+            other => panic!("expected the daily budget to refuse, got {other:?}"),
+        }
+    }
+    assert_eq!(s.requests().len(), sent, "refused calls sent nothing");
+
+    // A store that cannot be read refuses the call, naming the store.
+    let broken = start(Arc::new(Broken));
+    match call(&broken, 1000).await {
+        Err(LlmError::Upstream { message, .. }) => assert!(
+            message.contains("daily model budget") && message.contains("the test store"),
+            "{message}"
+        ),
+        other => panic!("expected an unreadable store to refuse, got {other:?}"),
+    }
+    assert_eq!(s.requests().len(), sent, "nothing sent");
 }
