@@ -1,8 +1,9 @@
 //! PostgreSQL backends for the receipts ledger ([`PgLedgerStore`], a
 //! [`guild_receipts::LedgerStore`]), the memory store ([`PgMemoryStore`], a
-//! [`guild_memory::MemoryStore`]) and the background task store with leases
-//! ([`PgTaskStore`], which guild-host adapts to its task trait), so that several Guild hosts can
-//! share one database (docs/postgres.md).
+//! [`guild_memory::MemoryStore`]), the background task store with leases
+//! ([`PgTaskStore`], which guild-host adapts to its task trait) and the daily model token counts
+//! ([`PgDailyTokens`], which guild-host adapts to the model broker's budget trait), so that
+//! several Guild hosts can share one database (docs/postgres.md).
 //!
 //! # One chain across hosts
 //! Every ledger write is one transaction that first locks the single row of `ledger_head`
@@ -27,6 +28,7 @@
 //! by a newer Guild, or one holding other tables, is refused ([`PgError`]).
 
 mod approvals;
+mod budgets;
 mod config;
 mod group;
 #[cfg(test)]
@@ -43,6 +45,7 @@ mod writer;
 
 use thiserror::Error;
 
+pub use budgets::PgDailyTokens;
 pub use config::{PASSWORD_ENV, PgConfig};
 pub use join::{Mismatch, PluginDigest, PluginSet, mismatches};
 pub use ledger::PgLedgerStore;

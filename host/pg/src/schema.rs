@@ -11,7 +11,7 @@ use postgres::Client;
 use crate::{PgError, describe};
 
 /// The schema version this build writes.
-pub const LATEST: i32 = 3;
+pub const LATEST: i32 = 4;
 
 /// The application `guild_schema` names.
 const APPLICATION: &str = "guild";
@@ -20,7 +20,7 @@ const APPLICATION: &str = "guild";
 const MIGRATION_LOCK: i64 = 0x0047_5549_4C44_5047;
 
 /// Migration `n` takes the schema from version `n - 1` to `n`.
-const MIGRATIONS: &[&str] = &[V1, V2, V3];
+const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
 
 /// Version 2: a ledger entry names its task's delegation chain (docs/delegation.md#receipts);
 /// entries written before keep none, and their hashes.
@@ -128,6 +128,17 @@ CREATE TABLE guild_hosts (
     started timestamptz NOT NULL DEFAULT clock_timestamp(),
     last_seen timestamptz NOT NULL DEFAULT clock_timestamp(),
     plugins text NOT NULL DEFAULT ''
+);
+";
+
+/// Version 4: the model tokens each plugin spent per UTC day (days since 1970-01-01), so that
+/// hosts share the daily budgets (src/budgets.rs).
+const V4: &str = "
+CREATE TABLE daily_tokens (
+    plugin text NOT NULL,
+    day bigint NOT NULL,
+    tokens bigint NOT NULL,
+    PRIMARY KEY (plugin, day)
 );
 ";
 
