@@ -33,6 +33,7 @@ mod reports;
 mod sdks;
 mod secret_echo;
 mod server;
+mod shared_budgets;
 mod shared_join;
 mod shared_store;
 mod skill_access;

@@ -57,7 +57,7 @@ async fn start(dir: &Path, text: &str) -> Host {
 
 /// A host with `asker` (manifest `llm = true`) granted `grant` (the `[grants.asker.llm]` body;
 /// `None`: no such table).
-async fn host(dir: &Path, standin: &StandIn, grant: Option<&str>, extra: &str) -> Host {
+pub(crate) async fn host(dir: &Path, standin: &StandIn, grant: Option<&str>, extra: &str) -> Host {
     let folder = asker_in(dir, Some("llm = true\n"));
     let grant = grant.map_or_else(String::new, |g| format!("[grants.asker.llm]\n{g}\n"));
     let extra = format!("[grants.asker]\nconfig = {{ greeting = \"hi\" }}\n{grant}{extra}");
@@ -65,7 +65,7 @@ async fn host(dir: &Path, standin: &StandIn, grant: Option<&str>, extra: &str) -
 }
 
 /// Runs `asker` with `brief`; the result and its details as JSON.
-async fn ask(h: &Host, brief: Value) -> (TaskResult, Value) {
+pub(crate) async fn ask(h: &Host, brief: Value) -> (TaskResult, Value) {
     let done = h
         .task("asker", &brief.to_string())
         .await
@@ -78,12 +78,12 @@ async fn ask(h: &Host, brief: Value) -> (TaskResult, Value) {
     (done, details)
 }
 
-fn complete(model: &str, times: u32) -> Value {
+pub(crate) fn complete(model: &str, times: u32) -> Value {
     json!({"op": "complete", "model": model, "user": "hello", "times": times})
 }
 
 /// The error text of the `i`th answer, `""` when it succeeded.
-fn error(details: &Value, i: usize) -> &str {
+pub(crate) fn error(details: &Value, i: usize) -> &str {
     details[i]["error"].as_str().unwrap_or_default()
 }
 

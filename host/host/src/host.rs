@@ -91,9 +91,14 @@ impl Host {
             &data_dir.join(crate::delegation::TREES_FILE),
         )
         .map_err(HostError::TreeStore)?;
-        let llm = guild_llm::Broker::start(&config.llm, &config.base_dir, Some(&data_dir), |v| {
-            std::env::var(v).ok()
-        })
+        // Daily model budgets: on a shared database, shared with the other hosts; else llm.db.
+        let env = |v: &str| std::env::var(v).ok();
+        let llm = match crate::stores::open_shared_budgets(&config)? {
+            Some(budgets) => {
+                guild_llm::Broker::start_with_budgets(&config.llm, &config.base_dir, budgets, env)
+            }
+            None => guild_llm::Broker::start(&config.llm, &config.base_dir, Some(&data_dir), env),
+        }
         .map_err(HostError::Llm)?;
         // On a shared database: join the other hosts (comparing plugin sets) before anything
         // of this host is written there (docs/postgres.md#joining).

@@ -1,7 +1,8 @@
-//! The host's receipts ledger, memory store and background task store, where `[store]` of
-//! guild.toml puts them: SQLite files in the data dir (the default), or one PostgreSQL database
-//! that several hosts share (docs/postgres.md). Everything above this module holds a [`LedgerBackend`] and an
-//! `Arc<dyn MemoryStore>` and does not know which it got.
+//! The host's receipts ledger, memory store, background task store and daily model budgets,
+//! where `[store]` of guild.toml puts them: SQLite files in the data dir (the default), or one
+//! PostgreSQL database that several hosts share (docs/postgres.md). Everything above this module
+//! holds a [`LedgerBackend`], an `Arc<dyn MemoryStore>` and a broker over an
+//! `Arc<dyn TokenBudgets>`, and does not know which it got.
 //!
 //! The SQLite ledger keeps a path of its own: its group commit merges concurrent outcomes into
 //! one transaction ([`Ledger::complete_queued`]), which the trait does not offer, so dispatch asks
@@ -12,8 +13,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use guild_core::config::Config;
+use guild_llm::{BudgetError, TokenBudgets};
 use guild_memory::{MEMORY_FILE, MemoryStore, MemoryStoreError, SqliteMemoryStore};
-use guild_pg::{PgConfig, PgError, PgLedgerStore, PgMemoryStore, PgTaskStore};
+use guild_pg::{PgConfig, PgDailyTokens, PgError, PgLedgerStore, PgMemoryStore, PgTaskStore};
 use guild_receipts::{LEDGER_FILE, Ledger, LedgerError, LedgerStore};
 use thiserror::Error;
 
@@ -123,4 +125,52 @@ pub fn open_memory(
         Some(pg) => Arc::new(PgMemoryStore::open(&pg).map_err(|e| pg_error(config, e))?),
         None => Arc::new(SqliteMemoryStore::open(data_dir.join(MEMORY_FILE))?),
     })
+}
+
+/// The shared daily model budgets of `[store] url`, when guild.toml names one and `[llm.models]`
+/// defines a model (docs/postgres.md#model-budgets): tokens spent on any host on the database
+/// count against `tokens_per_day` on every other. Without it the broker keeps them in `llm.db`
+/// in the data dir.
+pub fn open_shared_budgets(
+    config: &Config,
+) -> Result<Option<Arc<dyn TokenBudgets>>, StoreOpenError> {
+    if config.llm.models.is_empty() {
+        return Ok(None);
+    }
+    let Some(pg) = postgres(config)? else {
+        return Ok(None);
+    };
+    let store = PgDailyTokens::open(&pg).map_err(|e| pg_error(config, e))?;
+    Ok(Some(Arc::new(SharedBudgets(store))))
+}
+
+/// [`PgDailyTokens`] as the broker's budget store.
+#[derive(Debug)]
+struct SharedBudgets(PgDailyTokens);
+
+impl SharedBudgets {
+    fn error(&self, op: &'static str) -> impl FnOnce(PgError) -> BudgetError + '_ {
+        move |e| BudgetError {
+            store: format!("the PostgreSQL store {}", self.0.target()),
+            op,
+            reason: match e {
+                PgError::Query { reason, .. } => reason,
+                other => other.to_string(),
+            },
+        }
+    }
+}
+
+impl TokenBudgets for SharedBudgets {
+    fn used(&self, plugin: &str, day: i64) -> Result<u64, BudgetError> {
+        self.0
+            .used(plugin, day)
+            .map_err(self.error("read a daily token count"))
+    }
+
+    fn add(&self, plugin: &str, day: i64, tokens: u64) -> Result<(), BudgetError> {
+        self.0
+            .add(plugin, day, tokens)
+            .map_err(self.error("add to a daily token count"))
+    }
 }
