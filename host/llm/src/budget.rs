@@ -6,9 +6,9 @@
 //! PostgreSQL database give the broker a store there instead (guild-host adapts it), so tokens
 //! spent on one host count against the limit on every other.
 //!
-//! The SQLite file is in WAL mode with `synchronous = NORMAL`: a commit is not flushed to disk on its
-//! own (an fsync per model call would cost more than the host's whole share of the call), so a
-//! crash of the machine, not of Guild, may forget the last calls' tokens; the file stays whole.
+//! The SQLite file is in WAL mode with `synchronous = NORMAL`: a commit is not flushed to disk on
+//! its own (an fsync per model call would cost more than the host's whole share of the call), so
+//! a crash of the machine, not of Guild, may forget the last calls' tokens; the file stays whole.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
