@@ -1,7 +1,8 @@
-//! Daily model budgets shared by the hosts on one PostgreSQL database (docs/postgres.md#model-budgets):
-//! tokens the `asker` test specialist spends through the stand-in endpoint on one host count
-//! against its `tokens_per_day` on the other. Each host has a data dir of its own, so nothing
-//! but the database joins them. Every stand-in call spends 18 tokens.
+//! Daily model budgets shared by the hosts on one PostgreSQL database
+//! (docs/postgres.md#model-budgets): tokens the `asker` test specialist spends through the
+//! stand-in endpoint on one host count against its `tokens_per_day` on the other. Each host has
+//! a data dir of its own, so nothing but the database joins them. Every stand-in call spends 18
+//! tokens.
 
 use guild_host::Host;
 use guild_host::llm::standin::StandIn;

@@ -62,7 +62,8 @@ impl PgDailyTokens {
         self.call("add to a daily token count", move |c| {
             c.execute(
                 "INSERT INTO daily_tokens (plugin, day, tokens) VALUES ($1, $2, $3) \
-                 ON CONFLICT (plugin, day) DO UPDATE SET tokens = daily_tokens.tokens + excluded.tokens",
+                 ON CONFLICT (plugin, day) \
+                 DO UPDATE SET tokens = daily_tokens.tokens + excluded.tokens",
                 &[&plugin, &day, &tokens],
             )
             .map(drop)
