@@ -61,3 +61,53 @@ pub fn timed_tasks(
         })
         .collect()
 }
+
+/// What one run of such a bench holds: its runtime, a folder with the tracker's token, the
+/// local tracker server, `GUILD_BENCH_ITERS` (default 10) and `GUILD_BENCH_PLUGINS` (the rows
+/// to measure, comma-separated; empty: all).
+pub struct Setting {
+    /// The runtime the hosts run on.
+    pub rt: tokio::runtime::Runtime,
+    /// The run's folder: the tracker's token, the data dirs.
+    pub dir: tempfile::TempDir,
+    /// The local tracker server.
+    pub tracker: guild_cli::demo::tracker::TrackerServer,
+    /// Tasks (and starts) measured per row.
+    pub iters: usize,
+    /// `GUILD_BENCH_PLUGINS`.
+    only: String,
+}
+
+impl Setting {
+    /// Starts the runtime and the tracker (token `tok-1`) and reads the environment.
+    pub fn start() -> Self {
+        let iters = std::env::var("GUILD_BENCH_ITERS")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(10);
+        let rt = tokio::runtime::Runtime::new().expect("runtime");
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("token"), "tok-1\n").expect("token");
+        let tracker = rt
+            .block_on(guild_cli::demo::tracker::TrackerServer::start("tok-1"))
+            .expect("tracker");
+        let only = std::env::var("GUILD_BENCH_PLUGINS").unwrap_or_default();
+        Self {
+            rt,
+            dir,
+            tracker,
+            iters,
+            only,
+        }
+    }
+
+    /// Whether the row of plugin `name` is measured.
+    pub fn wants(&self, name: &str) -> bool {
+        self.only.is_empty() || self.only.split(',').any(|p| p == name)
+    }
+
+    /// [`config`] for `plugin` granted `grant`, in this run's folder and tracker.
+    pub fn config(&self, plugin: &str, grant: &str) -> Config {
+        config(self.dir.path(), plugin, grant, self.tracker.base_url())
+    }
+}

@@ -13,7 +13,6 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use guild_cli::demo::tracker::TrackerServer;
 use guild_host::{Config, EngineOptions, GuildEngine, Host};
 use guild_tests::{bench_tracker, median, plugin_dir};
 
@@ -54,34 +53,27 @@ fn ms(d: Duration) -> String {
 }
 
 fn main() {
-    let iters: usize = std::env::var("GUILD_BENCH_ITERS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(10);
-    let rt = tokio::runtime::Runtime::new().expect("runtime");
-    let dir = tempfile::tempdir().expect("tempdir");
-    std::fs::write(dir.path().join("token"), "tok-1\n").expect("token");
-    let tracker = rt.block_on(TrackerServer::start("tok-1")).expect("tracker");
+    let setting = bench_tracker::Setting::start();
+    let (rt, dir, iters) = (&setting.rt, setting.dir.path(), setting.iters);
     println!(
         "| plugin | component | cold compile (host start, no cache) | cached start (median of {iters}) | task (median of {iters}) |"
     );
     println!("|---|---|---|---|---|");
-    let only = std::env::var("GUILD_BENCH_PLUGINS").unwrap_or_default();
     for (plugin, grant, brief) in PLUGINS {
-        if !only.is_empty() && !only.split(',').any(|p| p == *plugin) {
+        if !setting.wants(plugin) {
             continue;
         }
-        let config = bench_tracker::config(dir.path(), plugin, grant, tracker.base_url());
+        let config = setting.config(plugin, grant);
         let wasm = plugin_dir(plugin).join(format!("{plugin}.wasm"));
         let size = std::fs::metadata(&wasm).expect("component").len();
-        let (_, cold) = start(&rt, &config, None);
-        let cache = dir.path().join(format!("cache-{plugin}"));
-        start(&rt, &config, Some(&cache)); // fills the disk cache
+        let (_, cold) = start(rt, &config, None);
+        let cache = dir.join(format!("cache-{plugin}"));
+        start(rt, &config, Some(&cache)); // fills the disk cache
         let cached: Vec<_> = (0..iters)
-            .map(|_| start(&rt, &config, Some(&cache)).1)
+            .map(|_| start(rt, &config, Some(&cache)).1)
             .collect();
-        let (h, _) = start(&rt, &config, Some(&cache));
-        let tasks = bench_tracker::timed_tasks(&rt, &h, (plugin, brief), iters);
+        let (h, _) = start(rt, &config, Some(&cache));
+        let tasks = bench_tracker::timed_tasks(rt, &h, (plugin, brief), iters);
         println!(
             "| {plugin} | {} | {} | {} | {} |",
             size_text(size),

@@ -12,7 +12,6 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use guild_cli::demo::tracker::TrackerServer;
 use guild_host::{Compiler, Config, EngineOptions, GuildEngine, Host};
 use guild_tests::{bench_tracker, median, plugin_dir};
 
@@ -61,30 +60,23 @@ fn measure(
 }
 
 fn main() {
-    let iters: usize = std::env::var("GUILD_BENCH_ITERS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(10);
-    let rt = tokio::runtime::Runtime::new().expect("runtime");
-    let dir = tempfile::tempdir().expect("tempdir");
-    std::fs::write(dir.path().join("token"), "tok-1\n").expect("token");
-    let tracker = rt.block_on(TrackerServer::start("tok-1")).expect("tracker");
+    let setting = bench_tracker::Setting::start();
+    let (rt, iters) = (&setting.rt, setting.iters);
     println!(
         "| plugin | compile: Winch | compile: Cranelift | Winch / Cranelift | task on Winch code (median of {iters}) | task on Cranelift code | Winch / Cranelift |"
     );
     println!("|---|---|---|---|---|---|---|");
-    let only = std::env::var("GUILD_BENCH_PLUGINS").unwrap_or_default();
     for (plugin, grant, brief) in PLUGINS {
         let name = plugin.rsplit('/').next().unwrap_or(plugin);
-        if !only.is_empty() && !only.split(',').any(|p| p == name) {
+        if !setting.wants(name) {
             continue;
         }
-        let config = bench_tracker::config(dir.path(), plugin, grant, tracker.base_url());
+        let config = setting.config(plugin, grant);
         let wasm = plugin_dir(plugin).join(format!("{name}.wasm"));
         let task = (name, *brief);
-        let (winch, winch_task) = measure(&rt, &config, &wasm, task, Compiler::Baseline, iters);
+        let (winch, winch_task) = measure(rt, &config, &wasm, task, Compiler::Baseline, iters);
         let (cranelift, cranelift_task) =
-            measure(&rt, &config, &wasm, task, Compiler::Optimizing, iters);
+            measure(rt, &config, &wasm, task, Compiler::Optimizing, iters);
         let ratio = |a: Duration, b: Duration| a.as_secs_f64() / b.as_secs_f64().max(1e-9);
         println!(
             "| {name} | {} | {} | {:.2} | {} | {} | {:.2} |",
