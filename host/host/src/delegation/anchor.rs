@@ -4,6 +4,7 @@
 //! one default criterion and no constraints. Either way it is checked, normalized and hashed by
 //! `guild_delegate::RootAnchor`, and read-only for every descendant.
 
+use guild_delegate::anchor::MAX_OBJECTIVE;
 use guild_delegate::{AnchorError, RootAnchor};
 use serde::{Deserialize, Serialize};
 
@@ -31,12 +32,12 @@ impl TaskAnchor {
 }
 
 /// The root anchor of a tree whose top task got `description`, anchored by `caller` when
-/// given: the description (its first 4,000 characters) is the objective.
+/// given: the description (its first [`MAX_OBJECTIVE`] characters) is the objective.
 pub(crate) fn root_anchor(
     description: &str,
     caller: Option<&TaskAnchor>,
 ) -> Result<RootAnchor, AnchorError> {
-    let objective: String = description.trim().chars().take(4_000).collect();
+    let objective: String = description.trim().chars().take(MAX_OBJECTIVE).collect();
     let default = [DEFAULT_CRITERION.to_owned()];
     let (criteria, constraints) = match caller {
         Some(a) if !a.completion_criteria.is_empty() => {
