@@ -1,7 +1,8 @@
 //! Several hosts on one PostgreSQL database (`[store] url`, docs/postgres.md), with real
 //! components and a real server (`guild_pg::testing::TestServer`): mutating tasks run at once
 //! from every host end in one verified chain; an idempotency key used on two hosts runs its call
-//! once; memory compare-and-swap holds across hosts; `guild receipts verify` reads the same
+//! once, and is refused as in flight while its call runs on the other host; memory
+//! compare-and-swap holds across hosts; `guild receipts verify` reads the same
 //! chain and finds tampering in it; a background task started on one host is checked, listed
 //! and cancelled from another.
 
@@ -110,6 +111,21 @@ async fn concurrent_tasks_from_every_host_make_one_chain(n_hosts: usize) {
     assert_eq!(cli(&["receipts", "verify"], &config), 0, "verify passes");
     drop(hosts);
     let db = format!("chain_{n_hosts}");
+    // The last entry removed behind Guild's back: found, then accepted by the operator.
+    off_runtime(|| {
+        server.client(&db).expect("client").batch_execute(
+            "ALTER TABLE ledger_entries DISABLE TRIGGER USER; \
+             DELETE FROM ledger_entries WHERE seq = (SELECT max(seq) FROM ledger_entries)",
+        )
+    })
+    .expect("a superuser removes the last entry");
+    assert_ne!(cli(&["receipts", "verify"], &config), 0, "the gap is found");
+    assert_eq!(cli(&["receipts", "accept-head"], &config), 0, "accepted");
+    assert_eq!(
+        cli(&["receipts", "verify"], &config),
+        0,
+        "verify passes again"
+    );
     off_runtime(|| {
         server.client(&db).expect("client").batch_execute(
             "ALTER TABLE ledger_entries DISABLE TRIGGER USER; \
@@ -156,16 +172,20 @@ async fn an_idempotency_key_used_on_two_hosts_calls_once() {
         probe(&hosts[0], create("a", Some("k-1"))),
         probe(&hosts[1], create("a", Some("k-1")))
     );
-    let calls: Vec<_> = [&a, &b]
-        .iter()
-        .map(|p| p.result.tool_calls[0].clone())
-        .collect();
-    assert_eq!(
-        calls.iter().filter(|c| !c.replayed).count(),
-        1,
-        "exactly one host called the connector: {calls:?}"
+    let called = |p: &guild_tests::Probe| p.ok && !p.result.tool_calls[0].replayed;
+    let (winner, other) = match (called(&a), called(&b)) {
+        (true, false) => (&a, &b),
+        (false, true) => (&b, &a),
+        _ => panic!("exactly one host calls the connector: {a:?} {b:?}"),
+    };
+    // The other host's task came while the call ran (refused as in flight) or after it ended
+    // (a replay of its outcome): never a second call.
+    let replayed = other.ok && other.result.tool_calls[0].replayed;
+    assert!(
+        replayed || (!other.ok && other.error.contains("still in flight")),
+        "{other:?} (winner {winner:?})"
     );
-    // The ledger holds one intent under the key; the other host's answer is a replay entry.
+    // The ledger holds one intent under the key, and a replay entry if the other host replayed.
     let all = hosts[0].receipts(None, 100).await.expect("receipts");
     let intents: Vec<_> = all
         .iter()
@@ -176,10 +196,11 @@ async fn an_idempotency_key_used_on_two_hosts_calls_once() {
         .iter()
         .filter(|r| r.entry == EntryKind::Replay)
         .collect();
-    assert_eq!(replays.len(), 1, "{all:?}");
-    assert_eq!(
-        replays[0].replay_of.as_deref(),
-        Some(intents[0].id.as_str())
+    assert_eq!(replays.len(), usize::from(replayed), "{all:?}");
+    assert!(
+        replays
+            .iter()
+            .all(|r| r.replay_of.as_deref() == Some(intents[0].id.as_str()))
     );
     // Once the first call is recorded, the key replays its outcome on either host.
     for (i, host) in hosts.iter().enumerate() {
@@ -196,6 +217,69 @@ async fn an_idempotency_key_used_on_two_hosts_calls_once() {
         "{conflict:?}"
     );
     assert!(hosts[1].verify_receipts().await.expect("verify").ok);
+}
+
+/// A call that stalls on one host (`echo.stall`, ended by the connector's 3 s timeout): the
+/// same key on the other host is refused as in flight while it runs, and replays its outcome
+/// once it is recorded. Neither host calls twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_whose_call_runs_on_another_host_is_refused_as_in_flight() {
+    let Some(server) = server() else { return };
+    let store = store_table(&server, "in_flight");
+    let config = format!(
+        "{store}[grants.probe]\ntools = [\"echo.stall\"]\n\n[grants.echo]\n\
+         limits = {{ timeout_s = 3 }}\n"
+    );
+    let (dirs, mut hosts) = (
+        [
+            tempfile::tempdir().expect("tempdir"),
+            tempfile::tempdir().expect("tempdir"),
+        ],
+        Vec::new(),
+    );
+    for dir in &dirs {
+        hosts.push(guild_tests::host(dir.path(), PLUGINS, &config).await);
+    }
+    let stall = json!({"op": "tool", "name": "echo.stall", "input": {}, "key": "k-stall"});
+    let first = tokio::spawn({
+        let (host, op) = (hosts[0].clone(), stall.clone());
+        async move { probe(&host, op).await }
+    });
+    // Once the first host's intent is in the shared chain, the second host's call is refused.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while hosts[1]
+        .receipts(None, 10)
+        .await
+        .expect("receipts")
+        .is_empty()
+    {
+        assert!(std::time::Instant::now() < deadline, "no intent appeared");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let refused = probe(&hosts[1], stall.clone()).await;
+    assert!(
+        !refused.ok && refused.error.contains("still in flight"),
+        "{refused:?}"
+    );
+    let first = first.await.expect("first task");
+    assert!(
+        !first.ok && first.error.contains("timed out"),
+        "the stalled call ends by its timeout: {first:?}"
+    );
+    let again = probe(&hosts[1], stall).await;
+    assert!(
+        again.result.tool_calls[0].replayed,
+        "the recorded outcome is replayed, not called again: {again:?}"
+    );
+    let calls: Vec<_> = hosts[0]
+        .receipts(None, 10)
+        .await
+        .expect("receipts")
+        .into_iter()
+        .filter(|r| r.replay_of.is_none())
+        .collect();
+    assert_eq!(calls.len(), 1, "one call in all: {calls:?}");
+    assert_eq!(calls[0].status, ReceiptStatus::Failed);
 }
 
 /// Approves, after storing `.2` over version `.1` through another host's memory `.0`.

@@ -35,6 +35,7 @@ use std::time::Duration;
 use guild_receipts::backend::{self, Entry};
 use guild_receipts::{AuditEntry, Begin, Completion, Intent, LedgerError, Receipt};
 
+use crate::flight;
 use crate::ledger::locked;
 use crate::worker::Worker;
 use crate::writer::Writer;
@@ -132,9 +133,15 @@ fn write_group(
     if writes == 0 {
         return;
     }
-    if let Err(failed) = commit_group(client, group, in_flight, target) {
+    // Intents marked in flight before the commit (src/flight.rs), and the ones the group
+    // completed, whose marks go once every caller is answered.
+    let (mut held, mut done) = (Vec::new(), Vec::new());
+    let committed = commit_group(client, group, in_flight, target, &mut held, &mut done);
+    flight::let_go(client, &done);
+    if let Err(failed) = committed {
         let (replies, e) = *failed;
         fail(replies, writes, &e);
+        flight::let_go(client, &held);
         if !matches!(e, LedgerError::HeadMismatch { .. }) {
             // The failure may be the connection's: a round trip lets the client notice a
             // closed one, so that the connection thread replaces it before the next group
@@ -148,12 +155,15 @@ fn write_group(
 type Failed = Box<(Vec<SyncSender<Result<Answer>>>, LedgerError)>;
 
 /// Commits `group` and answers each write; or, if the transaction failed, hands back every
-/// caller unanswered.
+/// caller unanswered. `held` gets the new intents once they are marked in flight, `done` the
+/// intents this store ran whose outcomes were committed.
 fn commit_group(
     client: &mut postgres::Client,
     group: Vec<Waiting>,
     in_flight: &Mutex<HashSet<String>>,
     target: &str,
+    held: &mut Vec<String>,
+    done: &mut Vec<String>,
 ) -> std::result::Result<(), Failed> {
     let mut w = match Writer::start(client, target) {
         Ok(w) => w,
@@ -201,7 +211,8 @@ fn commit_group(
             result => staged.push((reply, result)),
         }
     }
-    if let Err(e) = w.commit() {
+    held.clone_from(&new_ids);
+    if let Err(e) = w.hold(&new_ids).and_then(|()| w.commit()) {
         let replies = staged.into_iter().map(|(reply, _)| reply).collect();
         return Err(Box::new((replies, e)));
     }
@@ -211,7 +222,9 @@ fn commit_group(
         let answer = result.and_then(|s| match s {
             Staged::Begin(b) => Ok(Answer::Begin(b)),
             Staged::Complete(entry, first) => {
-                flying.remove(&entry.receipt_id);
+                if flying.remove(&entry.receipt_id) {
+                    done.push(entry.receipt_id.clone());
+                }
                 backend::receipt(*entry, first).map(|r| Answer::Complete(Box::new(r)))
             }
             Staged::Audit(entry) => backend::audit(*entry).map(|a| Answer::Audit(Box::new(a))),

@@ -20,6 +20,7 @@ use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::Type;
 use postgres::{GenericClient, Row};
 
+use crate::flight;
 use crate::group::{Answer, Op, Queue, mismatch};
 use crate::worker::Worker;
 use crate::writer::Writer;
@@ -117,18 +118,13 @@ impl LedgerStore for PgLedgerStore {
 
     fn begin_many(&self, intents: Vec<Intent>) -> Result<Vec<Begin>> {
         self.call(move |c, in_flight, target| {
-            let mut w = Writer::start(c, target)?;
             let mut new_ids = Vec::new();
-            let mut answers = Vec::with_capacity(intents.len());
-            {
-                let flying = locked(in_flight);
-                for intent in intents {
-                    answers.push(w.begin_one(&flying, &mut new_ids, intent)?);
-                }
+            let begun = begin_all(c, in_flight, target, intents, &mut new_ids);
+            match begun {
+                Ok(_) => locked(in_flight).extend(new_ids),
+                Err(_) => flight::let_go(c, &new_ids),
             }
-            w.commit()?;
-            locked(in_flight).extend(new_ids);
-            Ok(answers)
+            begun
         })
     }
 
@@ -146,19 +142,28 @@ impl LedgerStore for PgLedgerStore {
                 written.push(w.complete_one(&id, outcome)?);
             }
             w.commit()?;
-            let mut flying = locked(in_flight);
+            let done: Vec<String> = {
+                let mut flying = locked(in_flight);
+                written
+                    .iter()
+                    .filter(|(entry, _)| flying.remove(&entry.receipt_id))
+                    .map(|(entry, _)| entry.receipt_id.clone())
+                    .collect()
+            };
+            flight::let_go(c, &done);
             written
                 .into_iter()
-                .map(|(entry, first)| {
-                    flying.remove(&entry.receipt_id);
-                    backend::receipt(entry, first)
-                })
+                .map(|(entry, first)| backend::receipt(entry, first))
                 .collect()
         })
     }
 
     fn release(&self, intent: &IntentId) {
-        locked(&self.in_flight).remove(intent.as_str());
+        let id = intent.as_str().to_owned();
+        if locked(&self.in_flight).remove(&id) {
+            // Other hosts may replay its key (as `unknown`) from now on.
+            self.worker.send(move |c| flight::let_go(c, &[id]));
+        }
     }
 
     fn resolve(&self, receipt_id: &str, outcome: Completion) -> Result<Receipt> {
@@ -173,13 +178,16 @@ impl LedgerStore for PgLedgerStore {
                     original: latest.detail.unwrap_or_default(),
                 });
             }
-            match backend::status_of(&latest)? {
-                ReceiptStatus::Unknown if locked(in_flight).contains(&id) => {
-                    return Err(LedgerError::InFlight {
-                        key: latest.idempotency_key,
-                        receipt_id: id,
-                    });
-                }
+            let status = backend::status_of(&latest)?;
+            if status == ReceiptStatus::Unknown
+                && (locked(in_flight).contains(&id) || flight::elsewhere(w.reads()?, &id)?)
+            {
+                return Err(LedgerError::InFlight {
+                    key: latest.idempotency_key,
+                    receipt_id: id,
+                });
+            }
+            match status {
                 ReceiptStatus::Pending | ReceiptStatus::Unknown => {}
                 status @ (ReceiptStatus::Success | ReceiptStatus::Failed) => {
                     return Err(LedgerError::NotResolvable { id, status });
@@ -244,6 +252,45 @@ impl LedgerStore for PgLedgerStore {
     fn verify(&self) -> Result<VerifyReport> {
         self.call(|c, _, _| verify(c))
     }
+
+    fn accept_head(&self) -> Result<Option<AuditEntry>> {
+        self.call(|c, _, target| {
+            let (mut w, problem) = Writer::start_unchecked(c)?;
+            let Some(problem) = problem else {
+                return Ok(None);
+            };
+            let entry = w.append(backend::head_accepted_entry(&problem))?;
+            w.commit()?;
+            tracing::warn!(
+                target,
+                seq = entry.seq,
+                "accepted the ledger as it was: {problem}"
+            );
+            backend::audit(entry).map(Some)
+        })
+    }
+}
+
+/// Commits `intents` in one transaction, their new ids (collected in `new_ids`) marked in
+/// flight before the commit.
+fn begin_all(
+    c: &mut postgres::Client,
+    in_flight: &Mutex<HashSet<String>>,
+    target: &str,
+    intents: Vec<Intent>,
+    new_ids: &mut Vec<String>,
+) -> Result<Vec<Begin>> {
+    let mut w = Writer::start(c, target)?;
+    let mut answers = Vec::with_capacity(intents.len());
+    {
+        let flying = locked(in_flight);
+        for intent in intents {
+            answers.push(w.begin_one(&flying, new_ids, intent)?);
+        }
+    }
+    w.hold(new_ids)?;
+    w.commit()?;
+    Ok(answers)
 }
 
 /// Walks the chain in one read-only snapshot, then compares it with the head row.

@@ -30,6 +30,7 @@
 mod approvals;
 mod budgets;
 mod config;
+mod flight;
 mod group;
 #[cfg(test)]
 mod group_tests;

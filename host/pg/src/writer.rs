@@ -11,6 +11,7 @@ use guild_receipts::backend::{self, Entry};
 use guild_receipts::{Begin, Completion, EntryKind, Intent, LedgerError, Receipt};
 use postgres::types::{ToSql, Type};
 
+use crate::flight;
 use crate::ledger::{COLUMNS, entry, latest, pg, seq_of, seq_param, text};
 
 type Result<T> = std::result::Result<T, LedgerError>;
@@ -35,6 +36,24 @@ impl<'c> Writer<'c> {
     /// Starts a transaction and locks the head row: writers on every host wait here, in turn.
     /// Refuses a ledger whose last entry is not the one the head row records.
     pub(crate) fn start(c: &'c mut postgres::Client, target: &str) -> Result<Writer<'c>> {
+        let (writer, problem) = Writer::start_unchecked(c)?;
+        if let Some(problem) = problem {
+            tracing::error!(target, "{problem}");
+            return Err(LedgerError::HeadMismatch {
+                path: format!("postgres:{target}").into(),
+                problem,
+            });
+        }
+        Ok(writer)
+    }
+
+    /// [`Writer::start`] without the refusal: appends link after the last entry there is, and
+    /// the second value says how it differs from the head row, if it does. Only the
+    /// operator's acceptance of the ledger as it is ([`crate::PgLedgerStore`]'s
+    /// `accept_head`) writes past such a difference.
+    pub(crate) fn start_unchecked(
+        c: &'c mut postgres::Client,
+    ) -> Result<(Writer<'c>, Option<String>)> {
         let mut tx = c.transaction().map_err(pg("start a write transaction"))?;
         let row = tx
             .query_typed_one("SELECT seq, hash FROM ledger_head FOR UPDATE", &[])
@@ -50,26 +69,23 @@ impl<'c> Writer<'c> {
             Some(row) => (seq_of(row, 0)?, text(row, 1)?),
             None => (0, backend::GENESIS.to_owned()),
         };
-        if found != (seq, hash.clone()) {
-            let problem = format!(
+        let problem = (found != (seq, hash.clone())).then(|| {
+            format!(
                 "the last entry is {} (hash {}), but the ledger_head row records entry {seq} \
                  (hash {hash}): entries were removed or added outside Guild",
                 found.0, found.1
-            );
-            tracing::error!(target, "{problem}");
-            return Err(LedgerError::HeadMismatch {
-                path: format!("postgres:{target}").into(),
-                problem,
-            });
-        }
-        Ok(Writer {
+            )
+        });
+        let (seq, hash) = found;
+        let writer = Writer {
             tx,
             seq,
             hash,
             appended: false,
             unwritten: Vec::new(),
             known: HashMap::new(),
-        })
+        };
+        Ok((writer, problem))
     }
 
     /// The sequence of the chain's last entry, this transaction's appends included.
@@ -172,6 +188,13 @@ impl<'c> Writer<'c> {
         Ok(())
     }
 
+    /// Marks the intents `ids`, appended in this transaction, as running on this connection
+    /// ([`flight`]): from the commit on, another host's replay of their keys is refused as in
+    /// flight. The marks outlive the transaction: if it fails, release them ([`flight::let_go`]).
+    pub(crate) fn hold(&mut self, ids: &[String]) -> Result<()> {
+        flight::hold(self.reads()?, ids)
+    }
+
     /// Moves the head row to the last appended entry and commits (the WAL is flushed before
     /// this returns).
     pub(crate) fn commit(mut self) -> Result<()> {
@@ -240,7 +263,9 @@ impl<'c> Writer<'c> {
             latest(self.reads()?, &receipt_id)?.ok_or_else(|| LedgerError::NotFound {
                 id: receipt_id.clone(),
             })?;
-        if latest.kind == EntryKind::Intent.as_str() && in_flight(&receipt_id) {
+        if latest.kind == EntryKind::Intent.as_str()
+            && (in_flight(&receipt_id) || flight::elsewhere(self.reads()?, &receipt_id)?)
+        {
             return Err(LedgerError::InFlight {
                 key: Some(key.clone()),
                 receipt_id,

@@ -1,7 +1,8 @@
 //! Several stores on one database, as several hosts would be: concurrent appends from separate
 //! connections and separate processes make one chain (no fork, no gap, `verify` ok), an
-//! idempotency key runs its call once across stores, memory compare-and-swap lets one of two
-//! racing writers win, and a ledger changed behind Guild's back is refused.
+//! idempotency key runs its call once across stores and is refused as in flight while that call
+//! runs on another store, memory compare-and-swap lets one of two racing writers win, and a
+//! ledger changed behind Guild's back is refused until the operator accepts it.
 
 mod common;
 
@@ -210,13 +211,13 @@ fn an_idempotency_key_calls_once_across_stores() {
         .map(|_| Arc::new(PgLedgerStore::open(&config).expect("open")))
         .collect();
     let barrier = Arc::new(Barrier::new(stores.len()));
-    let answers: Vec<Begin> = stores
+    let answers: Vec<Result<Begin, LedgerError>> = stores
         .iter()
         .map(|s| {
             let (s, barrier) = (Arc::clone(s), Arc::clone(&barrier));
             std::thread::spawn(move || {
                 barrier.wait();
-                s.begin(intent("t1", Some("k"), 7)).expect("begin")
+                s.begin(intent("t1", Some("k"), 7))
             })
         })
         .collect::<Vec<_>>()
@@ -224,20 +225,20 @@ fn an_idempotency_key_calls_once_across_stores() {
         .map(|t| t.join().expect("thread"))
         .collect();
     let proceeded: Vec<usize> = (0..answers.len())
-        .filter(|&i| matches!(answers[i], Begin::Proceed(_)))
+        .filter(|&i| matches!(answers[i], Ok(Begin::Proceed(_))))
         .collect();
     assert_eq!(proceeded.len(), 1, "exactly one store runs the call");
     for (i, answer) in answers.iter().enumerate() {
-        if let Begin::Replay(r) = answer {
-            assert_eq!(
-                r.status,
-                ReceiptStatus::Unknown,
-                "store {i}: another store's call in flight replays as unknown, never runs again"
+        if i != proceeded[0] {
+            assert!(
+                matches!(answer, Err(LedgerError::InFlight { .. })),
+                "store {i}: another store's call in flight is refused as in flight, never \
+                 run again: {answer:?}"
             );
         }
     }
     let winner = proceeded[0];
-    let Begin::Proceed(id) = &answers[winner] else {
+    let Ok(Begin::Proceed(id)) = &answers[winner] else {
         unreachable!("filtered above");
     };
     stores[winner]
@@ -260,6 +261,81 @@ fn an_idempotency_key_calls_once_across_stores() {
         "the key with another input is a conflict on every store"
     );
     assert!(other.verify().expect("verify").ok);
+}
+
+/// Begins `key`'s first call on `store` and returns the intent.
+fn running(store: &PgLedgerStore, key: &str) -> guild_receipts::IntentId {
+    match store.begin(intent("runs", Some(key), 9)).expect("begin") {
+        Begin::Proceed(id) => id,
+        Begin::Replay(r) => panic!("a new key proceeds: {r:?}"),
+    }
+}
+
+/// Begins `key` on `store` until it is no longer refused as in flight (the other store's mark
+/// goes with its connection, which the server notices a moment after it closes).
+fn once_settled(store: &PgLedgerStore, key: &str) -> Begin {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        match store.begin(intent("later", Some(key), 9)) {
+            Err(LedgerError::InFlight { .. }) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            answer => return answer.expect("begin"),
+        }
+    }
+}
+
+#[test]
+fn a_call_running_on_another_store_is_in_flight_until_it_ends_or_its_store_goes() {
+    let Some(server) = common::server() else {
+        return;
+    };
+    let config = common::fresh(&server);
+    let (a, b) = (
+        PgLedgerStore::open(&config).expect("open a"),
+        PgLedgerStore::open(&config).expect("open b"),
+    );
+    // Running on a: refused on b, for a replay and for an operator's resolution alike.
+    let id = running(&a, "k-run");
+    let refused = b.begin(intent("other", Some("k-run"), 9));
+    assert!(
+        matches!(refused, Err(LedgerError::InFlight { .. })),
+        "{refused:?}"
+    );
+    let resolve = b.resolve(id.as_str(), success("by hand"));
+    assert!(
+        matches!(resolve, Err(LedgerError::InFlight { .. })),
+        "{resolve:?}"
+    );
+    a.complete(&id, success("I-9")).expect("complete");
+    match b.begin(intent("other", Some("k-run"), 9)).expect("replay") {
+        Begin::Replay(r) => assert_eq!(r.status, ReceiptStatus::Success),
+        Begin::Proceed(_) => panic!("a recorded key must not call again"),
+    }
+
+    // Given up by a (`release`): unknown, replayed and resolvable on b.
+    let given_up = running(&a, "k-released");
+    a.release(&given_up);
+    match once_settled(&b, "k-released") {
+        Begin::Replay(r) => assert_eq!(r.status, ReceiptStatus::Unknown),
+        Begin::Proceed(_) => panic!("a released call must not run again"),
+    }
+    let resolved = b
+        .resolve(given_up.as_str(), success("checked by hand"))
+        .expect("a released call is resolvable on another store");
+    assert_eq!(resolved.status, ReceiptStatus::Success);
+
+    // a's host dies mid-call (its connection closes): unknown on b, never run again.
+    let orphan = running(&a, "k-orphan");
+    drop(a);
+    match once_settled(&b, "k-orphan") {
+        Begin::Replay(r) => {
+            assert_eq!(r.status, ReceiptStatus::Unknown);
+            assert_eq!(r.replay_of.as_deref(), Some(orphan.as_str()));
+        }
+        Begin::Proceed(_) => panic!("the orphan's key must not call again"),
+    }
+    assert!(b.verify().expect("verify").ok);
 }
 
 #[test]
@@ -357,5 +433,49 @@ fn a_ledger_changed_behind_guilds_back_is_refused() {
             Err(LedgerError::HeadMismatch { .. })
         ),
         "no write goes past the gap"
+    );
+
+    // The operator accepts the ledger as it is (`guild receipts accept-head`), from any host.
+    let other = PgLedgerStore::open(&config).expect("another host opens it");
+    let accepted = other
+        .accept_head()
+        .expect("accept")
+        .expect("an audit entry records the acceptance");
+    assert_eq!(accepted.kind, guild_receipts::AuditKind::HeadAccepted);
+    assert_eq!(accepted.sequence, 7, "it takes the removed entry's place");
+    assert!(
+        accepted.detail.contains("the last entry is 6")
+            && accepted.detail.contains("records entry 7"),
+        "it says what was found: {}",
+        accepted.detail
+    );
+    let report = store.verify().expect("verify");
+    assert!(report.ok, "the chain reaches its head again: {report}");
+    write_calls(&store, "after", 1);
+    assert!(
+        other.accept_head().expect("accept").is_none(),
+        "a ledger that reaches its head has nothing to accept, and nothing is written"
+    );
+    assert_eq!(other.verify().expect("verify").entries, 10);
+}
+
+#[test]
+fn a_ledger_that_reaches_its_head_has_nothing_to_accept() {
+    let Some(server) = common::server() else {
+        return;
+    };
+    let config = common::fresh(&server);
+    let store = PgLedgerStore::open(&config).expect("open");
+    assert!(store.accept_head().expect("accept empty").is_none());
+    write_calls(&store, "w", 2);
+    assert!(store.accept_head().expect("accept").is_none());
+    let report = store.verify().expect("verify");
+    assert!(report.ok && report.entries == 5, "{report}");
+    assert!(
+        store
+            .audit_log(10)
+            .expect("audit")
+            .iter()
+            .all(|a| a.kind != guild_receipts::AuditKind::HeadAccepted)
     );
 }

@@ -11,7 +11,7 @@
 //! Every write transaction checks the anchor first ([`check`]): a ledger that no longer
 //! reaches its anchor is refused for writing, so the next append cannot move the anchor past
 //! the gap and make `verify` say "ok" again. The operator accepts such a ledger deliberately
-//! with `guild receipts accept-head` ([`super::Ledger::accept_head`]), which records what was
+//! with `guild receipts accept-head` ([`super::Ledger::accept_head_of_file`]), which records what was
 //! found as an audit entry before it moves the anchor.
 //!
 //! It guards against accidents and careless tools, not against someone who can rewrite both

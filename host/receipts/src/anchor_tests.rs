@@ -43,7 +43,7 @@ fn a_truncated_ledger_is_refused_for_writing_until_accepted() {
     let v = verify_file(&path).expect("verify");
     assert!(!v.ok && v.first_bad_sequence == Some(5), "{v}");
     // Allowed, deliberately: the finding becomes an audit entry and the anchor moves to it.
-    let accepted = Ledger::accept_head(&path)
+    let accepted = Ledger::accept_head_of_file(&path)
         .expect("accept")
         .expect("there was something to accept");
     assert_eq!(
@@ -59,7 +59,11 @@ fn a_truncated_ledger_is_refused_for_writing_until_accepted() {
         "{v}"
     );
     // Accepting an intact ledger writes nothing.
-    assert!(Ledger::accept_head(&path).expect("accept").is_none());
+    assert!(
+        Ledger::accept_head_of_file(&path)
+            .expect("accept")
+            .is_none()
+    );
     assert_eq!(entries(&path), 7);
 }
 
@@ -100,7 +104,7 @@ fn an_older_or_another_copy_swapped_in_is_refused() {
     append(&l, 1);
     drop(l);
     // The copy has no anchor of its own: it is accepted as it is, then goes on.
-    Ledger::accept_head(&fork).expect("accept the copy");
+    Ledger::accept_head_of_file(&fork).expect("accept the copy");
     append(&Ledger::open(&fork).expect("fork"), 2);
     // Another copy, as long as the original and longer: entry 4 is not the anchored one.
     std::fs::copy(&fork, &path).expect("swap in");
@@ -161,7 +165,11 @@ fn a_deleted_or_unreadable_anchor_is_refused_an_empty_ledger_is_not() {
     std::fs::write(&anchor, "guild-ledger-head v1 two words").expect("torn");
     let message = refused(Ledger::open(&path));
     assert!(message.contains("unreadable"), "{message}");
-    assert!(Ledger::accept_head(&path).expect("accept").is_some());
+    assert!(
+        Ledger::accept_head_of_file(&path)
+            .expect("accept")
+            .is_some()
+    );
     let v = Ledger::open(&path)
         .expect("accepted")
         .verify()

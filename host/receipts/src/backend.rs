@@ -91,6 +91,16 @@ pub fn replay_entry(intent: &Intent, replayed: Receipt) -> Entry {
     }
 }
 
+/// The head-accepted audit entry of an operator's acceptance of a ledger that no longer
+/// reaches its head anchor, saying what was found (not yet linked).
+pub fn head_accepted_entry(problem: &str) -> Entry {
+    ledger::audit_entry(
+        AuditKind::HeadAccepted,
+        "operator",
+        &format!("accepted the ledger as it was: {problem}"),
+    )
+}
+
 /// A new audit entry (not yet linked).
 pub fn audit_entry(kind: AuditKind, plugin: &str, detail: &str) -> Entry {
     ledger::audit_entry(kind, plugin, detail)

@@ -30,7 +30,7 @@
 //! show a truncated tail, so the sequence and hash of the last committed entry are also kept
 //! outside the database, in a head anchor file beside it (`receipts.head`): verify reports a
 //! ledger that no longer reaches it, and no write is made to such a ledger until the operator
-//! accepts it ([`Ledger::accept_head`], `guild receipts accept-head`). Neither detects a chain
+//! accepts it ([`Ledger::accept_head_of_file`], `guild receipts accept-head`). Neither detects a chain
 //! recomputed from scratch together with its anchor (there is no secret): operators who need
 //! that record [`VerifyReport::head_hash`] elsewhere and compare.
 //!
@@ -191,7 +191,7 @@ pub enum LedgerError {
     },
     /// The ledger no longer reaches the entry its head anchor records (a truncated tail, an
     /// older copy, a deleted or unreadable anchor): nothing is written to it until the
-    /// operator accepts it with `guild receipts accept-head` ([`Ledger::accept_head`]).
+    /// operator accepts it with `guild receipts accept-head` ([`Ledger::accept_head_of_file`]).
     #[error(
         "refusing to write to the receipts ledger {}: {problem}. Nothing was written. \
          `guild receipts verify` shows the same finding. If you know why (a backup restored on \

@@ -36,6 +36,11 @@ pub trait LedgerStore: Send + Sync {
     fn audit_log(&self, limit: usize) -> Result<Vec<AuditEntry>, LedgerError>;
     /// Checks the whole chain (and whatever head anchor the backend keeps).
     fn verify(&self) -> Result<VerifyReport, LedgerError>;
+    /// Accepts the ledger as it is if it no longer reaches its head anchor (entries removed
+    /// behind Guild's back, an older copy restored): appends a `head_accepted` audit entry
+    /// saying what was found and moves the anchor to it, so that writes go on. `Ok(None)` when
+    /// the ledger reaches its anchor: nothing is written. The chain itself is not repaired.
+    fn accept_head(&self) -> Result<Option<AuditEntry>, LedgerError>;
 
     /// One intent ([`LedgerStore::begin_many`] of one).
     fn begin(&self, intent: Intent) -> Result<Begin, LedgerError> {
@@ -110,6 +115,10 @@ impl LedgerStore for Ledger {
 
     fn audit_log(&self, limit: usize) -> Result<Vec<AuditEntry>, LedgerError> {
         Ledger::audit_log(self, limit)
+    }
+
+    fn accept_head(&self) -> Result<Option<AuditEntry>, LedgerError> {
+        self.accept_current_head()
     }
 
     fn verify(&self) -> Result<VerifyReport, LedgerError> {

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Args, Subcommand};
 use guild_host::Config;
-use guild_host::receipts::{self, DbFileError, Ledger, LedgerError};
+use guild_host::receipts::{self, AuditEntry, DbFileError, Ledger, LedgerError};
 
 use super::{print_json, render, start_host};
 
@@ -70,17 +70,9 @@ pub(crate) async fn run(config: &Path, args: ReceiptsArgs, json: bool) -> anyhow
     }
     if let Some(ReceiptsCommand::AcceptHead) = &args.command {
         let path = loaded.data_dir().join(receipts::LEDGER_FILE);
-        let accepted = tokio::task::spawn_blocking(move || Ledger::accept_head(&path)).await??;
-        match &accepted {
-            _ if json => print_json(&accepted)?,
-            Some(entry) => outln!(
-                "accepted: audit entry {} records it: {}",
-                entry.sequence,
-                entry.detail
-            )?,
-            None => outln!("nothing to accept: the ledger reaches its head anchor")?,
-        }
-        return Ok(ExitCode::SUCCESS);
+        let accepted =
+            tokio::task::spawn_blocking(move || Ledger::accept_head_of_file(&path)).await??;
+        return print_accepted(accepted.as_ref(), json);
     }
     // Listing and verifying only read: the ledger is opened read-only, no host is started, no
     // plugin is loaded and nothing is written.
@@ -108,22 +100,22 @@ pub(crate) async fn run(config: &Path, args: ReceiptsArgs, json: bool) -> anyhow
 /// `guild receipts` and `guild receipts verify` on the PostgreSQL ledger of `[store] url`. No
 /// host is started and no entry is written (an empty database is set up as a Guild one).
 async fn shared(config: &Config, args: ReceiptsArgs, json: bool) -> anyhow::Result<ExitCode> {
-    if let Some(ReceiptsCommand::AcceptHead) = &args.command {
-        anyhow::bail!(
-            "`guild receipts accept-head` works on the SQLite ledger file only; this guild.toml \
-             names a PostgreSQL store (`[store] url`), whose head row is checked by \
-             `guild receipts verify`"
-        );
-    }
     let config = config.clone();
     let store = tokio::task::spawn_blocking(move || {
         guild_host::stores::open_shared_ledger(&config).map_err(anyhow::Error::from)
     })
     .await??
     .context("`[store] url` names no PostgreSQL store")?;
-    if let Some(ReceiptsCommand::Verify) = args.command {
-        let report = tokio::task::spawn_blocking(move || store.verify()).await??;
-        return print_verify(&report, json);
+    match args.command {
+        Some(ReceiptsCommand::Verify) => {
+            let report = tokio::task::spawn_blocking(move || store.verify()).await??;
+            return print_verify(&report, json);
+        }
+        Some(ReceiptsCommand::AcceptHead) => {
+            let accepted = tokio::task::spawn_blocking(move || store.accept_head()).await??;
+            return print_accepted(accepted.as_ref(), json);
+        }
+        _ => {}
     }
     let (task, limit) = (args.task, args.limit);
     let receipts = tokio::task::spawn_blocking(move || match task {
@@ -191,4 +183,18 @@ fn load(config: &Path) -> anyhow::Result<Config> {
             config.display()
         )
     })
+}
+
+/// What `guild receipts accept-head` found and wrote, on either backend.
+fn print_accepted(accepted: Option<&AuditEntry>, json: bool) -> anyhow::Result<ExitCode> {
+    match accepted {
+        _ if json => print_json(&accepted)?,
+        Some(entry) => outln!(
+            "accepted: audit entry {} records it: {}",
+            entry.sequence,
+            entry.detail
+        )?,
+        None => outln!("nothing to accept: the ledger reaches its head anchor")?,
+    }
+    Ok(ExitCode::SUCCESS)
 }
