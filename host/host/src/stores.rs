@@ -4,9 +4,6 @@
 //! holds a [`LedgerBackend`], an `Arc<dyn MemoryStore>` and a broker over an
 //! `Arc<dyn TokenBudgets>`, and does not know which it got.
 //!
-//! The SQLite ledger keeps a path of its own: its group commit merges concurrent outcomes into
-//! one transaction ([`Ledger::complete_queued`]), which the trait does not offer, so dispatch asks
-//! [`LedgerBackend::sqlite`] for it and writes an outcome directly on any other backend.
 
 use std::ops::Deref;
 use std::path::Path;
@@ -16,7 +13,9 @@ use guild_core::config::Config;
 use guild_llm::{BudgetError, TokenBudgets};
 use guild_memory::{MEMORY_FILE, MemoryStore, MemoryStoreError, SqliteMemoryStore};
 use guild_pg::{PgConfig, PgDailyTokens, PgError, PgLedgerStore, PgMemoryStore, PgTaskStore};
-use guild_receipts::{LEDGER_FILE, Ledger, LedgerError, LedgerStore};
+use guild_receipts::{
+    Completion, IntentId, LEDGER_FILE, Ledger, LedgerError, LedgerStore, QueuedWrite,
+};
 use thiserror::Error;
 
 /// The receipts ledger a host writes.
@@ -29,11 +28,11 @@ pub enum LedgerBackend {
 }
 
 impl LedgerBackend {
-    /// The SQLite ledger, when that is the backend (for its group commit).
-    pub fn sqlite(&self) -> Option<&Arc<Ledger>> {
+    /// [`LedgerStore::queue_outcome`] on whichever backend this is.
+    pub fn queue_outcome(&self, intent: &IntentId, outcome: Completion) -> QueuedWrite {
         match self {
-            LedgerBackend::Sqlite(ledger) => Some(ledger),
-            LedgerBackend::Shared(_) => None,
+            LedgerBackend::Sqlite(ledger) => Arc::clone(ledger).queue_outcome(intent, outcome),
+            LedgerBackend::Shared(store) => Arc::clone(store).queue_outcome(intent, outcome),
         }
     }
 }

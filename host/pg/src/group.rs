@@ -28,7 +28,7 @@
 //! PostgreSQL aborts the whole transaction on any error.
 
 use std::collections::HashSet;
-use std::sync::mpsc::{SyncSender, sync_channel};
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -92,6 +92,18 @@ impl Queue {
         target: &str,
         op: Op,
     ) -> Result<Answer> {
+        self.enqueue(worker, in_flight, target, op).wait()
+    }
+
+    /// Queues `op` and has the connection thread commit the queue, without waiting: writes
+    /// queued later are committed after it. [`Queued::wait`] waits for its answer.
+    pub(crate) fn enqueue(
+        self: &Arc<Self>,
+        worker: &Worker,
+        in_flight: &Arc<Mutex<HashSet<String>>>,
+        target: &str,
+        op: Op,
+    ) -> Queued {
         let (reply, answer) = sync_channel(1);
         self.lock().push(Waiting { op, reply });
         let queue = Arc::clone(self);
@@ -101,11 +113,7 @@ impl Queue {
             let group = std::mem::take(&mut *queue.lock());
             write_group(client, group, &in_flight, &target);
         });
-        if !sent {
-            return Err(stopped());
-        }
-        // A group that panicked dropped its reply senders: its callers learn it here.
-        answer.recv().unwrap_or_else(|_| Err(stopped()))
+        Queued { answer, sent }
     }
 
     /// What each queued write is for, in queue order (tests watch groups form).
@@ -119,6 +127,23 @@ impl Queue {
                 Op::Audit(entry) => entry.plugin.clone(),
             })
             .collect()
+    }
+}
+
+/// A write in the queue ([`Queue::enqueue`]).
+pub(crate) struct Queued {
+    answer: Receiver<Result<Answer>>,
+    sent: bool,
+}
+
+impl Queued {
+    /// Waits until the write's group is committed (or failed) and returns its answer.
+    pub(crate) fn wait(self) -> Result<Answer> {
+        if !self.sent {
+            return Err(stopped());
+        }
+        // A group that panicked dropped its reply senders: its callers learn it here.
+        self.answer.recv().unwrap_or_else(|_| Err(stopped()))
     }
 }
 

@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use guild_receipts::backend::{self, ChainWalk, Entry};
 use guild_receipts::{
     AuditEntry, AuditKind, Begin, Completion, EntryKind, Intent, IntentId, LedgerError,
-    LedgerStore, Receipt, ReceiptStatus, VerifyReport,
+    LedgerStore, QueuedWrite, Receipt, ReceiptStatus, VerifyReport,
 };
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::Type;
@@ -114,6 +114,21 @@ impl LedgerStore for PgLedgerStore {
             Answer::Complete(r) => Ok(*r),
             _ => Err(mismatch()),
         }
+    }
+
+    fn queue_outcome(self: Arc<Self>, intent: &IntentId, outcome: Completion) -> QueuedWrite {
+        let op = Op::Complete(intent.as_str().to_owned(), outcome);
+        let queued = self
+            .queue
+            .enqueue(&self.worker, &self.in_flight, &self.target, op);
+        QueuedWrite::new(move || {
+            // The store stays open until the write is answered.
+            let _store = self;
+            match queued.wait()? {
+                Answer::Complete(r) => Ok(*r),
+                _ => Err(mismatch()),
+            }
+        })
     }
 
     fn begin_many(&self, intents: Vec<Intent>) -> Result<Vec<Begin>> {

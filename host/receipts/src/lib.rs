@@ -70,7 +70,7 @@ pub use group::QueuedOutcome;
 pub use guild_store::DbFileError;
 pub use ledger::{Ledger, MAX_CHAIN_LEN};
 pub use schema::APPLICATION_ID;
-pub use store::{LedgerStore, conformance};
+pub use store::{LedgerStore, QueuedWrite, conformance};
 pub use verify::verify_file;
 
 /// File name of the ledger in the host's data dir (its head anchor is `receipts.head`).

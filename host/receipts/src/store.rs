@@ -3,16 +3,41 @@
 //! touching dispatch or validation. [`conformance`] is the behaviour every backend must show;
 //! the SQLite ledger runs it in its own tests, and a new backend runs the same function.
 
+use std::sync::Arc;
+
 use super::{
     AuditEntry, AuditKind, Begin, Completion, Intent, IntentId, Ledger, LedgerError, Receipt,
     VerifyReport,
 };
+
+/// An outcome queued by [`LedgerStore::queue_outcome`]: [`QueuedWrite::wait`] blocks until it
+/// is committed and says how that went.
+pub struct QueuedWrite(Box<dyn FnOnce() -> Result<Receipt, LedgerError> + Send>);
+
+impl QueuedWrite {
+    /// A queued write that `wait` waits for.
+    pub fn new(wait: impl FnOnce() -> Result<Receipt, LedgerError> + Send + 'static) -> Self {
+        QueuedWrite(Box::new(wait))
+    }
+
+    /// Blocks until the outcome is committed (durable) and returns its receipt, or why it
+    /// could not be recorded.
+    pub fn wait(self) -> Result<Receipt, LedgerError> {
+        (self.0)()
+    }
+}
 
 /// The receipts ledger's contract (docs/receipts-and-validation.md): append-only, hash-chained, two-phase, with
 /// idempotency keys. Every method blocks; async callers use `spawn_blocking`.
 pub trait LedgerStore: Send + Sync {
     /// Commits intents before the calls run, in one transaction; answers from idempotency keys.
     fn begin_many(&self, intents: Vec<Intent>) -> Result<Vec<Begin>, LedgerError>;
+    /// Queues the outcome of `intent` and returns without waiting for the database: any write
+    /// queued on this store after it is committed after it (so an idempotent retry sees it),
+    /// grouped with concurrent writes. It is durable once [`QueuedWrite::wait`] returns `Ok`,
+    /// not before: acknowledge nothing that depends on it until then. The handle keeps the
+    /// store open; dropping it does not cancel the write.
+    fn queue_outcome(self: Arc<Self>, intent: &IntentId, outcome: Completion) -> QueuedWrite;
     /// Records outcomes of intents, in one transaction, all or nothing.
     fn complete_many(
         &self,
@@ -121,6 +146,11 @@ impl LedgerStore for Ledger {
         self.accept_current_head()
     }
 
+    fn queue_outcome(self: Arc<Self>, intent: &IntentId, outcome: Completion) -> QueuedWrite {
+        let queued = self.complete_queued(intent, outcome);
+        QueuedWrite::new(move || self.wait(queued))
+    }
+
     fn verify(&self) -> Result<VerifyReport, LedgerError> {
         Ledger::verify(self)
     }
@@ -129,6 +159,8 @@ impl LedgerStore for Ledger {
 /// The behaviour every [`LedgerStore`] must show, as one function a backend's tests call with
 /// a way to make a new, empty store. It panics, naming the rule, at the first deviation.
 pub mod conformance {
+    use std::sync::Arc;
+
     use super::LedgerStore;
     use crate::{
         AuditKind, Begin, Completion, EntryKind, Intent, IntentId, LedgerError, ReceiptStatus,
@@ -173,6 +205,43 @@ pub mod conformance {
         released(fresh().as_ref());
         resolution(fresh().as_ref());
         reads(fresh().as_ref());
+        queued(Arc::from(fresh()));
+    }
+
+    /// A queued outcome comes before whatever is queued after it, and is durable once waited.
+    fn queued(s: Arc<dyn LedgerStore>) {
+        let id = proceed(s.begin(intent("t1", Some("k"), 1)).expect("begin"));
+        let pending = Arc::clone(&s).queue_outcome(&id, outcome(CallStatus::Success, Some("I-1")));
+        match s.begin(intent("t2", Some("k"), 1)).expect("replay") {
+            Begin::Replay(r) => assert_eq!(
+                (r.status, r.external_id.as_deref()),
+                (ReceiptStatus::Success, Some("I-1")),
+                "a retry queued after the outcome sees it"
+            ),
+            Begin::Proceed(_) => panic!("a recorded key must not call again"),
+        }
+        let receipt = pending.wait().expect("the queued outcome is committed");
+        assert_eq!(
+            (receipt.id.as_str(), receipt.status),
+            (id.as_str(), ReceiptStatus::Success)
+        );
+        let second = proceed(s.begin(intent("t3", None, 2)).expect("begin"));
+        let refused = Arc::clone(&s)
+            .queue_outcome(&id, outcome(CallStatus::Failed, None))
+            .wait();
+        assert!(
+            matches!(refused, Err(LedgerError::AlreadyCompleted { .. })),
+            "a second queued outcome is refused when waited: {refused:?}"
+        );
+        drop(Arc::clone(&s).queue_outcome(&second, outcome(CallStatus::Success, Some("I-2"))));
+        s.begin(intent("t4", None, 3)).expect("a later write");
+        let later = s.get(second.as_str()).expect("get").expect("receipt");
+        assert_eq!(
+            later.status,
+            ReceiptStatus::Success,
+            "a dropped handle does not cancel the write"
+        );
+        assert!(s.verify().expect("verify").ok);
     }
 
     fn two_phase(s: &dyn LedgerStore) {

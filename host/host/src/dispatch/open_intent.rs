@@ -6,9 +6,9 @@
 //!
 //! A tool call's outcome is queued, not waited for ([`OpenIntent::complete_later`]): the
 //! specialist goes on while it is committed, grouped with whatever else is queued, and the
-//! task waits for it ([`PendingOutcome`]) before its result is built (docs/receipts-and-validation.md, "Durability").
-//! A shared ledger (PostgreSQL) has no such queue: there the outcome is written on a blocking
-//! thread at once, and the task waits for it the same way.
+//! task waits for it ([`PendingOutcome`]) before its result is built
+//! (docs/receipts-and-validation.md, "Durability"). Both backends queue it the same way
+//! ([`guild_receipts::LedgerStore::queue_outcome`]).
 
 use guild_receipts::{Begin, Completion, Intent, IntentId, LedgerError, Receipt};
 
@@ -73,9 +73,9 @@ impl OpenIntent {
 
 impl OpenIntent {
     /// Queues the call's outcome and returns at once: whatever the ledger writes next comes
-    /// after it. A blocking thread then waits until it is committed (committing it if no other
-    /// writer is); `counted` is held until then, so a host about to stop waits for it. If it
-    /// cannot be written the intent is released and the receipt reads `unknown`.
+    /// after it. A blocking thread then waits until it is committed (in a group with whatever
+    /// else is queued); `counted` is held until then, so a host about to stop waits for it. If
+    /// it cannot be written the intent is released and the receipt reads `unknown`.
     pub(crate) fn complete_later(
         mut self,
         tool: &str,
@@ -83,21 +83,12 @@ impl OpenIntent {
         counted: Option<CallGuard>,
     ) -> Option<PendingOutcome> {
         let id = self.id.take()?;
-        let Some(ledger) = self.ledger.sqlite().cloned() else {
-            return Some(complete_direct(
-                self.ledger.clone(),
-                id,
-                tool,
-                completion,
-                counted,
-            ));
-        };
-        let queued = ledger.complete_queued(&id, completion);
-        let receipt_id = queued.receipt_id().to_owned();
-        let tool = tool.to_owned();
+        let queued = self.ledger.queue_outcome(&id, completion);
+        let receipt_id = id.as_str().to_owned();
+        let (tool, ledger) = (tool.to_owned(), self.ledger.clone());
         let durable = tokio::task::spawn_blocking(move || {
             let _counted = counted;
-            match ledger.wait(queued) {
+            match queued.wait() {
                 Ok(_) => true,
                 Err(e) => {
                     tracing::error!("failed to record the outcome of '{tool}': {e}");
@@ -110,35 +101,6 @@ impl OpenIntent {
             receipt_id,
             durable,
         })
-    }
-}
-
-/// [`OpenIntent::complete_later`] on a ledger without group commit (a shared one): the outcome
-/// is written on a blocking thread started now, with the same contract — `counted` held until
-/// it is committed, the intent released if it cannot be.
-fn complete_direct(
-    ledger: LedgerBackend,
-    id: IntentId,
-    tool: &str,
-    completion: Completion,
-    counted: Option<CallGuard>,
-) -> PendingOutcome {
-    let receipt_id = id.as_str().to_owned();
-    let tool = tool.to_owned();
-    let durable = tokio::task::spawn_blocking(move || {
-        let _counted = counted;
-        match ledger.complete(&id, completion) {
-            Ok(_) => true,
-            Err(e) => {
-                tracing::error!("failed to record the outcome of '{tool}': {e}");
-                ledger.release(&id);
-                false
-            }
-        }
-    });
-    PendingOutcome {
-        receipt_id,
-        durable,
     }
 }
 
