@@ -474,3 +474,47 @@ async fn an_approval_from_another_host_reaches_the_running_task() {
         }
     }
 }
+
+/// A host that stops while its tasks run (here a store standing in for it, which stops as a
+/// host does): its task of a retryable specialist is taken up by a live host that has the
+/// specialist and runs to the end there as attempt 2; its other task ends `interrupted` and is
+/// not run again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retryable_task_whose_host_stopped_is_taken_up_by_another_host() {
+    let Some(server) = server() else { return };
+    let store = store_table(&server, "orphans");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let live = guild_tests::host(dir.path(), PLUGINS, &format!("{store}{GRANTS}")).await;
+    let url = server.url("orphans");
+    let brief = create("again", Some("k-retry")).to_string();
+    off_runtime(|| {
+        let config = guild_pg::PgConfig::with_password(&url, None).expect("url");
+        let gone = guild_pg::PgTaskStore::open(&config, std::time::Duration::from_secs(1))
+            .expect("the other host's store");
+        gone.insert_retryable("retry", "probe", &brief)
+            .expect("a retryable task");
+        gone.insert("plain", "probe", &brief).expect("a plain task");
+        for id in ["retry", "plain"] {
+            assert!(gone.start_attempt(id, 1).expect("start"), "{id} runs there");
+        }
+        // The other host stops with both tasks live.
+    });
+    until_status(&live, "plain", BackgroundStatus::Interrupted).await;
+    until_status(&live, "retry", BackgroundStatus::Succeeded).await;
+    let check = live.check_task("retry").expect("check");
+    assert_eq!(check.task.attempt, 2, "{:?}", check.task);
+    let result = check.task.result.expect("a result");
+    let answer: Value = serde_json::from_str(&result.report.expect("a report").details)
+        .expect("the probe's answer");
+    assert_eq!(answer["ok"], json!(true), "the stored brief ran: {answer}");
+    let receipts = live.receipts(Some("retry"), 10).await.expect("receipts");
+    assert_eq!(receipts.len(), 1, "its call, recorded once: {receipts:?}");
+    assert_eq!(receipts[0].status, ReceiptStatus::Success);
+    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    let plain = live.check_task("plain").expect("check");
+    assert_eq!(
+        (plain.task.status, plain.task.attempt),
+        (BackgroundStatus::Interrupted, 1),
+        "a task that is not retryable is never taken up"
+    );
+}

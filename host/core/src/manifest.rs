@@ -54,6 +54,12 @@ pub struct PluginSection {
     /// Legacy names that still route here.
     #[serde(default)]
     pub aliases: Vec<String>,
+    /// A specialist whose background task may run again from the start when the host running
+    /// it dies (on a shared store another host takes it up as a new attempt, docs/postgres.md);
+    /// otherwise such a task ends `interrupted`. Only for specialists whose every mutating
+    /// call carries an idempotency key, so that a second run replays what the first did.
+    #[serde(default)]
+    pub retryable: bool,
 }
 
 /// The WIT world a plugin implements.
@@ -390,6 +396,15 @@ impl Manifest {
             return Err((
                 "plugin.description",
                 "expected 1 to 1024 characters".to_owned(),
+            ));
+        }
+        if self.plugin.retryable && self.plugin.kind != PluginKind::Specialist {
+            return Err((
+                "plugin.retryable",
+                format!(
+                    "only a specialist's tasks are retried; this plugin is a {}",
+                    self.plugin.kind
+                ),
             ));
         }
         if self.requires.connectors.is_some() && self.plugin.kind != PluginKind::Specialist {

@@ -138,6 +138,7 @@ impl Host {
             }
         };
         let background = Arc::new(Background::new(services.clone(), store));
+        crate::background::take_up_in_background(&background);
         let watcher = services
             .skills
             .watch(|change| {

@@ -37,6 +37,7 @@ mod group_tests;
 mod join;
 mod ledger;
 mod memory;
+mod orphans;
 pub mod schema;
 mod tasks;
 pub mod testing;

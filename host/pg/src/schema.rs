@@ -11,7 +11,7 @@ use postgres::Client;
 use crate::{PgError, describe};
 
 /// The schema version this build writes.
-pub const LATEST: i32 = 4;
+pub const LATEST: i32 = 5;
 
 /// The application `guild_schema` names.
 const APPLICATION: &str = "guild";
@@ -20,7 +20,7 @@ const APPLICATION: &str = "guild";
 const MIGRATION_LOCK: i64 = 0x0047_5549_4C44_5047;
 
 /// Migration `n` takes the schema from version `n - 1` to `n`.
-const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
+const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5];
 
 /// Version 2: a ledger entry names its task's delegation chain (docs/delegation.md#receipts);
 /// entries written before keep none, and their hashes.
@@ -140,6 +140,13 @@ CREATE TABLE daily_tokens (
     tokens bigint NOT NULL,
     PRIMARY KEY (plugin, day)
 );
+";
+
+/// Version 5: tasks of retryable specialists, which a live host takes up again when the host
+/// running them dies (src/orphans.rs); such a task waits unowned (`owner = ''`) meanwhile.
+const V5: &str = "
+ALTER TABLE tasks ADD COLUMN retryable boolean NOT NULL DEFAULT false;
+CREATE INDEX tasks_orphaned ON tasks (created_ms) WHERE status = 'queued' AND owner = '';
 ";
 
 /// Brings the database to [`LATEST`], creating Guild's tables in an empty one; refuses a newer

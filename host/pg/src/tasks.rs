@@ -33,7 +33,7 @@ type Result<T> = std::result::Result<T, PgError>;
 /// The statuses of a task that can still change.
 const LIVE: &str = "status IN ('queued', 'running')";
 
-const COLUMNS: &str = "id, specialist, description, updates, status, attempt, result, created_ms, \
+pub(crate) const COLUMNS: &str = "id, specialist, description, updates, status, attempt, result, created_ms, \
                        updated_ms, owner_name";
 
 /// One stored task (statuses as the host names them: `queued`, `running`, `succeeded`, …).
@@ -96,7 +96,7 @@ impl HostIdentity {
     }
 }
 
-fn now_ms() -> i64 {
+pub(crate) fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
@@ -191,14 +191,30 @@ impl PgTaskStore {
 
     /// A new queued task held by this host.
     pub fn insert(&self, id: &str, specialist: &str, description: &str) -> Result<()> {
+        self.insert_marked(id, specialist, description, false)
+    }
+
+    /// A new queued task held by this host, which another host takes up as a new attempt if
+    /// this one dies while it is live ([`PgTaskStore::claim_orphans`]).
+    pub fn insert_retryable(&self, id: &str, specialist: &str, description: &str) -> Result<()> {
+        self.insert_marked(id, specialist, description, true)
+    }
+
+    fn insert_marked(
+        &self,
+        id: &str,
+        specialist: &str,
+        description: &str,
+        retryable: bool,
+    ) -> Result<()> {
         let (id, specialist, description) =
             (id.to_owned(), specialist.to_owned(), description.to_owned());
         let (me, lease) = (self.me.clone(), millis(self.lease));
         self.call("insert a task", move |c| {
             c.execute(
                 "INSERT INTO tasks (id, specialist, description, status, created_ms, updated_ms, \
-                 owner, owner_name, lease_until) VALUES ($1, $2, $3, 'queued', $4, $4, $5, $6, \
-                 clock_timestamp() + $7::bigint * interval '1 millisecond')",
+                 owner, owner_name, lease_until, retryable) VALUES ($1, $2, $3, 'queued', $4, \
+                 $4, $5, $6, clock_timestamp() + $7::bigint * interval '1 millisecond', $8)",
                 &[
                     &id,
                     &specialist,
@@ -207,6 +223,7 @@ impl PgTaskStore {
                     &me.id,
                     &me.name,
                     &lease,
+                    &retryable,
                 ],
             )
             .map(drop)
@@ -383,6 +400,15 @@ impl PgTaskStore {
         })
     }
 
+    /// Takes up orphaned retryable tasks of `specialists` (src/orphans.rs): each is held by
+    /// this host from now on, on its new attempt, ready for [`PgTaskStore::start_attempt`].
+    pub fn claim_orphans(&self, specialists: &[String]) -> Result<Vec<PgTask>> {
+        let (me, lease, names) = (self.me.clone(), millis(self.lease), specialists.to_vec());
+        self.call("claim orphaned tasks", move |c| {
+            crate::orphans::claim(c, &me, lease, &names)
+        })
+    }
+
     /// For a live task that another host holds with a valid lease: that host's name.
     pub fn live_elsewhere(&self, id: &str) -> Result<Option<String>> {
         let (id, me) = (id.to_owned(), self.me.id.clone());
@@ -440,7 +466,7 @@ impl PgTaskStore {
     }
 }
 
-fn task(r: &Row) -> std::result::Result<PgTask, postgres::Error> {
+pub(crate) fn task(r: &Row) -> std::result::Result<PgTask, postgres::Error> {
     let number = |i| -> std::result::Result<u64, postgres::Error> {
         Ok(u64::try_from(r.try_get::<_, i64>(i)?).unwrap_or(0))
     };
@@ -478,14 +504,17 @@ pub(crate) fn append_event(
     Ok(u64::try_from(seq).unwrap_or(0))
 }
 
-/// Marks the live tasks whose lease expired as interrupted, each with an event naming the host
-/// that held it; rows another host is reaping are skipped. The ids it interrupted.
+/// Marks the live tasks whose lease expired as interrupted (or, retryable ones, releases them
+/// to another host: src/orphans.rs), each with an event naming the host that held it; rows
+/// another host is reaping are skipped. The ids it ended or released.
 fn reap(c: &mut postgres::Client) -> std::result::Result<Vec<String>, postgres::Error> {
     let mut tx = c.transaction()?;
+    // Orphans waiting for a host (`owner = ''`) have no lease to expire.
     let expired = tx.query(
         &format!(
-            "SELECT id, owner_name FROM tasks WHERE {LIVE} AND lease_until < clock_timestamp() \
-             ORDER BY lease_until LIMIT 100 FOR UPDATE SKIP LOCKED"
+            "SELECT id, owner_name, retryable FROM tasks WHERE {LIVE} AND owner <> '' AND \
+             lease_until < clock_timestamp() ORDER BY lease_until LIMIT 100 \
+             FOR UPDATE SKIP LOCKED"
         ),
         &[],
     )?;
@@ -493,8 +522,13 @@ fn reap(c: &mut postgres::Client) -> std::result::Result<Vec<String>, postgres::
     for row in &expired {
         let (id, owner): (String, String) = (row.try_get(0)?, row.try_get(1)?);
         let why = format!("the host running it ({owner}) stopped renewing its lease");
-        interrupt(&mut tx, &id, &why)?;
-        tracing::warn!(task_id = %id, owner = %owner, "background task interrupted: its host's lease expired");
+        if row.try_get(2)? {
+            crate::orphans::release(&mut tx, &id, &why)?;
+            tracing::warn!(task_id = %id, owner = %owner, "background task orphaned: its host's lease expired; it waits for another host");
+        } else {
+            interrupt(&mut tx, &id, &why)?;
+            tracing::warn!(task_id = %id, owner = %owner, "background task interrupted: its host's lease expired");
+        }
         ids.push(id);
     }
     tx.commit()?;
@@ -536,20 +570,22 @@ fn beat(
     Ok(())
 }
 
-/// Interrupts what this host still holds and removes its `guild_hosts` row (a clean stop).
+/// Interrupts what this host still holds (releases what is retryable) and removes its
+/// `guild_hosts` row (a clean stop).
 fn leave(c: &mut postgres::Client, me: &HostIdentity) -> std::result::Result<(), postgres::Error> {
     let mut tx = c.transaction()?;
     let held = tx.query(
-        &format!("SELECT id FROM tasks WHERE owner = $1 AND {LIVE} FOR UPDATE"),
+        &format!("SELECT id, retryable FROM tasks WHERE owner = $1 AND {LIVE} FOR UPDATE"),
         &[&me.id],
     )?;
     for row in &held {
         let id: String = row.try_get(0)?;
-        interrupt(
-            &mut tx,
-            &id,
-            &format!("the host running it ({}) stopped", me.name),
-        )?;
+        let why = format!("the host running it ({}) stopped", me.name);
+        if row.try_get(1)? {
+            crate::orphans::release(&mut tx, &id, &why)?;
+        } else {
+            interrupt(&mut tx, &id, &why)?;
+        }
     }
     tx.execute("DELETE FROM guild_hosts WHERE id = $1", &[&me.id])?;
     tx.commit()

@@ -94,7 +94,10 @@ fn a_version_3_database_gains_the_table() {
         .to_owned();
     let mut client = server.client(&db).expect("client");
     client
-        .batch_execute("DROP TABLE daily_tokens; UPDATE guild_schema SET version = 3")
+        .batch_execute(
+            "DROP TABLE daily_tokens; DROP INDEX tasks_orphaned; \
+             ALTER TABLE tasks DROP COLUMN retryable; UPDATE guild_schema SET version = 3",
+        )
         .expect("take the database back to version 3");
     let store = PgDailyTokens::open(&config).expect("a version 3 database is migrated");
     store.add("asker", 1, 5).expect("the table is there");

@@ -1,7 +1,8 @@
 //! The task store with leases across hosts: a task started on one store is seen, and cancelled,
 //! from another; a host that dies (a child process, killed) loses its task to `interrupted` once
-//! its lease expires, and nobody runs it again; a live host's leases are renewed; a host that
-//! stops cleanly interrupts what it held and leaves `guild_hosts`.
+//! its lease expires, and nobody runs it again, while its retryable task is taken up by exactly
+//! one live host as a new attempt; a live host's leases are renewed; a host that stops cleanly
+//! interrupts what it held and leaves `guild_hosts`.
 
 mod common;
 
@@ -104,6 +105,10 @@ fn holder_process() {
     let store = PgTaskStore::open(&config, LEASE).expect("open");
     store.insert("t", "probe", "brief").expect("insert");
     assert!(store.start_attempt("t", 1).expect("start"));
+    store
+        .insert_retryable("r", "probe", "retry me")
+        .expect("insert a retryable task");
+    assert!(store.start_attempt("r", 1).expect("start"));
     println!("RUNNING");
     loop {
         std::thread::sleep(Duration::from_secs(60));
@@ -166,6 +171,65 @@ fn a_dead_hosts_task_is_interrupted_and_never_runs_again() {
     until("the dead host drops out of the live hosts", || {
         b.live_hosts().expect("hosts").is_empty()
     });
+
+    // The retryable task waits for a host that has its specialist, and one host takes it.
+    until("the retryable task is released", || {
+        b.get("r")
+            .expect("get")
+            .is_some_and(|r| r.status == "queued" && r.attempt == 2)
+    });
+    assert!(
+        b.claim_orphans(&["other".into()])
+            .expect("claim")
+            .is_empty(),
+        "a host without the specialist does not take it"
+    );
+    assert!(
+        !b.start_attempt("r", 2).expect("start"),
+        "nobody runs it before taking it"
+    );
+    let c = PgTaskStore::open(&config, LEASE).expect("host c");
+    let (by_b, by_c) = std::thread::scope(|s| {
+        let from_b = s.spawn(|| b.claim_orphans(&["probe".into()]).expect("claim"));
+        let from_c = s.spawn(|| c.claim_orphans(&["probe".into()]).expect("claim"));
+        (from_b.join().expect("b"), from_c.join().expect("c"))
+    });
+    let (taker, other) = match (by_b.len(), by_c.len()) {
+        (1, 0) => (&b, &c),
+        (0, 1) => (&c, &b),
+        counts => panic!("exactly one host takes the task: {counts:?}"),
+    };
+    let taken = by_b.iter().chain(&by_c).next().expect("one");
+    assert_eq!(
+        (taken.id.as_str(), taken.description.as_str(), taken.attempt),
+        ("r", "retry me", 2)
+    );
+    assert!(
+        !other.start_attempt("r", 2).expect("start"),
+        "not the other host"
+    );
+    assert!(
+        taker.start_attempt("r", 2).expect("start"),
+        "the taker runs attempt 2"
+    );
+    assert!(
+        !taker.start_attempt("r", 1).expect("start"),
+        "the dead host's attempt never runs again"
+    );
+    let events = b.events("r").expect("events");
+    assert!(
+        events
+            .iter()
+            .any(|(_, p)| p.contains("it is retryable: attempt 2 waits"))
+            && events.iter().any(|(_, p)| p.contains("taken up by")),
+        "{events:?}"
+    );
+    // A clean stop releases what is retryable instead of ending it.
+    drop(c);
+    drop(b);
+    let d = PgTaskStore::open(&config, LEASE).expect("host d");
+    let r = d.get("r").expect("get").expect("r");
+    assert_eq!((r.status.as_str(), r.attempt), ("queued", 3), "{r:?}");
 }
 
 #[test]

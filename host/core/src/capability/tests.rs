@@ -572,3 +572,28 @@ fn skill_grant_entries_are_typed_when_the_config_is_read() {
         assert!(err.contains("skills"), "{bad:?}: {err}");
     }
 }
+
+#[test]
+fn only_a_specialist_may_be_marked_retryable() {
+    let path = Path::new("/plugins/probe");
+    assert!(!manifest().plugin.retryable, "not retryable unless marked");
+    let marked = FULL.replace(
+        "component = \"probe.wasm\"\n",
+        "component = \"probe.wasm\"\nretryable = true\n",
+    );
+    assert!(
+        Manifest::parse(&marked, path)
+            .expect("a specialist may be")
+            .plugin
+            .retryable
+    );
+    let connector = "[plugin]\nname = \"echo\"\nversion = \"1.0.0\"\nkind = \"connector\"\n\
+                     component = \"echo.wasm\"\nretryable = true\n";
+    let refused = Manifest::parse(connector, path)
+        .expect_err("a connector may not be")
+        .to_string();
+    assert!(
+        refused.contains("plugin.retryable") && refused.contains("connector"),
+        "{refused}"
+    );
+}

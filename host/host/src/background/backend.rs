@@ -49,6 +49,23 @@ pub trait TaskBackend: Send + Sync {
     fn watch_interval(&self) -> Option<std::time::Duration> {
         None
     }
+    /// A new queued task owned by this process, of a specialist marked `retryable`: on a store
+    /// other hosts share, another host takes it up as a new attempt if this one dies while it
+    /// is live ([`TaskBackend::claim_orphans`]). On a store only this process uses there is
+    /// nobody else to take it up, so it is inserted as any other (and ends `interrupted`).
+    fn insert_retryable(
+        &self,
+        id: &str,
+        specialist: &str,
+        description: &str,
+    ) -> Result<(), StoreError> {
+        self.insert(id, specialist, description)
+    }
+    /// Takes up retryable tasks of `specialists` whose host is gone: each is this process's
+    /// from now on, on the attempt to run next. None on a store that only this process uses.
+    fn claim_orphans(&self, _specialists: &[String]) -> Result<Vec<TaskRecord>, StoreError> {
+        Ok(Vec::new())
+    }
     /// Whether attempt `attempt` of task `id` is still live and this process's to run.
     fn still_running_here(&self, _id: &str, _attempt: u32) -> Result<bool, StoreError> {
         Ok(true)

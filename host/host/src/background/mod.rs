@@ -18,6 +18,7 @@
 
 mod approvals;
 mod backend;
+mod orphans;
 mod owner;
 mod reader;
 mod shared;
@@ -32,6 +33,7 @@ use serde::Serialize;
 use tokio::sync::{Semaphore, broadcast, mpsc, oneshot, watch};
 
 pub use backend::{TaskBackend, conformance};
+pub(crate) use orphans::take_up_in_background;
 pub use reader::TaskReader;
 pub(crate) use store::TaskStore;
 pub use store::{APPLICATION_ID, BackgroundStatus, StoreError, TASKS_FILE, TaskRecord};
@@ -159,7 +161,19 @@ impl Background {
         if let Some(anchor) = anchor {
             dispatch::anchor_task(&self.services, &id, specialist, description, anchor)?;
         }
-        blocking(|| self.store.insert(&id, specialist, description)).map_err(store_err)?;
+        let retryable = self
+            .services
+            .snapshot()
+            .resolve(specialist)
+            .is_some_and(|p| p.manifest.plugin.retryable);
+        blocking(|| {
+            if retryable {
+                self.store.insert_retryable(&id, specialist, description)
+            } else {
+                self.store.insert(&id, specialist, description)
+            }
+        })
+        .map_err(store_err)?;
         self.spawn(&id, 1, specialist, description.to_owned());
         Ok(id)
     }
@@ -332,15 +346,9 @@ impl Background {
             Ok::<_, StoreError>(attempt)
         })
         .map_err(store_err)?;
-        let mut brief = record.description.clone();
-        for (i, u) in record
-            .updates
-            .iter()
-            .chain(std::iter::once(&update.to_owned()))
-            .enumerate()
-        {
-            brief.push_str(&format!("\n\nUpdate {}: {u}", i + 1));
-        }
+        let mut updates = record.updates.clone();
+        updates.push(update.to_owned());
+        let brief = brief_of(&record.description, &updates);
         self.spawn(id, attempt, &record.specialist, brief);
         Ok(attempt)
     }
@@ -487,6 +495,15 @@ impl Background {
 
 /// Runs synchronous store work without stalling a tokio worker: on a multi-thread runtime the
 /// worker hands its other tasks to another thread first; elsewhere it runs inline.
+/// The brief an attempt runs: the task's description, then each update in order.
+fn brief_of(description: &str, updates: &[String]) -> String {
+    let mut brief = description.to_owned();
+    for (i, u) in updates.iter().enumerate() {
+        brief.push_str(&format!("\n\nUpdate {}: {u}", i + 1));
+    }
+    brief
+}
+
 fn blocking<T>(f: impl FnOnce() -> T) -> T {
     match tokio::runtime::Handle::try_current() {
         Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {

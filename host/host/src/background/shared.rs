@@ -7,7 +7,8 @@
 //! sees it within [`WATCH`] (its running attempt asks [`TaskBackend::still_running_here`]) and
 //! stops it. The same check stops an attempt whose lease expired and another host interrupted.
 //! Approval requests are written to the task's log too, and answered there from any host: the
-//! running host polls for the answer at the same interval (`approvals.rs`).
+//! running host polls for the answer at the same interval (`approvals.rs`). A retryable task
+//! whose host died is taken up by a live host that has its specialist (`orphans.rs`).
 
 use std::time::Duration;
 
@@ -46,6 +47,27 @@ fn reports(payloads: Vec<String>) -> Vec<ProgressReport> {
 impl TaskBackend for PgTaskStore {
     fn insert(&self, id: &str, specialist: &str, description: &str) -> Result<(), StoreError> {
         Ok(PgTaskStore::insert(self, id, specialist, description)?)
+    }
+
+    fn insert_retryable(
+        &self,
+        id: &str,
+        specialist: &str,
+        description: &str,
+    ) -> Result<(), StoreError> {
+        Ok(PgTaskStore::insert_retryable(
+            self,
+            id,
+            specialist,
+            description,
+        )?)
+    }
+
+    fn claim_orphans(&self, specialists: &[String]) -> Result<Vec<TaskRecord>, StoreError> {
+        Ok(PgTaskStore::claim_orphans(self, specialists)?
+            .into_iter()
+            .map(record)
+            .collect())
     }
 
     fn start_attempt(&self, id: &str, attempt: u32) -> Result<bool, StoreError> {
