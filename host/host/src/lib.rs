@@ -20,6 +20,7 @@ mod dispatch;
 mod engine;
 mod host;
 mod host_error;
+mod low_priority;
 pub mod memory;
 mod plugin_set;
 mod reach;

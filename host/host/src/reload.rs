@@ -19,6 +19,7 @@ use guild_core::config::Config;
 use guild_receipts::{AuditKind, LedgerStore};
 
 use crate::dispatch::Services;
+use crate::low_priority;
 use crate::registry::{self, Snapshot};
 
 /// What one reload did.
@@ -120,8 +121,19 @@ impl Reloader {
             None => self.plugin_config(),
         };
         let old = services.snapshot();
-        let mut snapshot =
-            registry::load_all(&services.runtime, &services.skills, &config, &old).await;
+        // Loaded off the tasks' workers, at a lower priority (src/low_priority.rs).
+        let loaded = {
+            let (runtime, skills) = (services.runtime.clone(), services.skills.clone());
+            let (config, old) = (config.clone(), old.clone());
+            low_priority::run("guild-reload", move || async move {
+                registry::load_all(&runtime, &skills, &config, &old).await
+            })
+            .await
+        };
+        let mut snapshot = match loaded {
+            Some(snapshot) => snapshot,
+            None => registry::load_all(&services.runtime, &services.skills, &config, &old).await,
+        };
         if let Some((store, allow)) = &self.shared {
             snapshot = crate::plugin_set::rejoin(store.clone(), *allow, snapshot, &old).await;
         }

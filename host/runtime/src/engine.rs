@@ -23,6 +23,7 @@ mod helper;
 mod refusal;
 mod settings;
 
+pub use background::lower_priority;
 pub use settings::Compiler;
 pub(crate) use settings::{POOL_LIMITS, PoolLimits};
 

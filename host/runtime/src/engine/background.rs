@@ -25,7 +25,7 @@ pub(super) fn active() -> bool {
 
 /// Lowers the calling thread's scheduling priority to [`NICE`] (on Linux the nice value is a
 /// thread's own; threads it starts inherit it). Best effort: a refusal leaves it unchanged.
-pub(crate) fn lower_priority() {
+pub fn lower_priority() {
     #[cfg(unix)]
     if let Err(e) = rustix::process::setpriority_process(None, NICE) {
         tracing::debug!("cannot lower the priority of a background compile: {e}");
