@@ -14,13 +14,16 @@
 
 mod approval;
 pub mod background;
+mod background_load;
 pub mod bundle_install;
+mod deferred;
 mod delegation;
 mod dispatch;
 mod engine;
 mod host;
 mod host_error;
 pub mod memory;
+mod plugin_load;
 mod plugin_set;
 mod reach;
 mod registry;
