@@ -10,7 +10,7 @@ use clap::Args;
 use guild_host::TaskRequest;
 use guild_host::session::render_batch;
 
-use super::{print_json, render, start_host, task};
+use super::{print_json, render, start_host_lazily, task};
 
 /// Arguments of `guild batch`.
 #[derive(Args)]
@@ -45,7 +45,7 @@ pub(crate) async fn run(config: &Path, args: BatchArgs, json: bool) -> anyhow::R
     })? {
         BatchFile::Wrapped { tasks } | BatchFile::Bare(tasks) => tasks,
     };
-    let host = start_host(config).await?;
+    let host = start_host_lazily(config).await?;
     super::stale::warn(&host);
     let spinner = render::spinner(&format!("running {} tasks", tasks.len()));
     let items = host.session().batch(&tasks).await;
