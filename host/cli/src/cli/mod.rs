@@ -188,11 +188,17 @@ where
             return ExitCode::FAILURE;
         }
     };
+    let one_shot_task = matches!(cli.command, Command::Task(_) | Command::Batch(_));
     let outcome = runtime.block_on(run(cli));
-    // What still runs is background work nobody waits for (a plugin a one-shot task did not
-    // use still compiling, an optimized compile): the process does not wait for it. A compile
-    // in the helper process finishes on its own and leaves its cache entry for the next start.
-    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    // After a one-shot task, what still runs is background work nobody waits for (a plugin the
+    // task did not use still compiling, an optimized compile): the process does not wait for
+    // it. A compile in the helper process finishes on its own and leaves its cache entry for
+    // the next start. Other commands wait for their blocking work as before.
+    if one_shot_task {
+        runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    } else {
+        drop(runtime);
+    }
     match outcome {
         Ok(code) => code,
         // Whoever reads stdout has seen enough (`| head`): nothing left to say.
