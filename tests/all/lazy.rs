@@ -241,3 +241,55 @@ async fn a_reload_during_the_queue_loses_no_plugin_and_compiles_none_twice() {
     assert_eq!(winch.compiles(), 3, "each configured plugin compiled once");
     assert!(!h.deferred_order().contains(&"probe".to_owned()));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn background_and_batch_tasks_on_queued_plugins_wait_for_them() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let engine = cold_engine(&dir.path().join("cache"));
+    let optimizer = engine.optimizer();
+    let _no_cranelift = optimizer.lock().await;
+    let h = opened(&engine, dir.path(), &folders(FOUR), "").await;
+    let gate = h.deferred_gate();
+    let held = gate.lock().await;
+    h.load_plugins_lazily().await;
+
+    // Accepted while queued; a name that is neither loaded nor queued is still refused.
+    let id = h
+        .start_task("probe", &json!({"op": "log", "text": "bg"}).to_string())
+        .expect("a queued specialist is accepted");
+    let unknown = h
+        .start_task("nobody", "x")
+        .expect_err("not configured")
+        .to_string();
+    assert!(unknown.contains("unknown specialist 'nobody'"), "{unknown}");
+    let batch = tokio::spawn({
+        let h = h.clone();
+        async move {
+            let tasks = [
+                guild_host::TaskRequest::new("textstats", "one two three"),
+                guild_host::TaskRequest::new(
+                    "probe",
+                    json!({"op": "log", "text": "b"}).to_string(),
+                ),
+            ];
+            h.session().batch(&tasks).await
+        }
+    });
+    drop(held);
+    let record = h.wait_task(&id).await.expect("background task ends");
+    assert_eq!(
+        record.status,
+        guild_host::background::BackgroundStatus::Succeeded,
+        "{record:?}"
+    );
+    let items = batch.await.expect("joins").expect("batch runs");
+    for item in items {
+        let result = item.result.expect("each child starts");
+        assert_eq!(
+            result.status,
+            guild_host::types::TaskStatus::Succeeded,
+            "{result:?}"
+        );
+    }
+    assert!(h.all_loaded().await.is_empty());
+}
