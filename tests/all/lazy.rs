@@ -205,10 +205,18 @@ async fn a_reload_during_the_queue_loses_no_plugin_and_compiles_none_twice() {
     let held = gate.lock().await;
     h.load_plugins_lazily().await;
 
-    // Nothing compiling: a reload keeps the queue as it was.
-    let report = h.reload_with(Some(config(dir.path(), &all, ""))).await;
+    // Nothing compiling: a reload keeps the queue as it was, and compiles a plugin new to it
+    // itself (its report says so, as an eager host's does).
+    let mut with_kb = all.clone();
+    with_kb.push(plugin_dir("kb").display().to_string());
+    let report = h.reload_with(Some(config(dir.path(), &with_kb, ""))).await;
     assert!(report.errors.is_empty(), "{report:?}");
+    assert!(
+        report.loaded.iter().any(|l| l.starts_with("kb@")),
+        "{report:?}"
+    );
     assert_eq!(h.queued(), ["textstats", "optimist", "echo", "probe"]);
+    assert_eq!(winch.compiles(), 1, "kb only");
 
     // Let the loader take the first plugin, then hold it before the next one and reload while
     // the first compiles (or has just been added): either way it is compiled once.
@@ -238,7 +246,11 @@ async fn a_reload_during_the_queue_loses_no_plugin_and_compiles_none_twice() {
     let mut names: Vec<String> = h.plugins().into_iter().map(|p| p.name).collect();
     names.sort();
     assert_eq!(names, ["echo", "optimist", "textstats"]);
-    assert_eq!(winch.compiles(), 3, "each configured plugin compiled once");
+    assert_eq!(
+        winch.compiles(),
+        4,
+        "kb and each queued plugin still configured, once"
+    );
     assert!(!h.deferred_order().contains(&"probe".to_owned()));
 }
 

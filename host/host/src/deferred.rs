@@ -5,9 +5,11 @@
 //! waits of tasks on them. The loader that compiles the queue, one plugin at a time, and adds
 //! each to the plugin set is `background_load`.
 //!
-//! A reload while plugins are queued stages them again and [`Deferred::replace`]s the queue:
-//! the plugin being compiled stays wanted when the reload staged the same version of it (so it
-//! is never compiled twice), queued plugins keep their place, and removed ones leave the queue.
+//! A reload compiles the plugins new to it itself, as an eager host does, but leaves those
+//! queued or compiling here, in the same version, to the loader, and [`Deferred::replace`]s
+//! the queue with them: the plugin being compiled stays wanted when the reload staged the same
+//! version of it (so it is never compiled twice), queued plugins keep their place, and removed
+//! or changed ones leave the queue (a changed one is loaded by the reload).
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -82,8 +84,11 @@ pub(crate) struct Deferred {
     state: Mutex<State>,
     /// Bumped on every change a wait may be waiting for.
     changed: tokio::sync::watch::Sender<u64>,
-    /// Set by a lazy start: loads of this host defer plugins whose code is not cached.
+    /// Set by a lazy start: this host may have a queue.
     lazy: AtomicBool,
+    /// Set by a lazy start until its first load took it: that load defers every new plugin
+    /// whose code is not cached.
+    first_load: AtomicBool,
     /// Held by the loader while it takes the next plugin; a test holds it to see the order a
     /// task's wait makes (never by timing).
     gate: Arc<tokio::sync::Mutex<()>>,
@@ -109,14 +114,31 @@ impl Deferred {
         self.changed.send_modify(|n| *n = n.wrapping_add(1));
     }
 
-    /// Makes this host's loads defer plugins whose code must be compiled.
+    /// Makes this host's next load (its first) defer plugins whose code must be compiled.
     pub(crate) fn set_lazy(&self) {
         self.lazy.store(true, Ordering::SeqCst);
+        self.first_load.store(true, Ordering::SeqCst);
     }
 
-    /// Whether this host's loads defer plugins whose code must be compiled.
+    /// Whether this host started lazily (a reload then replaces the queue).
     pub(crate) fn is_lazy(&self) -> bool {
         self.lazy.load(Ordering::SeqCst)
+    }
+
+    /// Whether this load is a lazy start's first, which defers every new plugin without cached
+    /// code; true once.
+    pub(crate) fn take_first_load(&self) -> bool {
+        self.first_load.swap(false, Ordering::SeqCst)
+    }
+
+    /// Whether `version` is queued or compiling: a reload leaves it to the loader.
+    pub(crate) fn holds(&self, version: &Version) -> bool {
+        let state = self.lock();
+        state
+            .running
+            .as_ref()
+            .is_some_and(|r| r.version == *version)
+            || state.queue.iter().any(|(_, s)| s.version() == *version)
     }
 
     /// The lock the loader takes before each plugin (a test hook).

@@ -174,7 +174,8 @@ impl Host {
     /// the set when ready ([`ReloadReport::queued`] names them; [`Host::loading`] lists them
     /// until then). A task naming one of them, or a connector or skill loader its specialist
     /// uses, moves it to the front and waits for it within the task's time; a failed load is
-    /// the task's error. Later reloads of this host defer new plugins the same way.
+    /// the task's error. A later reload compiles the plugins new to it itself (its report says
+    /// `loaded`), and leaves those still queued to the loader.
     /// [`Host::all_loaded`] waits for the queue. On a shared database (`[store] url`) hosts
     /// compare whole plugin sets, so nothing is deferred there.
     pub async fn load_plugins_lazily(&self) -> ReloadReport {

@@ -303,15 +303,15 @@ impl Registry {
 /// fatal: a plugin whose new version fails any step keeps its `previous` version serving (the
 /// error says so); a plugin that never loaded is left out.
 ///
-/// With `defer`, a plugin that is new (nothing serves from its folder) and whose code no cache
-/// holds is not compiled here: it is returned staged, in folder order, for the background
-/// loader; the warnings that need every connector are then left to it.
+/// A plugin that is new (nothing serves from its folder), that `defer` picks and whose code no
+/// cache holds is not compiled here: it is returned staged, in folder order, for the
+/// background loader; the warnings that need every connector are then left to it.
 pub(crate) async fn load_all(
     runtime: &Runtime,
     skills: &Skills,
     config: &Config,
     previous: &Snapshot,
-    defer: bool,
+    defer: impl Fn(&Staged) -> bool,
 ) -> (Snapshot, Vec<Staged>) {
     let mut snapshot = Snapshot::default();
     let mut deferred = Vec::new();
@@ -330,7 +330,7 @@ pub(crate) async fn load_all(
         let serving = previous.plugins.values().find(|p| p.manifest.dir == dir);
         let loaded = match plugin_load::stage(skills, config, &dir, serving).await {
             Ok(staged) => {
-                let staged = match defer && serving.is_none() {
+                let staged = match serving.is_none() && defer(&staged) {
                     true => match has_code(runtime, staged).await {
                         (staged, true) => staged,
                         (staged, false) => {

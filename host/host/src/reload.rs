@@ -126,10 +126,16 @@ impl Reloader {
             None => self.plugin_config(),
         };
         let old = services.snapshot();
+        // A lazy first load defers every new plugin whose code is not cached; a later reload
+        // compiles new plugins itself and leaves queued ones (the same version) to the loader.
         // On a shared database every host compares whole sets: nothing is deferred there.
-        let defer = services.deferred.is_lazy() && self.shared.is_none();
+        let deferred = &services.deferred;
+        let defer_all = deferred.take_first_load() && self.shared.is_none();
         let (mut snapshot, staged) =
-            registry::load_all(&services.runtime, &services.skills, &config, &old, defer).await;
+            registry::load_all(&services.runtime, &services.skills, &config, &old, |s| {
+                defer_all || deferred.holds(&s.version())
+            })
+            .await;
         if let Some((store, allow)) = &self.shared {
             snapshot = crate::plugin_set::rejoin(store.clone(), *allow, snapshot, &old).await;
         }
@@ -147,8 +153,8 @@ impl Reloader {
         };
         audit(services, &old, &snapshot, &mut report).await;
         services.registry.swap(snapshot);
-        if defer {
-            services.deferred.replace(staged);
+        if deferred.is_lazy() {
+            deferred.replace(staged);
         }
         self.set_plugin_config(config);
         report

@@ -200,12 +200,13 @@ impl Server {
         self.host.loaded().await;
     }
 
-    /// Waits for the host's plugins for at most `[serve] load_wait_ms`: a list answered after
-    /// it has the whole roster when the load is quick, and names the specialists still loading
-    /// when it is not.
+    /// Waits for the host's plugins, those compiling in the background included, for at most
+    /// `[serve] load_wait_ms`: a list answered after it has the whole roster when the load is
+    /// quick, and names the specialists still loading when it is not. (A task waits for its
+    /// own plugins only.)
     async fn ready_for_a_list(&self) {
         let wait = std::time::Duration::from_millis(self.host.config().serve.load_wait_ms);
-        let _ = tokio::time::timeout(wait, self.host.loaded()).await;
+        let _ = tokio::time::timeout(wait, self.host.all_loaded()).await;
     }
 
     /// Reads `guild.toml` again and reloads the plugins with its folders and grants; tells
