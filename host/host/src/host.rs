@@ -191,6 +191,22 @@ impl Host {
         self.load_errors()
     }
 
+    /// Waits until the plugins a task on `specialist` (name or alias) uses are loaded: those of
+    /// a lazy start still queued — the specialist, its granted tools' and `[requires]`
+    /// connectors, its skill loaders — move to the front and are waited for, bounded only by
+    /// each plugin's compile limits; the others keep compiling behind. A one-shot command calls
+    /// it before its task, so that the task's own time (`[dispatch] task_timeout_s`) is spent
+    /// on the task, as on an eager start. Returns at once when nothing is queued.
+    pub async fn load_for(&self, specialist: &str) {
+        let current = self.services.snapshot();
+        // Without a deadline the wait ends only when the plugins left the queue.
+        let _ = self
+            .services
+            .deferred
+            .ready_for(&current, specialist, None)
+            .await;
+    }
+
     /// The configured specialists (by the names in their manifests) while the first load
     /// runs; then the specialists the background loader has not added yet, in its order.
     pub fn loading(&self) -> Vec<String> {

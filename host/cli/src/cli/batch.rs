@@ -47,6 +47,12 @@ pub(crate) async fn run(config: &Path, args: BatchArgs, json: bool) -> anyhow::R
     };
     let host = start_host_lazily(config).await?;
     super::stale::warn(&host);
+    // The tasks' own time is for the tasks: their plugins are loaded first, the others behind.
+    let spinner = render::spinner("loading the batch's specialists");
+    for t in &tasks {
+        host.load_for(&t.subagent_type).await;
+    }
+    spinner.finish_and_clear();
     let spinner = render::spinner(&format!("running {} tasks", tasks.len()));
     let items = host.session().batch(&tasks).await;
     spinner.finish_and_clear();

@@ -84,6 +84,10 @@ pub(crate) async fn run(config: &Path, args: TaskArgs, json: bool) -> anyhow::Re
     let request = TaskRequest::new(&args.specialist, description).with_anchor(anchor);
     let host = start_host_lazily(config).await?;
     super::stale::warn(&host);
+    // The task's own time is for the task: its plugins are loaded first, the others behind.
+    let spinner = render::spinner(&format!("loading {}", args.specialist));
+    host.load_for(&args.specialist).await;
+    spinner.finish_and_clear();
     let spinner = render::spinner(&format!("running {}", args.specialist));
     let result = host.task_request(&request).await;
     spinner.finish_and_clear();
