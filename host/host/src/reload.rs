@@ -37,8 +37,8 @@ pub struct ReloadReport {
     pub grant_changes: Vec<String>,
     /// Whether the roster (names, versions, descriptions) differs from before.
     pub roster_changed: bool,
-    /// Names of the plugins left to the background loader (a lazy start: no cache holds their
-    /// code); each is added to the set, and audited, when it is ready.
+    /// Names of the plugins a lazy start's first load left to the background loader (no cache
+    /// holds their code); each is added to the set, and audited, when it is ready.
     pub queued: Vec<String>,
 }
 
@@ -147,7 +147,11 @@ impl Reloader {
                 .filter_map(|name| snapshot.plugins.get(name))
                 .map(|p| p.ident.to_string())
                 .collect(),
-            queued: staged.iter().map(|s| s.name().to_owned()).collect(),
+            // Plugins a later reload leaves queued were queued before: no change of its own.
+            queued: match defer_all {
+                true => staged.iter().map(|s| s.name().to_owned()).collect(),
+                false => Vec::new(),
+            },
             roster_changed: old.roster() != snapshot.roster(),
             ..ReloadReport::default()
         };
