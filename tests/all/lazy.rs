@@ -3,8 +3,9 @@
 //! on a plugin still queued moves it (and the connectors its specialist is granted) to the
 //! front and waits for it. The order is observed through the loader's gate and its record of
 //! compile starts, never by timing; the engines' compile counters show that nothing is compiled
-//! twice, across a reload during the queue too. A deferred load that fails is the task's
-//! error, in the words of a load at start.
+//! twice, across a reload during the queue too. Background, batch and delegated child tasks
+//! wait the same way. A deferred load that fails is the task's error, in the words of a load at
+//! start.
 
 use std::path::Path;
 use std::time::Duration;
@@ -304,4 +305,83 @@ async fn background_and_batch_tasks_on_queued_plugins_wait_for_them() {
         );
     }
     assert!(h.all_loaded().await.is_empty());
+}
+
+/// A copy of the `delegator` test specialist as plugin `name`, with `capabilities`.
+fn delegator(dir: &Path, name: &str, capabilities: &str) -> String {
+    let from = plugin_dir("testing/delegator");
+    let to = dir.join(name);
+    std::fs::create_dir_all(&to).expect("mkdir");
+    std::fs::copy(from.join("delegator.wasm"), to.join("delegator.wasm")).expect("copy");
+    let manifest = format!(
+        "[plugin]\nname = \"{name}\"\nversion = \"0.1.0\"\nkind = \"specialist\"\n\
+         component = \"delegator.wasm\"\ndescription = \"test delegator\"\n\n\
+         [capabilities]\n{capabilities}\n\n[limits]\nmemory_mb = 64\ntimeout_s = 60\n\
+         max_output_kb = 256\n"
+    );
+    std::fs::write(to.join("plugin.toml"), manifest).expect("manifest");
+    to.display().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_delegated_child_on_a_queued_specialist_moves_it_to_the_front_and_runs() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let engine = cold_engine(&dir.path().join("cache"));
+    let optimizer = engine.optimizer();
+    let _no_cranelift = optimizer.lock().await;
+    // One component, three plugins: in config order, the worker is queued last.
+    let plugins = vec![
+        delegator(dir.path(), "boss", "delegate = [\"worker\"]"),
+        delegator(dir.path(), "leaf", ""),
+        delegator(dir.path(), "worker", ""),
+    ];
+    let h = opened(
+        &engine,
+        dir.path(),
+        &plugins,
+        "[grants.boss]\ndelegate = [\"worker\"]\n",
+    )
+    .await;
+    let gate = h.deferred_gate();
+    let held = gate.lock().await;
+    h.load_plugins_lazily().await;
+    let steps = json!({"steps": [{"op": "run", "brief": {
+        "specialist": "worker",
+        "objective": "Check the tracker for open incidents",
+        "reason": "The weekly summary needs them",
+        "completion_criteria": ["every open incident is listed"],
+        "context": {"report": {"summary": "listed 3 incidents"}},
+    }}]});
+    let task = tokio::spawn({
+        let h = h.clone();
+        async move { h.task("boss", &steps.to_string()).await }
+    });
+    until_first(&h, "boss").await;
+    assert_eq!(h.queued(), ["boss", "leaf", "worker"]);
+    // Let the loader take the boss only, then hold it before the next plugin.
+    drop(held);
+    let held = loop {
+        let held = gate.lock().await;
+        if !h.deferred_order().is_empty() {
+            break held;
+        }
+        drop(held);
+        tokio::task::yield_now().await;
+    };
+    assert_eq!(h.deferred_order(), ["boss"]);
+    // The boss runs and delegates to the worker, still queued: the child's task moves it.
+    until_first(&h, "worker").await;
+    drop(held);
+    let done = task.await.expect("joins").expect("the boss's task starts");
+    let details: serde_json::Value =
+        serde_json::from_str(&done.report.as_ref().expect("the boss reports").details)
+            .expect("details are JSON");
+    assert_eq!(details[0]["ok"], json!(true), "{details}");
+    assert_eq!(
+        details[0]["summary"],
+        json!("listed 3 incidents"),
+        "{details}"
+    );
+    h.all_loaded().await;
+    assert_eq!(h.deferred_order(), ["boss", "worker", "leaf"]);
 }
