@@ -20,6 +20,7 @@ mod guest_logs;
 mod hoarding;
 mod http;
 mod kit_models;
+mod lazy;
 mod ledger;
 mod limits;
 mod memory;

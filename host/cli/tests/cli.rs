@@ -268,3 +268,29 @@ fn a_config_typo_names_the_key_path_and_the_expected_keys() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_one_shot_task_on_a_cold_cache_starts_lazily_and_runs_on_its_own_plugin() {
+    // Three plugins, none compiled yet: the task waits for the probe only (it is moved to the
+    // front of the compile queue); the others compile behind it.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let folders: Vec<String> = ["testing/probe", "testing/echo", "textstats"]
+        .iter()
+        .map(|p| format!("{:?}", common::plugin(p).display().to_string()))
+        .collect();
+    let config = format!(
+        "[host]\nplugins = [{}]\ndata_dir = \"data\"\n",
+        folders.join(", ")
+    );
+    std::fs::write(dir.path().join("guild.toml"), config).expect("write guild.toml");
+    let out = task(dir.path(), &json!({"op": "brief"}), &[]);
+    let stderr = text(&out.stderr);
+    assert_eq!(code(&out), 0, "{}{stderr}", text(&out.stdout));
+    assert!(
+        stderr.contains("compiling ") && stderr.contains(" in the background (a first start"),
+        "{stderr}"
+    );
+    for name in ["probe", "echo", "textstats"] {
+        assert!(stderr.contains(name), "{name} queued: {stderr}");
+    }
+}

@@ -303,7 +303,9 @@ fn a_cold_start_serves_at_once_and_lists_the_plugins_when_they_are_loaded() {
     let log = std::fs::read_to_string(dir.path().join("data/serve.log")).expect("serve.log");
     assert!(
         log.contains("loading the plugins (2 specialist(s): probe, recap-py)")
-            && log.contains("plugins ready in"),
+            && log.contains("plugins ready in")
+            && log.contains("guild serve: recap-py done loading after")
+            && log.contains("every plugin loaded in"),
         "{log}"
     );
     stop_host(dir.path());

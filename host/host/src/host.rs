@@ -122,6 +122,7 @@ impl Host {
             skills: Arc::new(Skills::new(config_skills, base_dir)),
             memory,
             registry: Arc::new(Registry::default()),
+            deferred: Arc::default(),
             llm,
             forest,
         });
@@ -158,7 +159,8 @@ impl Host {
     }
 
     /// The first load of a host [`Host::open`]ed: loads (compiling when the cache has no
-    /// artifact) every configured plugin, publishes the set and ends [`Host::loading`].
+    /// artifact) every configured plugin, publishes the set and ends [`Host::loading`]. Every
+    /// plugin is loaded when it returns ([`Host::with_engine`] loads this way).
     pub async fn load_plugins(&self) -> ReloadReport {
         let report = self.reload_with(None).await;
         self.loading.send_replace(None);
@@ -166,22 +168,102 @@ impl Host {
         report
     }
 
+    /// The first load of a host [`Host::open`]ed, lazily: plugins whose code is cached (or
+    /// that failed a check before any compile) are loaded and published as
+    /// [`Host::load_plugins`] does, and the set is published without waiting for the others.
+    /// Those are compiled by a background loader, one at a time, smallest first, each added to
+    /// the set when ready ([`ReloadReport::queued`] names them; [`Host::loading`] lists them
+    /// until then). A task naming one of them, or a connector or skill loader its specialist
+    /// uses, moves it to the front and waits for it within the task's time; a failed load is
+    /// the task's error. A later reload compiles the plugins new to it itself (its report says
+    /// `loaded`), and leaves those still queued to the loader.
+    /// [`Host::all_loaded`] waits for the queue. On a shared database (`[store] url`) hosts
+    /// compare whole plugin sets, so nothing is deferred there.
+    pub async fn load_plugins_lazily(&self) -> ReloadReport {
+        self.services.deferred.set_lazy();
+        self.load_plugins().await
+    }
+
+    /// Waits until the first load and every deferred load have ended, and returns the load
+    /// errors then ([`Host::load_errors`]): an eager view of a lazy start.
+    pub async fn all_loaded(&self) -> Vec<String> {
+        self.loaded().await;
+        self.services.deferred.all_loaded().await;
+        self.load_errors()
+    }
+
+    /// Waits until the plugins a task on `specialist` (name or alias) uses are loaded: those of
+    /// a lazy start still queued — the specialist, its granted tools' and `[requires]`
+    /// connectors, its skill loaders — move to the front and are waited for, bounded only by
+    /// each plugin's compile limits; the others keep compiling behind. A one-shot command calls
+    /// it before its task, so that the task's own time (`[dispatch] task_timeout_s`) is spent
+    /// on the task, as on an eager start. Returns at once when nothing is queued.
+    pub async fn load_for(&self, specialist: &str) {
+        let current = self.services.snapshot();
+        // Without a deadline the wait ends only when the plugins left the queue.
+        let _ = self
+            .services
+            .deferred
+            .ready_for(&current, specialist, None)
+            .await;
+    }
+
     /// The configured specialists (by the names in their manifests) while the first load
-    /// runs; empty once the set is published.
+    /// runs; then the specialists the background loader has not added yet, in its order.
     pub fn loading(&self) -> Vec<String> {
-        self.loading.borrow().clone().unwrap_or_default()
+        if let Some(configured) = self.loading.borrow().clone() {
+            return configured;
+        }
+        self.services
+            .deferred
+            .queued()
+            .into_iter()
+            .filter(|q| q.kind == guild_core::manifest::PluginKind::Specialist)
+            .map(|q| q.name)
+            .collect()
     }
 
-    /// Whether the first load is still running.
+    /// Every plugin (of any kind) the background loader has not added yet: the one compiling
+    /// first, then the queue in order.
+    pub fn queued(&self) -> Vec<String> {
+        self.services
+            .deferred
+            .queued()
+            .into_iter()
+            .map(|q| q.name)
+            .collect()
+    }
+
+    /// Marked changed whenever the background loader's queue changes: a plugin queued, taken,
+    /// added to the set or failed ([`Host::queued`] then tells what is left).
+    pub fn queue_changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.services.deferred.subscribe()
+    }
+
+    /// Whether the first load, or a deferred load, is still running.
     pub fn is_loading(&self) -> bool {
-        self.loading.borrow().is_some()
+        self.loading.borrow().is_some() || !self.services.deferred.is_empty()
     }
 
-    /// Resolves once the first load has published the plugin set (at once if it has).
+    /// Resolves once the first load has published the plugin set (at once if it has); plugins
+    /// it deferred may still be loading ([`Host::all_loaded`]).
     pub async fn loaded(&self) {
         let mut published = self.loading.subscribe();
         // The sender lives as long as this host: the wait ends only by the set's publication.
         let _ = published.wait_for(Option::is_none).await;
+    }
+
+    /// The names of the deferred plugins in the order their compile started (for tests).
+    #[doc(hidden)]
+    pub fn deferred_order(&self) -> Vec<String> {
+        self.services.deferred.started()
+    }
+
+    /// The lock the background loader takes before each plugin: a test holds it to see the
+    /// order tasks make, never by timing.
+    #[doc(hidden)]
+    pub fn deferred_gate(&self) -> Arc<tokio::sync::Mutex<()>> {
+        self.services.deferred.gate()
     }
 
     /// Scans every skill folder a specialist or the supervisor may see, on the blocking pool and
@@ -228,6 +310,7 @@ impl Host {
     /// `guild.toml`), else with those in force. Other settings keep their values from the start.
     pub async fn reload_with(&self, config: Option<Config>) -> ReloadReport {
         let report = self.reloader.reload(&self.services, config).await;
+        crate::background_load::start(&self.services, &self.reloader);
         crate::tiering::optimize_in_background(&self.services, &self.reloader);
         report
     }

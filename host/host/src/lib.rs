@@ -14,7 +14,9 @@
 
 mod approval;
 pub mod background;
+mod background_load;
 pub mod bundle_install;
+mod deferred;
 mod delegation;
 mod dispatch;
 mod engine;
@@ -22,6 +24,7 @@ mod host;
 mod host_error;
 mod low_priority;
 pub mod memory;
+mod plugin_load;
 mod plugin_set;
 mod reach;
 mod registry;

@@ -8,6 +8,10 @@
 //! Running tasks hold the [`Snapshot`] they started with, so a swap never changes a plugin under
 //! a task; [`Registry`] holds the current one.
 //!
+//! A load may leave plugins whose code must be compiled out of the set: [`load_all`] returns
+//! them staged, for the host's background loader (`deferred`), which adds each with
+//! [`Snapshot::with_plugin`] when it is ready.
+//!
 //! Loading is given what it uses — the runtime that compiles and describes a component and
 //! the skills service that resolves skill sources — and imports nothing of the modules above.
 
@@ -17,21 +21,22 @@ use std::sync::{Arc, RwLock};
 
 use serde::Serialize;
 
-use guild_core::capability::{self, CapabilityRow};
+use guild_core::capability::CapabilityRow;
 use guild_core::config::Config;
 use guild_core::error::LoadError;
 use guild_core::manifest::{Manifest, PluginKind, parse_tool_name};
 use guild_core::types::{RosterEntry, ToolSpec};
-use guild_runtime::{Compiler, ComponentFile, Failure, Plugin, PrepareError, Runtime};
+use guild_runtime::{Compiler, Plugin, Runtime};
 use guild_skills::Skills;
 
+use crate::plugin_load::{self, Staged};
 use crate::reach::{Reach, has_network};
 
 /// One loaded plugin version.
 pub(crate) struct LoadedPlugin {
     pub(crate) manifest: Manifest,
     /// The `plugin.toml` text `manifest` was parsed from (a reload compares it).
-    manifest_text: String,
+    pub(crate) manifest_text: String,
     pub(crate) name: Arc<str>,
     /// `name@version`.
     pub(crate) ident: Arc<str>,
@@ -123,11 +128,64 @@ pub(crate) struct Snapshot {
     pub(crate) errors: Vec<String>,
     /// Problems that load anyway, e.g. a tool requested or granted that no connector offers.
     pub(crate) warnings: Vec<String>,
-    /// Names of the plugins this load kept from the previous set, unchanged (see [`load_one`]).
+    /// Names of the plugins this load kept from the previous set, unchanged (see `plugin_load::stage`).
     pub(crate) kept: BTreeSet<String>,
 }
 
 impl Snapshot {
+    /// A copy of this set (its plugins shared), to change and swap in.
+    pub(crate) fn copy(&self) -> Snapshot {
+        Snapshot {
+            plugins: self.plugins.clone(),
+            aliases: self.aliases.clone(),
+            errors: self.errors.clone(),
+            warnings: self.warnings.clone(),
+            kept: self.kept.clone(),
+        }
+    }
+
+    /// This set with a plugin the background loader finished: `loaded` added (or its load
+    /// error recorded, in the same words as a load at start), specialists naming a loader that
+    /// is no skill-loader refused again, and, once `last` (nothing is queued any more), the
+    /// warnings about tools no connector offers, which need every connector.
+    pub(crate) fn with_plugin(
+        &self,
+        loaded: Result<Arc<LoadedPlugin>, String>,
+        last: bool,
+        config_file: &Path,
+    ) -> Snapshot {
+        let mut next = self.copy();
+        match loaded {
+            Ok(plugin) => {
+                if let Err(e) = insert(&mut next, plugin) {
+                    next.errors.push(e.to_string());
+                }
+            }
+            Err(e) => next.errors.push(e),
+        }
+        refuse_wrong_loaders(&mut next);
+        next.warnings = match last {
+            true => unoffered_tools(&next, config_file),
+            false => Vec::new(),
+        };
+        next
+    }
+
+    /// This set with the plugins of `current` named in `names` that it lacks (a batch or a
+    /// tree pinned a set before they finished loading): the versions it has stay as they are.
+    pub(crate) fn with_added(&self, current: &Snapshot, names: &[String]) -> Snapshot {
+        let mut next = self.copy();
+        for name in names {
+            if next.plugins.contains_key(name) {
+                continue;
+            }
+            if let Some(plugin) = current.plugins.get(name) {
+                let _ = insert(&mut next, plugin.clone());
+            }
+        }
+        next
+    }
+
     /// A plugin by name or alias.
     pub(crate) fn resolve(&self, name: &str) -> Option<&Arc<LoadedPlugin>> {
         self.plugins
@@ -244,27 +302,49 @@ impl Registry {
 /// Loads every plugin folder `config` names into a new snapshot. Failures are collected, not
 /// fatal: a plugin whose new version fails any step keeps its `previous` version serving (the
 /// error says so); a plugin that never loaded is left out.
+///
+/// A plugin that is new (nothing serves from its folder), that `defer` picks and whose code no
+/// cache holds is not compiled here: it is returned staged, in folder order, for the
+/// background loader; the warnings that need every connector are then left to it.
 pub(crate) async fn load_all(
     runtime: &Runtime,
     skills: &Skills,
     config: &Config,
     previous: &Snapshot,
-) -> Snapshot {
+    defer: impl Fn(&Staged) -> bool,
+) -> (Snapshot, Vec<Staged>) {
     let mut snapshot = Snapshot::default();
+    let mut deferred = Vec::new();
     let folders = match config.plugin_folders() {
         Ok(f) => f,
         Err(e) => {
             snapshot
                 .errors
                 .push(format!("cannot list plugin folders: {e}"));
-            return snapshot;
+            return (snapshot, deferred);
         }
     };
     // Errors are returned to the caller (`Host::load_errors`), which shows each one once; the
     // log repeats them only at debug level.
     for dir in folders {
         let serving = previous.plugins.values().find(|p| p.manifest.dir == dir);
-        let loaded = match load_one(runtime, skills, config, &dir, serving).await {
+        let loaded = match plugin_load::stage(skills, config, &dir, serving).await {
+            Ok(staged) => {
+                let staged = match serving.is_none() && defer(&staged) {
+                    true => match has_code(runtime, staged).await {
+                        (staged, true) => staged,
+                        (staged, false) => {
+                            deferred.push(staged);
+                            continue;
+                        }
+                    },
+                    false => staged,
+                };
+                plugin_load::finish(runtime, staged).await
+            }
+            Err(e) => Err(e),
+        };
+        let loaded = match loaded {
             Ok(plugin) => {
                 if serving.is_some_and(|old| Runtime::same_component(&old.runtime, &plugin.runtime))
                 {
@@ -295,8 +375,25 @@ pub(crate) async fn load_all(
         }
     }
     refuse_wrong_loaders(&mut snapshot);
-    snapshot.warnings = unoffered_tools(&snapshot, &config.file);
-    snapshot
+    if deferred.is_empty() {
+        snapshot.warnings = unoffered_tools(&snapshot, &config.file);
+    }
+    (snapshot, deferred)
+}
+
+/// `staged` back, and whether a cache holds the code of its component (asked off the async
+/// workers; a check that could not run counts as no code, so the plugin is queued).
+async fn has_code(runtime: &Runtime, staged: Staged) -> (Staged, bool) {
+    let runtime = runtime.clone();
+    let checked = tokio::task::spawn_blocking(move || {
+        let cached = runtime.has_code(staged.component());
+        (staged, cached)
+    })
+    .await;
+    match checked {
+        Ok(answer) => answer,
+        Err(e) => std::panic::resume_unwind(e.into_panic()),
+    }
 }
 
 /// One warning per tool a loaded plugin requests in its manifest or is granted in the
@@ -425,259 +522,4 @@ fn insert(snapshot: &mut Snapshot, plugin: Arc<LoadedPlugin>) -> Result<(), Load
     }
     snapshot.plugins.insert(name, plugin);
     Ok(())
-}
-
-/// Loads one plugin folder with the grants of `config`. When `serving` (the version loaded
-/// from this folder before) has the same `plugin.toml` text, component sha256, definition
-/// (`prompt.md`, `[agent]`) and effective grant, it is kept: its compiled, pre-instantiated
-/// component, description and tools are reused ([`Runtime::reopen`]) and nothing of the plugin
-/// is compiled, linked or run; only its granted folders are opened and measured again.
-pub(crate) async fn load_one(
-    runtime: &Runtime,
-    skills: &Skills,
-    config: &Config,
-    dir: &Path,
-    serving: Option<&Arc<LoadedPlugin>>,
-) -> Result<LoadedPlugin, LoadError> {
-    config
-        .check_plugin_folder(dir)
-        .map_err(|message| LoadError::Folder {
-            dir: dir.to_owned(),
-            message,
-        })?;
-    let (manifest, manifest_text) = Manifest::load_with_text(dir)?;
-    let (effective, rows) = capability::resolve(&manifest, config)?;
-    let skill_sources = skills
-        .sources_for(manifest.name(), &manifest.dir, &effective.skills)
-        .map_err(|e| LoadError::Grant {
-            plugin: manifest.name().to_owned(),
-            message: format!("key `capabilities.skills`: {e}"),
-        })?;
-    let name = manifest.name().to_owned();
-    let file = manifest.component_path();
-    let component_err = |message: String| LoadError::Component {
-        plugin: name.clone(),
-        file: file.clone(),
-        message,
-    };
-    let path = manifest.component_file().map_err(component_err)?;
-    manifest
-        .check_component_size(config.host.max_component_mb)
-        .map_err(component_err)?;
-    let definition = guild_core::definition::Definition::load(&manifest)?;
-    let kind = manifest.plugin.kind;
-    let ident = format!("{}@{}", name, manifest.plugin.version);
-    // Read and hashed once, off the async workers: compared with the version serving, and
-    // compiled from these very bytes if it differs.
-    let component = tokio::task::spawn_blocking(move || ComponentFile::read(&path))
-        .await
-        .map_err(|e| component_err(format!("reading task failed: {e}")))?
-        .map_err(|e| component_err(e.to_string()))?;
-    let unchanged = serving.filter(|old| {
-        old.manifest_text == manifest_text
-            && old.runtime.sha256() == component.sha256()
-            && **old.runtime.definition() == definition
-            && **old.runtime.effective() == effective
-            && old.rows == rows
-    });
-    let started = std::time::Instant::now();
-    let prepared = match unchanged {
-        Some(old) => runtime.reopen(&old.runtime).await,
-        None => {
-            runtime
-                .prepare_component(
-                    &name,
-                    &ident,
-                    kind,
-                    component,
-                    Arc::new(effective),
-                    Arc::new(definition),
-                )
-                .await
-        }
-    };
-    let prepared = prepared.map_err(|e| match e {
-        PrepareError::WrongWorld(message) => LoadError::WrongWorld {
-            plugin: name.clone(),
-            file: file.clone(),
-            kind,
-            message,
-        },
-        PrepareError::Mount(message) => LoadError::Grant {
-            plugin: name.clone(),
-            message,
-        },
-        other => component_err(other.to_string()),
-    })?;
-
-    if unchanged.is_none() && prepared.compiler() == Compiler::Baseline {
-        tracing::info!(
-            "{name} usable (baseline) in {} ms; compiling its optimized code in the background",
-            started.elapsed().as_millis()
-        );
-    }
-    if let Some(old) = unchanged {
-        tracing::debug!(plugin = %ident, "plugin unchanged: kept");
-        return Ok(LoadedPlugin {
-            ident: old.ident.clone(),
-            name: old.name.clone(),
-            description: old.description.clone(),
-            manifest,
-            manifest_text,
-            rows,
-            runtime: prepared,
-            tools: old.tools.clone(),
-            skill_sources,
-        });
-    }
-    let mut plugin = LoadedPlugin {
-        ident: ident.as_str().into(),
-        name: name.as_str().into(),
-        description: manifest.plugin.description.clone().unwrap_or_default(),
-        manifest,
-        manifest_text,
-        rows,
-        runtime: prepared,
-        tools: Vec::new(),
-        skill_sources,
-    };
-    let describe_err = |what: &str, e: Failure| LoadError::Component {
-        plugin: name.clone(),
-        file: file.clone(),
-        message: format!("{what} {e}"),
-    };
-    match kind {
-        PluginKind::Specialist => {
-            let description = runtime
-                .describe(&plugin.runtime)
-                .await
-                .map_err(|e| describe_err("describe()", e))?;
-            if plugin.description.is_empty() {
-                plugin.description = first_line(&description);
-            }
-        }
-        PluginKind::Connector => {
-            let tools = runtime
-                .connector_tools(&plugin.runtime)
-                .await
-                .map_err(|e| describe_err("tools()", e))?;
-            check_tools(&tools).map_err(|m| describe_err("tools()", Failure::WrongKind(m)))?;
-            plugin.tools = tools;
-        }
-        PluginKind::SkillLoader => {}
-    }
-    tracing::info!(
-        plugin = %plugin.ident,
-        kind = %kind,
-        source = ?plugin.runtime.compile_source(),
-        "plugin loaded"
-    );
-    Ok(plugin)
-}
-
-fn first_line(s: &str) -> String {
-    s.lines()
-        .next()
-        .unwrap_or("")
-        .trim()
-        .chars()
-        .take(200)
-        .collect()
-}
-
-/// A connector's tool list must be well-formed: valid unique names, JSON schemas, and
-/// receipt type and operation on every mutating tool.
-fn check_tools(tools: &[ToolSpec]) -> Result<(), String> {
-    let mut seen = BTreeSet::new();
-    for t in tools {
-        if parse_tool_name(&format!("x.{}", t.name)).is_err() {
-            // The usual mistake: the connector's name written into the tool's own.
-            let dotted = match t.name.rsplit_once('.') {
-                Some((_, own)) => format!(" (name it {own:?}: callers add the connector's name)"),
-                None => String::new(),
-            };
-            return Err(format!(
-                "returned an invalid tool name {:?}{dotted}; {}",
-                t.name,
-                guild_core::tool_names::TOOL_NAME_RULE
-            ));
-        }
-        if !seen.insert(t.name.as_str()) {
-            return Err(format!("returned tool {:?} twice", t.name));
-        }
-        // Strictly: a schema that repeats a key would be checked with one value while the
-        // supervisor reads it with another.
-        if let Err(e) = guild_core::strict_json::parse(&t.input_schema) {
-            return Err(format!("tool {:?}: input schema is {e}", t.name));
-        }
-        // A schema the validator cannot use would refuse every call: refuse the connector now.
-        if let Some(problem) = guild_core::schema::schema_problem(&t.input_schema) {
-            return Err(format!(
-                "tool {:?}: input schema is not a usable JSON Schema: {problem}",
-                t.name
-            ));
-        }
-        if t.mutating && (t.receipt_type.is_none() || t.operation.is_none()) {
-            return Err(format!(
-                "tool {:?} is mutating but has no receipt type or operation",
-                t.name
-            ));
-        }
-    }
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn spec(schema: &str) -> ToolSpec {
-        let mut t = ToolSpec::new("lookup", "Looks something up.");
-        t.input_schema = schema.to_owned();
-        t
-    }
-
-    #[test]
-    fn a_dotted_tool_name_is_refused_with_the_naming_rule() {
-        let mut t = spec("{}");
-        t.name = "weather.lookup".into();
-        let e = check_tools(&[t]).expect_err("a dot in a tool's own name");
-        assert!(
-            e.starts_with(r#"returned an invalid tool name "weather.lookup" (name it "lookup": callers add the connector's name); a tool is called as `connector.tool`"#),
-            "{e}"
-        );
-        let mut t = spec("{}");
-        t.name = "Look Up".into();
-        let e = check_tools(&[t]).expect_err("capitals and a space");
-        assert!(
-            e.starts_with(r#"returned an invalid tool name "Look Up"; a tool"#),
-            "{e}"
-        );
-    }
-
-    #[test]
-    fn a_tool_whose_schema_cannot_check_anything_refuses_the_connector() {
-        for usable in [
-            r#"{"type":"object","properties":{"q":{"type":"string","pattern":"^[a-z]+$"}}}"#,
-            r##"{"$defs":{"q":{"type":"string"}},"properties":{"q":{"$ref":"#/$defs/q"}}}"##,
-            "{}",
-        ] {
-            assert_eq!(check_tools(&[spec(usable)]), Ok(()), "{usable}");
-        }
-        for (unusable, why) in [
-            (r#"{"type":"mystery"}"#, "not a usable JSON Schema"),
-            (
-                r#"{"properties":{"q":{"pattern":"(unclosed"}}}"#,
-                "not a usable JSON Schema",
-            ),
-            (
-                r#"{"$ref":"https://example.com/schema.json"}"#,
-                "not a usable JSON Schema",
-            ),
-            (r#"{"type":"object","type":"string"}"#, "more than once"),
-        ] {
-            let e = check_tools(&[spec(unusable)]).expect_err(unusable);
-            assert!(e.contains("lookup") && e.contains(why), "{unusable}: {e}");
-        }
-    }
 }

@@ -1,6 +1,6 @@
 //! Reload: load the configured plugins again off the request path, then swap the whole set in
 //! at once. A plugin whose files and grant did not change is kept as it is (the registry's
-//! `load_one`), so a reload costs what changed, not what is loaded. Tasks already running hold the snapshot they started with, so they finish on their
+//! `plugin_load`), so a reload costs what changed, not what is loaded. Tasks already running hold the snapshot they started with, so they finish on their
 //! version; new tasks get the new one. A plugin whose new version fails any step keeps its old
 //! version serving (the registry does that); a removed plugin stops taking new tasks. Every
 //! swap is audited in the receipts chain: `plugin_loaded`, `plugin_unloaded` and
@@ -38,6 +38,9 @@ pub struct ReloadReport {
     pub grant_changes: Vec<String>,
     /// Whether the roster (names, versions, descriptions) differs from before.
     pub roster_changed: bool,
+    /// Names of the plugins a lazy start's first load left to the background loader (no cache
+    /// holds their code); each is added to the set, and audited, when it is ready.
+    pub queued: Vec<String>,
 }
 
 impl ReloadReport {
@@ -57,6 +60,9 @@ impl ReloadReport {
         }
         for g in &self.grant_changes {
             out.push_str(&format!("grant changed {g}\n"));
+        }
+        for q in &self.queued {
+            out.push_str(&format!("loading {q} (compiling in the background)\n"));
         }
         for e in &self.errors {
             out.push_str(&format!("error: {e}\n"));
@@ -93,7 +99,7 @@ impl Reloader {
     }
 
     /// The plugin folders and grants in force.
-    fn plugin_config(&self) -> Arc<Config> {
+    pub(crate) fn plugin_config(&self) -> Arc<Config> {
         // A poisoned lock means a panic while swapping an `Arc`: the old value is still whole.
         self.plugin_config
             .read()
@@ -121,18 +127,31 @@ impl Reloader {
             None => self.plugin_config(),
         };
         let old = services.snapshot();
-        // Loaded off the tasks' workers, at a lower priority (src/low_priority.rs).
-        let loaded = {
+        // A lazy first load defers every new plugin whose code is not cached; a later reload
+        // compiles new plugins itself and leaves queued ones (the same version) to the loader.
+        // On a shared database every host compares whole sets: nothing is deferred there.
+        let deferred = services.deferred.clone();
+        let first = services.deferred.take_first_load();
+        let defer_all = first && self.shared.is_none();
+        let load = {
             let (runtime, skills) = (services.runtime.clone(), services.skills.clone());
             let (config, old) = (config.clone(), old.clone());
-            low_priority::run("guild-reload", move || async move {
-                registry::load_all(&runtime, &skills, &config, &old).await
-            })
-            .await
+            move || async move {
+                registry::load_all(&runtime, &skills, &config, &old, |s| {
+                    defer_all || deferred.holds(&s.version())
+                })
+                .await
+            }
         };
-        let mut snapshot = match loaded {
-            Some(snapshot) => snapshot,
-            None => registry::load_all(&services.runtime, &services.skills, &config, &old).await,
+        // A later reload loads off the tasks' workers, at a lower priority
+        // (src/low_priority.rs); the first load at start has no tasks to make room for.
+        let off_workers = match first {
+            true => None,
+            false => low_priority::run("guild-reload", load.clone()).await,
+        };
+        let (mut snapshot, staged) = match off_workers {
+            Some(loaded) => loaded,
+            None => load().await,
         };
         if let Some((store, allow)) = &self.shared {
             snapshot = crate::plugin_set::rejoin(store.clone(), *allow, snapshot, &old).await;
@@ -145,21 +164,39 @@ impl Reloader {
                 .filter_map(|name| snapshot.plugins.get(name))
                 .map(|p| p.ident.to_string())
                 .collect(),
+            // Plugins a later reload leaves queued were queued before: no change of its own.
+            queued: match defer_all {
+                true => staged.iter().map(|s| s.name().to_owned()).collect(),
+                false => Vec::new(),
+            },
             roster_changed: old.roster() != snapshot.roster(),
             ..ReloadReport::default()
         };
-        let mut audit = loaded_and_regranted(&old, &snapshot, &mut report);
-        audit.extend(unloaded(&old, &snapshot, &mut report));
-        let first_seen = first_seen(&old, &snapshot);
-        let ledger = services.ledger.clone();
-        let audited =
-            tokio::task::spawn_blocking(move || record(&*ledger, first_seen, audit)).await;
-        if let Ok(Err(e)) = audited {
-            tracing::error!("failed to audit plugin changes: {e}");
-        }
+        audit(services, &old, &snapshot, &mut report).await;
         services.registry.swap(snapshot);
+        if services.deferred.is_lazy() {
+            services.deferred.replace(staged);
+        }
         self.set_plugin_config(config);
         report
+    }
+}
+
+/// Writes the audit entries of the change from `old` to `new` (plugins loaded, replaced and
+/// unloaded, grants changed, grants widened since the last run) and notes them in `report`.
+pub(crate) async fn audit(
+    services: &Services,
+    old: &Snapshot,
+    new: &Snapshot,
+    report: &mut ReloadReport,
+) {
+    let mut audit = loaded_and_regranted(old, new, report);
+    audit.extend(unloaded(old, new, report));
+    let first_seen = first_seen(old, new);
+    let ledger = services.ledger.clone();
+    let audited = tokio::task::spawn_blocking(move || record(&*ledger, first_seen, audit)).await;
+    if let Ok(Err(e)) = audited {
+        tracing::error!("failed to audit plugin changes: {e}");
     }
 }
 

@@ -27,11 +27,23 @@ pub(crate) fn optimize_in_background(services: &Arc<Services>, reloader: &Arc<Re
     let baseline = snapshot
         .plugins
         .values()
-        .filter(|p| p.runtime.compiler() == Compiler::Baseline);
-    for plugin in baseline {
+        .filter(|p| p.runtime.compiler() == Compiler::Baseline)
+        .cloned()
+        .collect();
+    optimize(services, reloader, baseline);
+}
+
+/// Starts an optimized compile for each of `plugins` (a plugin the background loader just
+/// added on baseline code). Compiles queue on the engine's optimizer lock, one at a time, and
+/// one of the same bytes compiled before is found in the engine's memory cache.
+pub(crate) fn optimize(
+    services: &Arc<Services>,
+    reloader: &Arc<Reloader>,
+    plugins: Vec<Arc<LoadedPlugin>>,
+) {
+    for plugin in plugins {
         let runtime = services.runtime.clone();
         let (services, reloader) = (Arc::downgrade(services), Arc::downgrade(reloader));
-        let plugin = plugin.clone();
         tokio::spawn(async move {
             let started = Instant::now();
             match runtime.optimize(&plugin.runtime).await {

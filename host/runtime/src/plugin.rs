@@ -143,6 +143,11 @@ impl ComponentFile {
         hex::encode(self.digest)
     }
 
+    /// How many bytes the component has.
+    pub fn size(&self) -> usize {
+        self.bytes.len()
+    }
+
     pub(crate) fn bytes(&self) -> &[u8] {
         &self.bytes
     }

@@ -50,6 +50,18 @@ pub(crate) fn compile_first(
 }
 
 impl Runtime {
+    /// Whether a cache of this runtime's engines (memory or disk) holds code for `file`, the
+    /// optimized tier's or the baseline tier's, so that preparing it compiles nothing
+    /// (blocking: a disk entry is mapped and authenticated, and kept in the memory cache for
+    /// the prepare that follows). A host defers the load of a plugin without such code.
+    pub fn has_code(&self, file: &ComponentFile) -> bool {
+        let engine = self.engine();
+        engine.cached(file.bytes(), file.digest()).is_some()
+            || engine
+                .baseline()
+                .is_some_and(|b| b.cached(file.bytes(), file.digest()).is_some())
+    }
+
     /// The optimized version of `plugin` when it runs baseline code: compiled with Cranelift
     /// (or taken from a cache) in the background, one component at a time, then linked like
     /// the baseline version; everything else (capabilities, folders, definition) is shared with

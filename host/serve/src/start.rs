@@ -32,6 +32,30 @@ pub async fn open_host_with(
     Ok(Host::open(config, engine).await?)
 }
 
+/// Starts a host for a parsed config lazily ([`Host::load_plugins_lazily`]), as a one-shot
+/// task does: it returns once the plugins whose code is cached are loaded; the others compile
+/// in the background, and a task waits only for the plugins it uses.
+pub async fn start_host_lazily(
+    mut config: Config,
+    compile_helper: Option<std::path::PathBuf>,
+) -> anyhow::Result<Host> {
+    use_compile_helper(&mut config, compile_helper);
+    let engine =
+        GuildEngine::new(guild_host::engine_options(&config)).map_err(HostError::Engine)?;
+    let host = Host::open(config, engine).await?;
+    let spinner = render::spinner("loading plugins (those not in the compile cache compile next)");
+    let report = host.load_plugins_lazily().await;
+    spinner.finish_and_clear();
+    warn_load_problems(&host);
+    if !report.queued.is_empty() {
+        eprintln!(
+            "compiling {} in the background (a first start; later starts use the cache)",
+            report.queued.join(", ")
+        );
+    }
+    Ok(host)
+}
+
 /// Prints the plugins that failed to load, and the problems that did not stop one, as
 /// warnings on stderr.
 pub fn warn_load_problems(host: &Host) {

@@ -10,7 +10,7 @@ use clap::Args;
 use guild_host::TaskRequest;
 use guild_host::session::render_batch;
 
-use super::{print_json, render, start_host, task};
+use super::{print_json, render, start_host_lazily, task};
 
 /// Arguments of `guild batch`.
 #[derive(Args)]
@@ -45,8 +45,14 @@ pub(crate) async fn run(config: &Path, args: BatchArgs, json: bool) -> anyhow::R
     })? {
         BatchFile::Wrapped { tasks } | BatchFile::Bare(tasks) => tasks,
     };
-    let host = start_host(config).await?;
+    let host = start_host_lazily(config).await?;
     super::stale::warn(&host);
+    // The tasks' own time is for the tasks: their plugins are loaded first, the others behind.
+    let spinner = render::spinner("loading the batch's specialists");
+    for t in &tasks {
+        host.load_for(&t.subagent_type).await;
+    }
+    spinner.finish_and_clear();
     let spinner = render::spinner(&format!("running {} tasks", tasks.len()));
     let items = host.session().batch(&tasks).await;
     spinner.finish_and_clear();

@@ -188,7 +188,18 @@ where
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(cli)) {
+    let one_shot_task = matches!(cli.command, Command::Task(_) | Command::Batch(_));
+    let outcome = runtime.block_on(run(cli));
+    // After a one-shot task, what still runs is background work nobody waits for (a plugin the
+    // task did not use still compiling, an optimized compile): the process does not wait for
+    // it. A compile in the helper process finishes on its own and leaves its cache entry for
+    // the next start. Other commands wait for their blocking work as before.
+    if one_shot_task {
+        runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    } else {
+        drop(runtime);
+    }
+    match outcome {
         Ok(code) => code,
         // Whoever reads stdout has seen enough (`| head`): nothing left to say.
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
@@ -265,6 +276,19 @@ pub(crate) async fn start_host(config_path: &std::path::Path) -> anyhow::Result<
         )
     })?;
     start_host_with(config).await
+}
+
+/// Loads the config file and starts a host lazily, as a one-shot task does: plugins not in
+/// the compile cache compile in the background, and a task waits only for those it uses
+/// ([`guild_serve::start::start_host_lazily`]).
+pub(crate) async fn start_host_lazily(config_path: &std::path::Path) -> anyhow::Result<Host> {
+    let config = Config::load(config_path).with_context(|| {
+        format!(
+            "failed to load {} (pass --config or set GUILD_CONFIG)",
+            config_path.display()
+        )
+    })?;
+    guild_serve::start::start_host_lazily(config, compile_helper()).await
 }
 
 /// Starts a host for a parsed config as every command does: components compile in a child

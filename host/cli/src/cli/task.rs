@@ -12,7 +12,7 @@ use guild_host::types::{TaskResult, TaskStatus};
 use guild_host::validate::CheckStatus;
 use guild_host::{TaskAnchor, TaskRequest};
 
-use super::{print_json, render, start_host};
+use super::{print_json, render, start_host_lazily};
 
 /// The exit codes of `guild task` and `guild batch`, as `--help` shows them.
 pub(crate) const EXIT_CODES: &str = "\
@@ -82,8 +82,12 @@ pub(crate) async fn run(config: &Path, args: TaskArgs, json: bool) -> anyhow::Re
         args.description.clone()
     };
     let request = TaskRequest::new(&args.specialist, description).with_anchor(anchor);
-    let host = start_host(config).await?;
+    let host = start_host_lazily(config).await?;
     super::stale::warn(&host);
+    // The task's own time is for the task: its plugins are loaded first, the others behind.
+    let spinner = render::spinner(&format!("loading {}", args.specialist));
+    host.load_for(&args.specialist).await;
+    spinner.finish_and_clear();
     let spinner = render::spinner(&format!("running {}", args.specialist));
     let result = host.task_request(&request).await;
     spinner.finish_and_clear();

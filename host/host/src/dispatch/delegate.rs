@@ -296,7 +296,8 @@ impl TaskScope {
             })
             .map_err(brief_error)?;
         // The specialist must be loaded before a slot is spent on it (the grant was checked).
-        super::resolve(&self.snapshot, &checked.brief.specialist)
+        // A specialist a lazy start still compiles counts: the child's task waits for it.
+        super::known(&self.services, &self.snapshot, &checked.brief.specialist)
             .map_err(|e| DelegateError::ChildFailed(e.to_string()))?;
         let approved = node.approved.clone();
         if let Some(a) = &approved {

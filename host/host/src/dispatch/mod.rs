@@ -365,7 +365,7 @@ pub(crate) fn precheck(
     if let Some(anchor) = anchor {
         checked_anchor(description, anchor)?;
     }
-    resolve(&services.snapshot(), name).map(|_| ())
+    known(services, &services.snapshot(), name).map(|_| ())
 }
 
 /// Makes task `task_id`, to run on specialist `name`, a tree's root anchored to its caller's
@@ -378,9 +378,9 @@ pub(crate) fn anchor_task(
     description: &str,
     anchor: &TaskAnchor,
 ) -> Result<(), DispatchError> {
-    let plugin = resolve(&services.snapshot(), name)?;
+    let plugin = known(services, &services.snapshot(), name)?;
     let anchor = checked_anchor(description, anchor)?;
-    delegate::plant_root(services, task_id, &plugin.name, anchor)
+    delegate::plant_root(services, task_id, &plugin, anchor)
 }
 
 /// The caller's root anchor of a top task on `description`, checked.
@@ -425,6 +425,49 @@ fn resolve(snapshot: &Snapshot, name: &str) -> Result<Arc<LoadedPlugin>, Dispatc
     Ok(plugin)
 }
 
+/// [`resolve`], but a specialist whose deferred load failed is refused with its load error.
+fn resolve_loaded(
+    services: &Services,
+    snapshot: &Snapshot,
+    name: &str,
+) -> Result<Arc<LoadedPlugin>, DispatchError> {
+    resolve(snapshot, name).map_err(|e| match services.deferred.failure(name) {
+        Some(error) if snapshot.resolve(name).is_none() => DispatchError::Unavailable {
+            name: name.to_owned(),
+            reason: format!("it failed to load: {error}"),
+        },
+        _ => e,
+    })
+}
+
+/// The name of the specialist `name` (name or alias) denotes, loaded in `snapshot` or still
+/// queued by the background loader (a task on it will wait for it).
+pub(crate) fn known(
+    services: &Services,
+    snapshot: &Snapshot,
+    name: &str,
+) -> Result<String, DispatchError> {
+    match resolve_loaded(services, snapshot, name) {
+        Ok(plugin) => Ok(plugin.name.to_string()),
+        Err(e) => match services.deferred.pending(name) {
+            Some(q) if q.kind == PluginKind::Specialist => Ok(q.name),
+            _ => Err(e),
+        },
+    }
+}
+
+/// When the wait of a task for its plugins ends: its own time budget (`[dispatch]
+/// task_timeout_s`, none when 0) and a child's deadline, whichever comes first.
+fn wait_until(services: &Services, options: &TaskOptions) -> Option<tokio::time::Instant> {
+    let budget = services.config.dispatch.task_timeout_s;
+    let own =
+        (budget > 0).then(|| tokio::time::Instant::now() + Duration::from_secs(u64::from(budget)));
+    match (own, options.deadline) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
 /// Runs one task; see [`crate::Host::task`]: starts the specialist in a fresh instance under
 /// the host's task bound and the task's time budget, then builds its result.
 pub(crate) async fn task(
@@ -439,11 +482,23 @@ pub(crate) async fn task(
         .take()
         .map(|a| checked_anchor(description, &a))
         .transpose()?;
-    let snapshot = options
-        .snapshot
-        .clone()
-        .unwrap_or_else(|| services.snapshot());
-    let plugin = resolve(&snapshot, name)?;
+    // A plugin of a lazy start still compiling: the task waits for it (and the plugins it
+    // uses) inside its own time, and a pinned set gets them added.
+    let waiting = Instant::now();
+    let until = wait_until(services, &options);
+    let waited = services
+        .deferred
+        .ready_for(&services.snapshot(), name, until)
+        .await?;
+    let snapshot = match options.snapshot.clone() {
+        Some(pinned) if !waited.is_empty() => {
+            Arc::new(pinned.with_added(&services.snapshot(), &waited))
+        }
+        Some(pinned) => pinned,
+        None => services.snapshot(),
+    };
+    let plugin = resolve_loaded(services, &snapshot, name)?;
+    let spent = waiting.elapsed();
     // Held until the instance is gone: the host's bound on running specialists.
     let slot = if options.child {
         None
@@ -458,7 +513,7 @@ pub(crate) async fn task(
     let span =
         tracing::info_span!("task", task_id = %scope.task_id, specialist = %scope.plugin.ident);
     let started = Instant::now();
-    let (answer, stats) = run_in_budget(services, &scope, description, span.clone()).await;
+    let (answer, stats) = run_in_budget(services, &scope, description, spent, span.clone()).await;
     drop(slot);
     let result = finish(services, &scope, answer, stats, started)
         .instrument(span)
@@ -503,12 +558,14 @@ fn open_scope(
     scope
 }
 
-/// Runs the specialist on `description` inside `[dispatch] task_timeout_s` (0: no budget);
-/// past it the answer is [`Failure::TimedOut`].
+/// Runs the specialist on `description` inside `[dispatch] task_timeout_s` (0: no budget),
+/// less the time `spent` waiting for its plugins to load; past it the answer is
+/// [`Failure::TimedOut`].
 async fn run_in_budget(
     services: &Services,
     scope: &Arc<TaskScope>,
     description: &str,
+    spent: Duration,
     span: tracing::Span,
 ) -> (Result<RunAnswer, Failure>, InstanceStats) {
     let budget = services.config.dispatch.task_timeout_s;
@@ -524,7 +581,8 @@ async fn run_in_budget(
     if budget == 0 {
         return run.await;
     }
-    match tokio::time::timeout(Duration::from_secs(u64::from(budget)), run).await {
+    let left = Duration::from_secs(u64::from(budget)).saturating_sub(spent);
+    match tokio::time::timeout(left, run).await {
         Ok(done) => done,
         Err(_) => (
             Err(Failure::TimedOut { secs: budget }),

@@ -29,6 +29,8 @@ pub(crate) struct Services {
     pub(crate) memory: Memory,
     /// The current plugin set; a task keeps the one it started with.
     pub(crate) registry: Arc<Registry>,
+    /// The plugins a lazy start left to the background loader; a task waits for its own.
+    pub(crate) deferred: Arc<crate::deferred::Deferred>,
     /// Bounds the specialists running at once, host-wide, and the queue in front of them.
     pub(crate) tasks: TaskGate,
     /// Mutating calls between their intent and their recorded outcome.

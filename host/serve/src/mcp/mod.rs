@@ -106,8 +106,11 @@ impl Server {
     }
 
     /// The host's first load of its plugins, run behind a server that already answers: the
-    /// roster is empty and the plugins are listed as loading until it ends; then the clients
-    /// that listed meanwhile get `notifications/tools/list_changed` and `prompts/list_changed`,
+    /// roster is empty and the plugins are listed as loading until it ends. It is lazy
+    /// ([`Host::load_plugins_lazily`]): plugins whose code is cached load now, the others
+    /// compile in the background and stay listed as loading until each is ready. When the
+    /// first load ends, and again when the last deferred plugin is ready, the clients that
+    /// listed meanwhile get `notifications/tools/list_changed` and `prompts/list_changed`,
     /// every client `resources/list_changed` when the skills changed. Progress goes to stderr
     /// (the host's log).
     pub(crate) async fn load_plugins(&self) -> ReloadReport {
@@ -115,15 +118,22 @@ impl Server {
         let started = std::time::Instant::now();
         eprintln!(
             "guild serve: loading the plugins ({} specialist(s): {}); clients are served \
-             meanwhile, tasks wait for the load",
+             meanwhile, tasks wait for the plugins they use",
             loading.len(),
             loading.join(", ")
         );
-        let report = self.host.load_plugins().await;
+        let report = self.host.load_plugins_lazily().await;
         crate::start::warn_load_problems(&self.host);
+        let queued = match report.queued.is_empty() {
+            true => String::new(),
+            false => format!(
+                "; compiling {} in the background (listed as loading until ready)",
+                report.queued.join(", ")
+            ),
+        };
         eprintln!(
             "guild serve: plugins ready in {:.1} s: {} specialist(s) on the roster, {} plugin(s) \
-             failed to load",
+             failed to load{queued}",
             started.elapsed().as_secs_f64(),
             self.host.roster().len(),
             report.errors.len()
@@ -132,7 +142,56 @@ impl Server {
         if self.skill_set_changed().await {
             self.notify_all(Changed::Resources).await;
         }
+        if !report.queued.is_empty() {
+            self.follow_the_queue(started).await;
+        }
         report
+    }
+
+    /// Follows the background loader until its queue is empty: each time a plugin joins the
+    /// set, the clients that listed while it loaded get `notifications/tools/list_changed`
+    /// and `prompts/list_changed`; at the end the deferred load errors and the warnings that
+    /// need every connector go to stderr, and every client `resources/list_changed` when the
+    /// skills changed.
+    async fn follow_the_queue(&self, started: std::time::Instant) {
+        let errors_before = self.host.load_errors().len();
+        let mut changes = self.host.queue_changes();
+        let mut left = self.host.queued();
+        while !left.is_empty() {
+            if changes.changed().await.is_err() {
+                break;
+            }
+            let now = self.host.queued();
+            let done: Vec<&String> = left.iter().filter(|n| !now.contains(n)).collect();
+            for name in &done {
+                eprintln!(
+                    "guild serve: {name} done loading after {:.1} s; {} still loading",
+                    started.elapsed().as_secs_f64(),
+                    now.len()
+                );
+            }
+            if !done.is_empty() {
+                self.notify_listed_while_loading().await;
+            }
+            left = now;
+        }
+        let errors = self.host.all_loaded().await;
+        for line in errors
+            .iter()
+            .skip(errors_before)
+            .chain(&self.host.load_warnings())
+        {
+            eprintln!("warning: {}", guild_host::text::for_terminal(line));
+        }
+        eprintln!(
+            "guild serve: every plugin loaded in {:.1} s: {} specialist(s) on the roster",
+            started.elapsed().as_secs_f64(),
+            self.host.roster().len()
+        );
+        self.notify_listed_while_loading().await;
+        if self.skill_set_changed().await {
+            self.notify_all(Changed::Resources).await;
+        }
     }
 
     /// Waits until the host's plugins are loaded: a task sent while they load runs once they
@@ -141,12 +200,13 @@ impl Server {
         self.host.loaded().await;
     }
 
-    /// Waits for the host's plugins for at most `[serve] load_wait_ms`: a list answered after
-    /// it has the whole roster when the load is quick, and names the specialists still loading
-    /// when it is not.
+    /// Waits for the host's plugins, those compiling in the background included, for at most
+    /// `[serve] load_wait_ms`: a list answered after it has the whole roster when the load is
+    /// quick, and names the specialists still loading when it is not. (A task waits for its
+    /// own plugins only.)
     async fn ready_for_a_list(&self) {
         let wait = std::time::Duration::from_millis(self.host.config().serve.load_wait_ms);
-        let _ = tokio::time::timeout(wait, self.host.loaded()).await;
+        let _ = tokio::time::timeout(wait, self.host.all_loaded()).await;
     }
 
     /// Reads `guild.toml` again and reloads the plugins with its folders and grants; tells
