@@ -8,15 +8,23 @@ use guild_host::{Config, GuildEngine, Host, HostError};
 
 use crate::render;
 
+/// The engine a host of `config` compiles with, components compiled in `compile_helper` when
+/// given ([`use_compile_helper`]).
+fn engine_for(
+    config: &mut Config,
+    compile_helper: Option<std::path::PathBuf>,
+) -> anyhow::Result<GuildEngine> {
+    use_compile_helper(config, compile_helper);
+    Ok(GuildEngine::new(guild_host::engine_options(config)).map_err(HostError::Engine)?)
+}
+
 /// Starts a host for a parsed config, reporting plugins that failed to load; components compile
 /// in `compile_helper` ([`use_compile_helper`]).
 pub async fn start_host_with(
     mut config: Config,
     compile_helper: Option<std::path::PathBuf>,
 ) -> anyhow::Result<Host> {
-    use_compile_helper(&mut config, compile_helper);
-    let engine =
-        GuildEngine::new(guild_host::engine_options(&config)).map_err(HostError::Engine)?;
+    let engine = engine_for(&mut config, compile_helper)?;
     start_host_on(config, engine).await
 }
 
@@ -26,9 +34,7 @@ pub async fn open_host_with(
     mut config: Config,
     compile_helper: Option<std::path::PathBuf>,
 ) -> anyhow::Result<Host> {
-    use_compile_helper(&mut config, compile_helper);
-    let engine =
-        GuildEngine::new(guild_host::engine_options(&config)).map_err(HostError::Engine)?;
+    let engine = engine_for(&mut config, compile_helper)?;
     Ok(Host::open(config, engine).await?)
 }
 
@@ -39,9 +45,7 @@ pub async fn start_host_lazily(
     mut config: Config,
     compile_helper: Option<std::path::PathBuf>,
 ) -> anyhow::Result<Host> {
-    use_compile_helper(&mut config, compile_helper);
-    let engine =
-        GuildEngine::new(guild_host::engine_options(&config)).map_err(HostError::Engine)?;
+    let engine = engine_for(&mut config, compile_helper)?;
     let host = Host::open(config, engine).await?;
     let spinner = render::spinner("loading plugins (those not in the compile cache compile next)");
     let report = host.load_plugins_lazily().await;
