@@ -49,6 +49,31 @@ async fn opened(engine: &GuildEngine, dir: &Path, plugins: &[String], extra: &st
         .expect("host opens")
 }
 
+/// A lazy start on a new cache in `dir`: Cranelift held back while `_no_cranelift` lives, the
+/// background loader stopped at its gate while `held` lives.
+struct Cold {
+    engine: GuildEngine,
+    h: Host,
+    report: guild_host::ReloadReport,
+    held: tokio::sync::OwnedMutexGuard<()>,
+    _no_cranelift: tokio::sync::OwnedMutexGuard<()>,
+}
+
+async fn cold_start(dir: &Path, plugins: &[String], extra: &str) -> Cold {
+    let engine = cold_engine(&dir.join("cache"));
+    let no_cranelift = engine.optimizer().lock_owned().await;
+    let h = opened(&engine, dir, plugins, extra).await;
+    let held = h.deferred_gate().lock_owned().await;
+    let report = h.load_plugins_lazily().await;
+    Cold {
+        engine,
+        h,
+        report,
+        held,
+        _no_cranelift: no_cranelift,
+    }
+}
+
 /// Waits until the queue's first plugin is `name` (a task moved it there).
 async fn until_first(h: &Host, name: &str) {
     let moved = async {
@@ -64,20 +89,19 @@ async fn until_first(h: &Host, name: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_on_a_queued_specialist_moves_it_and_its_granted_connector_to_the_front() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let engine = cold_engine(&dir.path().join("cache"));
-    let winch = engine.baseline().expect("a baseline tier").clone();
-    let optimizer = engine.optimizer();
-    let _no_cranelift = optimizer.lock().await;
-    let h = opened(
-        &engine,
+    let Cold {
+        engine,
+        h,
+        report,
+        held,
+        _no_cranelift,
+    } = cold_start(
         dir.path(),
         &folders(FOUR),
         "[grants.probe]\ntools = [\"echo.echo\"]\n",
     )
     .await;
-    let gate = h.deferred_gate();
-    let held = gate.lock().await;
-    let report = h.load_plugins_lazily().await;
+    let winch = engine.baseline().expect("a baseline tier").clone();
     assert_eq!(report.queued.len(), 4, "{report:?}");
     assert!(h.roster().is_empty(), "nothing compiled yet");
     assert_eq!(h.queued(), ["textstats", "optimist", "echo", "probe"]);
@@ -119,13 +143,12 @@ async fn a_task_on_a_queued_specialist_moves_it_and_its_granted_connector_to_the
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_the_grant_only_the_specialist_jumps_the_queue_and_its_call_is_denied() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let engine = cold_engine(&dir.path().join("cache"));
-    let optimizer = engine.optimizer();
-    let _no_cranelift = optimizer.lock().await;
-    let h = opened(&engine, dir.path(), &folders(FOUR), "").await;
-    let gate = h.deferred_gate();
-    let held = gate.lock().await;
-    h.load_plugins_lazily().await;
+    let Cold {
+        h,
+        held,
+        _no_cranelift,
+        ..
+    } = cold_start(dir.path(), &folders(FOUR), "").await;
     let task = tokio::spawn({
         let h = h.clone();
         async move {
@@ -196,15 +219,16 @@ async fn a_deferred_load_that_fails_is_the_tasks_error_in_the_words_of_a_load_at
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reload_during_the_queue_loses_no_plugin_and_compiles_none_twice() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let engine = cold_engine(&dir.path().join("cache"));
-    let winch = engine.baseline().expect("a baseline tier").clone();
-    let optimizer = engine.optimizer();
-    let _no_cranelift = optimizer.lock().await;
     let all = folders(FOUR);
-    let h = opened(&engine, dir.path(), &all, "").await;
+    let Cold {
+        engine,
+        h,
+        held,
+        _no_cranelift,
+        ..
+    } = cold_start(dir.path(), &all, "").await;
+    let winch = engine.baseline().expect("a baseline tier").clone();
     let gate = h.deferred_gate();
-    let held = gate.lock().await;
-    h.load_plugins_lazily().await;
 
     // Nothing compiling: a reload keeps the queue as it was, and compiles a plugin new to it
     // itself (its report says so, as an eager host's does).
@@ -258,13 +282,12 @@ async fn a_reload_during_the_queue_loses_no_plugin_and_compiles_none_twice() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn background_and_batch_tasks_on_queued_plugins_wait_for_them() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let engine = cold_engine(&dir.path().join("cache"));
-    let optimizer = engine.optimizer();
-    let _no_cranelift = optimizer.lock().await;
-    let h = opened(&engine, dir.path(), &folders(FOUR), "").await;
-    let gate = h.deferred_gate();
-    let held = gate.lock().await;
-    h.load_plugins_lazily().await;
+    let Cold {
+        h,
+        held,
+        _no_cranelift,
+        ..
+    } = cold_start(dir.path(), &folders(FOUR), "").await;
 
     // Accepted while queued; a name that is neither loaded nor queued is still refused.
     let id = h
@@ -326,25 +349,24 @@ fn delegator(dir: &Path, name: &str, capabilities: &str) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_delegated_child_on_a_queued_specialist_moves_it_to_the_front_and_runs() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let engine = cold_engine(&dir.path().join("cache"));
-    let optimizer = engine.optimizer();
-    let _no_cranelift = optimizer.lock().await;
     // One component, three plugins: in config order, the worker is queued last.
     let plugins = vec![
         delegator(dir.path(), "boss", "delegate = [\"worker\"]"),
         delegator(dir.path(), "leaf", ""),
         delegator(dir.path(), "worker", ""),
     ];
-    let h = opened(
-        &engine,
+    let Cold {
+        h,
+        held,
+        _no_cranelift,
+        ..
+    } = cold_start(
         dir.path(),
         &plugins,
         "[grants.boss]\ndelegate = [\"worker\"]\n",
     )
     .await;
     let gate = h.deferred_gate();
-    let held = gate.lock().await;
-    h.load_plugins_lazily().await;
     let steps = json!({"steps": [{"op": "run", "brief": {
         "specialist": "worker",
         "objective": "Check the tracker for open incidents",
