@@ -322,3 +322,96 @@ async fn a_data_dir_that_cannot_be_created_is_a_typed_error_naming_it() {
     assert_eq!(path, &dir.path().join("data").join("inner"));
     assert!(err.to_string().contains("data_dir"), "{err}");
 }
+
+/// Four mutating calls in a row, with a linger long enough that no outcome is committed on
+/// its own before the next call: each outcome shares the next intent's commit, so the task
+/// costs five commits (four intents, the last outcome at its end), not eight; every receipt
+/// still reads success in the task's result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tasks_outcomes_share_the_commits_of_its_next_intents() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let extra = format!("[dispatch]\noutcome_linger_ms = 10000\n\n{GRANTS}");
+    let h = host(dir.path(), PROBE, &extra).await;
+    let before = h
+        .ledger_commits()
+        .expect("a SQLite ledger counts its commits");
+    let ops: Vec<_> = (0..4)
+        .map(|n| json!({"op": "tool", "name": "echo.create", "input": {"title": format!("t{n}")}}))
+        .collect();
+    let p = probe(&h, json!({"op": "seq", "ops": ops})).await;
+    assert!(p.ok, "{p:?}");
+    let receipts = &p.result.receipts;
+    assert_eq!(receipts.len(), 4, "{receipts:?}");
+    assert!(
+        receipts.iter().all(|r| r.status == ReceiptStatus::Success),
+        "{receipts:?}"
+    );
+    let commits = h.ledger_commits().expect("commits") - before;
+    assert_eq!(
+        commits, 5,
+        "4 intents + the last outcome, each other outcome shared"
+    );
+    assert!(h.verify_receipts().await.expect("verify").ok);
+}
+
+/// The linger bounds how long an effect stands without a durable outcome: a task that goes
+/// on after its mutating call (here it sleeps) has the outcome committed within
+/// `outcome_linger_ms`, long before the task ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_outcome_is_committed_within_its_linger_while_its_task_goes_on() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let extra = format!("[dispatch]\noutcome_linger_ms = 100\n\n{GRANTS}");
+    let h = host(dir.path(), PROBE, &extra).await;
+    let before = h.ledger_commits().expect("commits");
+    let brief = json!({"op": "seq", "ops": [
+        {"op": "tool", "name": "echo.create", "input": {"title": "then sleep"}},
+        {"op": "sleep", "ms": 60_000},
+    ]})
+    .to_string();
+    let task = {
+        let h = h.clone();
+        tokio::spawn(async move { h.task("probe", &brief).await })
+    };
+    // Intent and outcome: two commits, the second once the linger is over.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while h.ledger_commits().expect("commits") < before + 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the outcome was not committed within 30 s"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(!task.is_finished(), "the task still sleeps");
+    // Read back through a connection of its own: committed, not just queued.
+    let ledger = Ledger::open_read_only(dir.path().join(".guild/receipts.db")).expect("reader");
+    let receipts = ledger.list(10).expect("receipts");
+    assert_eq!(receipts.len(), 1, "{receipts:?}");
+    assert_eq!(receipts[0].status, ReceiptStatus::Success, "{receipts:?}");
+    task.abort();
+}
+
+/// `outcome_linger_ms` has a cap: at most 10 s without a durable outcome; past it the
+/// config is refused, naming the key.
+#[test]
+fn an_outcome_linger_past_its_cap_is_refused_by_name() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let parse = |ms: u32| {
+        guild_host::Config::parse(
+            &format!("[dispatch]\noutcome_linger_ms = {ms}\n"),
+            &dir.path().join("guild.toml"),
+            dir.path(),
+        )
+    };
+    assert_eq!(
+        parse(10_000)
+            .expect("at the cap")
+            .dispatch
+            .outcome_linger_ms,
+        10_000
+    );
+    let err = parse(10_001).expect_err("past the cap").to_string();
+    assert!(
+        err.contains("dispatch.outcome_linger_ms") && err.contains("guild.toml"),
+        "{err}"
+    );
+}

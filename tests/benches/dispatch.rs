@@ -335,6 +335,15 @@ fn main() {
         let host_unpooled = Host::with_engine(config(dir.path(), &plugins, false), unpooled)
             .await
             .expect("host");
+        // The same host with every outcome committed at once (`outcome_linger_ms = 0`, as
+        // before outcomes waited for the next intent's commit), on a ledger of its own.
+        let at_once_dir = dir.path().join("at-once");
+        std::fs::create_dir_all(&at_once_dir).expect("at-once dir");
+        let mut at_once = config(&at_once_dir, &plugins, false);
+        at_once.dispatch.outcome_linger_ms = 0;
+        let host_at_once = Host::with_engine(at_once, pooled.clone())
+            .await
+            .expect("host");
         let check = host.task("probe", &brief).await.expect("task");
         assert!(
             check.report.is_some(),
@@ -352,7 +361,7 @@ fn main() {
         let ledger = guild_host::receipts::Ledger::open(dir.path().join("one-commit.db"))
             .expect("ledger");
         let mut bare = guild_tests::BareFsync::new(dir.path());
-        let mut samples: [Vec<Duration>; 4] = Default::default();
+        let mut samples: [Vec<Duration>; 7] = Default::default();
         for _ in 0..iters.min(20) {
             std::hint::black_box(host.task("probe", &brief).await.expect("warm-up task"));
         }
@@ -368,6 +377,28 @@ fn main() {
             let r = host.task("probe", &mutating_brief).await.expect("task");
             samples[1].push(t.elapsed());
             assert_eq!(r.receipts.len(), 1, "mutating bench task wrote no receipt");
+            // Four mutating calls in a row in one task: each outcome shares the next call's
+            // intent commit, so each call after the first adds one commit, not two.
+            // The same four calls read-only: the difference is the commits alone.
+            let four = |tool: &str| {
+                let ops = (0..4)
+                    .map(|k| json!({"op": "tool", "name": tool,
+                        "input": {"title": format!("bench {n}.{k}")}}))
+                    .collect::<Vec<_>>();
+                json!({"op": "seq", "ops": ops}).to_string()
+            };
+            let t = Instant::now();
+            let r = host.task("probe", &four("echo.create")).await.expect("task");
+            samples[4].push(t.elapsed());
+            assert_eq!(r.receipts.len(), 4, "four-call bench task: {:?}", r.error);
+            let t = Instant::now();
+            let r = host.task("probe", &four("echo.echo")).await.expect("task");
+            samples[5].push(t.elapsed());
+            assert_eq!(r.tool_calls.len(), 4, "four-call bench task: {:?}", r.error);
+            let t = Instant::now();
+            let r = host_at_once.task("probe", &four("echo.create")).await.expect("task");
+            samples[6].push(t.elapsed());
+            assert_eq!(r.receipts.len(), 4, "four-call bench task: {:?}", r.error);
             // One durable commit on its own, on the same disk: what the mutating row is read in.
             let intent = guild_host::receipts::Intent {
                 task_id: "bench".into(),
@@ -386,7 +417,8 @@ fn main() {
             // The floor under that commit: a bare 4 KiB append + fsync.
             samples[3].push(bare.once());
         }
-        let [task, mutating, one_commit, fsync] = samples.map(guild_tests::median);
+        let [task, mutating, one_commit, fsync, four, four_read, four_at_once] =
+            samples.map(guild_tests::median);
         let process = time(iters.min(500), || {
             std::hint::black_box(process_per_call(&brief));
         });
@@ -440,6 +472,17 @@ fn main() {
             mutating,
             plain,
         );
+        row("  same, four read-only tools in a row", four_read, plain);
+        row(
+            "  same, four mutating tools in a row (4 receipts)",
+            four,
+            plain,
+        );
+        row(
+            "  same, each outcome committed at once (linger 0)",
+            four_at_once,
+            plain,
+        );
         row(
             "long-lived child, one JSON line round trip (MCP stdio)",
             long_lived,
@@ -464,6 +507,16 @@ fn main() {
             one_commit.as_secs_f64() * 1e6,
             (mutating.as_secs_f64() - task.as_secs_f64()) / fsync.as_secs_f64(),
             fsync.as_secs_f64() * 1e6
+        );
+        let commits = |d: Duration| (d.as_secs_f64() - four_read.as_secs_f64()) / one_commit.as_secs_f64();
+        println!(
+            "   four mutating calls - four read-only calls: {:.1} µs = {:.2} durable commits \
+             ({:.2} per call); outcomes committed at once: {:.2} commits; ratio {:.2}x",
+            (four.as_secs_f64() - four_read.as_secs_f64()) * 1e6,
+            commits(four),
+            commits(four) / 4.0,
+            commits(four_at_once),
+            four.as_secs_f64() / four_at_once.as_secs_f64()
         );
 
         println!("\n== batch throughput: 1,000 tool-calling tasks (best of 3)");

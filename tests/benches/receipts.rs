@@ -8,7 +8,8 @@
 //!    commit (`begin_many` + `complete_many`, N receipts per pair of transactions) vs 1 and 8
 //!    writers each writing one receipt at a time the way a task with one mutating tool call
 //!    does (intent committed, outcome queued, then waited for before the next receipt; the
-//!    ledger groups concurrent writers' writes into shared commits on its own);
+//!    ledger groups concurrent writers' writes into shared commits on its own), and the same
+//!    with tasks of 10 mutating calls, whose outcomes share the next intent's commit;
 //!    The floor under the one-by-one row is timed in the same run: a bare 4 KiB append +
 //!    `fsync`, twice per receipt, without SQLite;
 //! 2. validation time per report: 10 claims against 50 receipts vs a report with neither.
@@ -86,9 +87,11 @@ fn append_run(batch: u64) -> Duration {
 }
 
 /// Time for `threads` writers to append `RECEIPTS_PER_RUN` receipts between them to a fresh
-/// file ledger, each receipt as the tool-call path writes it: `begin` (committed before the
-/// effect), `complete_queued`, then `wait` (the outcome durable before the task's result).
-fn concurrent_run(threads: u64) -> Duration {
+/// file ledger, each receipt as the tool-call path writes it, in tasks of `calls` mutating
+/// calls each: `begin` (committed before the effect), `complete_queued` (the outcome left in
+/// the queue, where the task's next intent commits it with its own), and at the task's end
+/// `wait` for every outcome (durable before the task's result).
+fn concurrent_run(threads: u64, calls: usize) -> Duration {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
     let ledger = std::sync::Arc::new(Ledger::open(dir.path().join("ledger.db")).expect("open"));
     let t = Instant::now();
@@ -96,10 +99,18 @@ fn concurrent_run(threads: u64) -> Duration {
         .map(|w| {
             let ledger = ledger.clone();
             std::thread::spawn(move || {
-                for n in (w..RECEIPTS_PER_RUN).step_by(threads as usize) {
-                    let id = proceed(ledger.begin(intent(n)).expect("begin"));
-                    let queued = ledger.complete_queued(&id, success(n));
-                    ledger.wait(queued).expect("outcome");
+                let mine: Vec<u64> = (w..RECEIPTS_PER_RUN).step_by(threads as usize).collect();
+                for task in mine.chunks(calls) {
+                    let queued: Vec<_> = task
+                        .iter()
+                        .map(|&n| {
+                            let id = proceed(ledger.begin(intent(n)).expect("begin"));
+                            ledger.complete_queued(&id, success(n))
+                        })
+                        .collect();
+                    for q in queued {
+                        ledger.wait(q).expect("outcome");
+                    }
                 }
             })
         })
@@ -196,13 +207,18 @@ fn main() {
         let d = guild_tests::median((0..RUNS).map(|_| append_run(batch)).collect());
         row(&format!("group commit, {batch} per transaction"), d);
     }
-    let one = guild_tests::median((0..RUNS).map(|_| concurrent_run(1)).collect());
+    let one = guild_tests::median((0..RUNS).map(|_| concurrent_run(1, 1)).collect());
     row("1 writer, tool-call path", one);
-    let eight = guild_tests::median((0..RUNS).map(|_| concurrent_run(8)).collect());
+    let eight = guild_tests::median((0..RUNS).map(|_| concurrent_run(8, 1)).collect());
     row("8 writers, tool-call path", eight);
+    let one_many = guild_tests::median((0..RUNS).map(|_| concurrent_run(1, 10)).collect());
+    row("1 writer, tasks of 10 calls", one_many);
+    let eight_many = guild_tests::median((0..RUNS).map(|_| concurrent_run(8, 10)).collect());
+    row("8 writers, tasks of 10 calls", eight_many);
     println!(
-        "8 writers / 1 writer: {:.1}x",
-        one.as_secs_f64() / eight.as_secs_f64()
+        "8 writers / 1 writer: {:.1}x (tasks of one call), {:.1}x (tasks of 10 calls)",
+        one.as_secs_f64() / eight.as_secs_f64(),
+        one_many.as_secs_f64() / eight_many.as_secs_f64()
     );
 
     println!();

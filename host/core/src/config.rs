@@ -484,6 +484,17 @@ impl Config {
                 ),
             ));
         }
+        if self.dispatch.outcome_linger_ms > crate::settings::MAX_OUTCOME_LINGER_MS {
+            return Err(invalid(
+                "dispatch.outcome_linger_ms".into(),
+                format!(
+                    "{} is out of range: expected 0 to {} (milliseconds an outcome may wait to \
+                     share a commit)",
+                    self.dispatch.outcome_linger_ms,
+                    crate::settings::MAX_OUTCOME_LINGER_MS
+                ),
+            ));
+        }
         if self.trust.threshold == 0 {
             return Err(invalid(
                 "trust.threshold".into(),

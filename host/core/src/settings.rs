@@ -43,7 +43,15 @@ pub struct DispatchSettings {
     /// Tasks that may wait for a running slot; past it a task is refused as busy at once.
     #[serde(default = "d_max_queued_tasks")]
     pub max_queued_tasks: usize,
+    /// How long a mutating call's outcome may wait, milliseconds, for the task's next write of
+    /// the receipts ledger to share its commit (one fsync per call instead of two) before it
+    /// is committed alone; 0 commits it at once. The task's result always waits for it.
+    #[serde(default = "d_outcome_linger_ms")]
+    pub outcome_linger_ms: u32,
 }
+
+/// The largest `outcome_linger_ms`: an effect may stand that long without a durable outcome.
+pub const MAX_OUTCOME_LINGER_MS: u32 = 10_000;
 
 fn d_timeout() -> u32 {
     300
@@ -66,6 +74,9 @@ fn d_max_running_tasks() -> usize {
 fn d_max_queued_tasks() -> usize {
     32
 }
+fn d_outcome_linger_ms() -> u32 {
+    20
+}
 
 impl Default for DispatchSettings {
     fn default() -> Self {
@@ -78,6 +89,7 @@ impl Default for DispatchSettings {
             max_tool_calls: d_max_tool_calls(),
             max_running_tasks: d_max_running_tasks(),
             max_queued_tasks: d_max_queued_tasks(),
+            outcome_linger_ms: d_outcome_linger_ms(),
         }
     }
 }

@@ -507,6 +507,16 @@ impl Host {
         .await??)
     }
 
+    /// Write transactions (each one fsync) the host's receipts ledger has committed since it
+    /// opened; `None` on a shared PostgreSQL store, whose commits are the database's.
+    /// Grouping shows here: a task's outcomes share the commits of its next intents.
+    pub fn ledger_commits(&self) -> Option<u64> {
+        match &self.services.ledger {
+            crate::stores::LedgerBackend::Sqlite(ledger) => Some(ledger.commits()),
+            crate::stores::LedgerBackend::Shared(_) => None,
+        }
+    }
+
     /// Checks the whole receipts chain; reports the first bad entry.
     pub async fn verify_receipts(&self) -> Result<VerifyReport, ReceiptsError> {
         let ledger = self.services.ledger.clone();

@@ -296,7 +296,10 @@ impl Ledger {
             staged.push((reply, result));
         }
         let head = match w.commit_durably() {
-            Ok(head) => head,
+            Ok(head) => {
+                self.count_commit();
+                head
+            }
             Err(e) => {
                 let answers = staged.into_iter().map(|(reply, _)| reply).collect();
                 return fail_replies(answers, writes, &e);

@@ -34,6 +34,8 @@ pub struct Ledger {
     pub(super) anchor: Option<PathBuf>,
     /// An unstamped ledger of an earlier build, opened read-only: it never had an anchor.
     pub(super) legacy: bool,
+    /// Write transactions committed since it was opened (see [`Ledger::commits`]).
+    commits: std::sync::atomic::AtomicU64,
 }
 
 pub(super) struct Inner {
@@ -95,6 +97,7 @@ impl Ledger {
 
     fn new(conn: Connection, path: PathBuf, anchor: Option<PathBuf>) -> Ledger {
         Ledger {
+            commits: std::sync::atomic::AtomicU64::new(0),
             inner: Mutex::new(Inner {
                 conn,
                 in_flight: HashSet::new(),
@@ -170,6 +173,17 @@ impl Ledger {
         Ok(w)
     }
 
+    /// How many write transactions (each one fsync) this `Ledger` has committed since it was
+    /// opened: what grouping saves shows here (docs/receipts-and-validation.md, "Durability").
+    pub fn commits(&self) -> u64 {
+        self.commits.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    pub(super) fn count_commit(&self) {
+        self.commits
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// Where the ledger lives (`:memory:` for an in-memory one).
     pub fn path(&self) -> &Path {
         &self.path
@@ -204,6 +218,7 @@ impl Ledger {
             answers.push(begin_one(&mut w, in_flight, &mut new_ids, intent)?);
         }
         w.commit(self.anchor.as_deref())?;
+        self.count_commit();
         in_flight.extend(new_ids);
         Ok(answers)
     }
@@ -229,6 +244,7 @@ impl Ledger {
             written.push(complete_one(&mut w, intent, outcome)?);
         }
         w.commit(self.anchor.as_deref())?;
+        self.count_commit();
         let mut receipts = Vec::with_capacity(written.len());
         for (entry, first) in written {
             in_flight.remove(&entry.receipt_id);
@@ -278,6 +294,7 @@ impl Ledger {
         }
         let entry = w.append(follow_up(latest, EntryKind::Resolution, outcome))?;
         w.commit(self.anchor.as_deref())?;
+        self.count_commit();
         Receipt::from_entry(entry, first)
     }
 

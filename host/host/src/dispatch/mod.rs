@@ -271,13 +271,13 @@ impl TaskScope {
     /// reads `unknown`, as when the outcome write fails on the spot.
     async fn settle_outcomes(&self) {
         let pending = std::mem::take(&mut *self.outcomes.lock().unwrap_or_else(|p| p.into_inner()));
-        let mut lost = Vec::new();
-        for outcome in pending {
+        // All asked at once: the first commit takes every one of them still queued.
+        let settled = futures::future::join_all(pending.into_iter().map(|outcome| async move {
             let id = outcome.receipt_id.clone();
-            if !outcome.settled().await {
-                lost.push(id);
-            }
-        }
+            (!outcome.settled().await).then_some(id)
+        }))
+        .await;
+        let lost: Vec<String> = settled.into_iter().flatten().collect();
         if lost.is_empty() {
             return;
         }

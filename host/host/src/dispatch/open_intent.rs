@@ -9,6 +9,14 @@
 //! task waits for it ([`PendingOutcome`]) before its result is built
 //! (docs/receipts-and-validation.md, "Durability"). Both backends queue it the same way
 //! ([`guild_receipts::LedgerStore::queue_outcome`]).
+//!
+//! Nobody asks for the outcome's commit at once: it lingers in the queue for at most
+//! `[dispatch] outcome_linger_ms`, so that the task's next mutating call commits it together with its own
+//! intent (one fsync per call instead of two). The task's end asks for it at once, and so does
+//! dropping the [`PendingOutcome`]; the linger only bounds how long an outcome whose task goes
+//! on without another write stays undurable.
+
+use std::time::Duration;
 
 use guild_receipts::{Begin, Completion, Intent, IntentId, LedgerError, Receipt};
 
@@ -73,48 +81,107 @@ impl OpenIntent {
 
 impl OpenIntent {
     /// Queues the call's outcome and returns at once: whatever the ledger writes next comes
-    /// after it. A blocking thread then waits until it is committed (in a group with whatever
-    /// else is queued); `counted` is held until then, so a host about to stop waits for it. If
-    /// it cannot be written the intent is released and the receipt reads `unknown`.
+    /// after it, and commits it with its own. After `linger` (or once the task asks for it) a
+    /// blocking thread waits until it is committed; `counted` is held until then, so a host
+    /// about to stop waits for it. If it cannot be written the intent is released and the
+    /// receipt reads `unknown`.
     pub(crate) fn complete_later(
         mut self,
         tool: &str,
         completion: Completion,
         counted: Option<CallGuard>,
+        linger: Duration,
     ) -> Option<PendingOutcome> {
         let id = self.id.take()?;
-        let queued = self.ledger.queue_outcome(&id, completion);
         let receipt_id = id.as_str().to_owned();
-        let (tool, ledger) = (tool.to_owned(), self.ledger.clone());
-        let durable = tokio::task::spawn_blocking(move || {
-            let _counted = counted;
-            match queued.wait() {
-                Ok(_) => true,
+        let lingering = Lingering {
+            queued: Some(self.ledger.queue_outcome(&id, completion)),
+            ledger: self.ledger.clone(),
+            id,
+            tool: tool.to_owned(),
+            _counted: counted,
+        };
+        let (now, asked) = tokio::sync::oneshot::channel::<()>();
+        let durable = tokio::spawn(async move {
+            // Until the task asks (its end), drops the handle, or the linger is over, the
+            // outcome waits in the queue, where the next write of the ledger (this task's
+            // next intent, another task's) commits it with its own.
+            if !linger.is_zero() {
+                let _ = tokio::time::timeout(linger, asked).await;
+            }
+            match tokio::task::spawn_blocking(move || lingering.commit()).await {
+                Ok(recorded) => recorded,
                 Err(e) => {
-                    tracing::error!("failed to record the outcome of '{tool}': {e}");
-                    ledger.release(&id);
+                    tracing::error!("receipts ledger task failed while recording an outcome: {e}");
                     false
                 }
             }
         });
         Some(PendingOutcome {
             receipt_id,
+            now,
             durable,
         })
     }
 }
 
-/// An outcome queued by [`OpenIntent::complete_later`], being committed.
+/// A queued outcome nobody waits for yet. [`Lingering::commit`] waits until it is committed;
+/// if it is dropped first (its runtime shutting down), the drop waits, so that no outcome is
+/// left in the queue of a ledger about to close.
+struct Lingering {
+    queued: Option<guild_receipts::QueuedWrite>,
+    ledger: LedgerBackend,
+    id: IntentId,
+    tool: String,
+    /// Held until the outcome is committed, so that a host about to stop waits for it.
+    _counted: Option<CallGuard>,
+}
+
+impl Lingering {
+    /// Blocks until the outcome is committed: `true` when it was recorded; else the intent
+    /// is released and the receipt reads `unknown`.
+    fn commit(mut self) -> bool {
+        self.wait()
+    }
+
+    fn wait(&mut self) -> bool {
+        let Some(queued) = self.queued.take() else {
+            return false;
+        };
+        match queued.wait() {
+            Ok(_) => true,
+            Err(e) => {
+                tracing::error!("failed to record the outcome of '{}': {e}", self.tool);
+                self.ledger.release(&self.id);
+                false
+            }
+        }
+    }
+}
+
+impl Drop for Lingering {
+    fn drop(&mut self) {
+        if self.queued.is_some() {
+            self.wait();
+        }
+    }
+}
+
+/// An outcome queued by [`OpenIntent::complete_later`], lingering in the ledger's queue or
+/// being committed.
 pub(crate) struct PendingOutcome {
     /// The receipt it completes.
     pub(crate) receipt_id: String,
+    /// Asks for the commit now (dropped unsent, it asks too).
+    now: tokio::sync::oneshot::Sender<()>,
     durable: tokio::task::JoinHandle<bool>,
 }
 
 impl PendingOutcome {
-    /// Waits until the outcome is committed: `true` when it was recorded, `false` when it
-    /// could not be (the receipt reads `unknown`).
+    /// Has the outcome committed now and waits until it is: `true` when it was recorded,
+    /// `false` when it could not be (the receipt reads `unknown`).
     pub(crate) async fn settled(self) -> bool {
+        let _ = self.now.send(());
         match self.durable.await {
             Ok(recorded) => recorded,
             Err(e) => {

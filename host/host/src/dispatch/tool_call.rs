@@ -5,7 +5,7 @@
 //! and the specialist goes on, and the task waits for it before its result is built
 //! ([`super::TaskScope::settle_outcomes`]).
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use tracing::Instrument;
 
@@ -149,7 +149,12 @@ pub(crate) async fn call_tool(
             // Queued, not waited for: the next write of the ledger comes after it, and the
             // task waits for it before its result leaves the host.
             let pending = intent
-                .and_then(|open| open.complete_later(&full, Completion::from(&outcome), counted));
+                .and_then(|open| {
+                    let linger = Duration::from_millis(u64::from(
+                        services.config.dispatch.outcome_linger_ms,
+                    ));
+                    open.complete_later(&full, Completion::from(&outcome), counted, linger)
+                });
             (outcome, answer, pending)
         }
         .instrument(span)
