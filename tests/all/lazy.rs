@@ -407,3 +407,38 @@ async fn a_delegated_child_on_a_queued_specialist_moves_it_to_the_front_and_runs
     h.all_loaded().await;
     assert_eq!(h.deferred_order(), ["boss", "worker", "leaf"]);
 }
+
+/// A task whose time runs out while its specialist still compiles ends `timed_out`, as any
+/// task whose time runs out, naming what was still loading; no instance started. The same
+/// task once the plugin is in runs to the end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_whose_time_runs_out_while_its_specialist_compiles_is_timed_out() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let Cold {
+        h,
+        held,
+        _no_cranelift,
+        ..
+    } = cold_start(
+        dir.path(),
+        &folders(&["testing/probe"]),
+        "[dispatch]\ntask_timeout_s = 1\n",
+    )
+    .await;
+    let brief = json!({"op": "log", "text": "x"}).to_string();
+    let r = h
+        .task("probe", &brief)
+        .await
+        .expect("a result, not a refusal");
+    assert_eq!(r.status, guild_host::types::TaskStatus::TimedOut, "{r:?}");
+    let error = r.error.as_deref().unwrap_or_default();
+    assert!(
+        error.contains("timed out before it started") && error.contains("probe still loaded"),
+        "{error}"
+    );
+    assert!(r.tool_calls.is_empty() && r.report.is_none(), "{r:?}");
+    drop(held);
+    h.all_loaded().await;
+    let r = h.task("probe", &brief).await.expect("task");
+    assert_eq!(r.status, guild_host::types::TaskStatus::Succeeded, "{r:?}");
+}

@@ -16,7 +16,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
-use guild_core::error::DispatchError;
 use guild_core::manifest::PluginKind;
 
 use crate::plugin_load::{self, Staged, Version};
@@ -312,13 +311,14 @@ impl Deferred {
     /// Waits, within `until`, for the plugins a task on `name` uses that are still queued or
     /// compiling — `name` itself, then the connectors of its granted tools and `[requires]` and
     /// its skill loaders — after moving them to the front of the queue. Returns their names
-    /// (none when nothing was pending); `Err` names what is still loading when time runs out.
+    /// (none when nothing was pending); `Err` names what is still loading when time runs out
+    /// (the task then ends `timed_out`, as any task whose time runs out).
     pub(crate) async fn ready_for(
         &self,
         current: &Snapshot,
         name: &str,
         until: Option<tokio::time::Instant>,
-    ) -> Result<Vec<String>, DispatchError> {
+    ) -> Result<Vec<String>, Vec<String>> {
         if self.is_empty() {
             return Ok(Vec::new());
         }
@@ -353,18 +353,10 @@ impl Deferred {
         if in_time {
             return Ok(wanted);
         }
-        let still: Vec<String> = wanted
+        Err(wanted
             .iter()
             .filter(|n| self.pending(n).is_some())
             .cloned()
-            .collect();
-        Err(DispatchError::Unavailable {
-            name: name.to_owned(),
-            reason: format!(
-                "the task's time ran out while {} still loaded (compiling on a first start); \
-                 try again shortly",
-                still.join(", ")
-            ),
-        })
+            .collect())
     }
 }

@@ -484,10 +484,14 @@ pub(crate) async fn task(
     // uses) inside its own time, and a pinned set gets them added.
     let waiting = Instant::now();
     let until = wait_until(services, &options);
-    let waited = services
+    let waited = match services
         .deferred
         .ready_for(&services.snapshot(), name, until)
-        .await?;
+        .await
+    {
+        Ok(waited) => waited,
+        Err(still) => return Ok(timed_out_loading(name, &still, options.task_id, waiting)),
+    };
     let snapshot = match options.snapshot.clone() {
         Some(pinned) if !waited.is_empty() => {
             Arc::new(pinned.with_added(&services.snapshot(), &waited))
@@ -518,6 +522,43 @@ pub(crate) async fn task(
         .await;
     guard.done(result.validation.as_ref().map(|v| v.verdict));
     Ok(result)
+}
+
+/// The result of a task whose time ran out while the plugins it needs still compiled (a lazy
+/// first start): `timed_out`, as any task whose time runs out, with no instance started.
+fn timed_out_loading(
+    name: &str,
+    still: &[String],
+    task_id: Option<String>,
+    waiting: Instant,
+) -> TaskResult {
+    tracing::warn!(
+        specialist = name,
+        "a task's time ran out while {} still loaded",
+        still.join(", ")
+    );
+    TaskResult {
+        task_id: task_id.unwrap_or_else(|| uuid::Uuid::now_v7().to_string()),
+        specialist: name.to_owned(),
+        status: TaskStatus::TimedOut,
+        report: None,
+        error: Some(format!(
+            "specialist '{name}' timed out before it started: {} still loaded (compiling on a \
+             first start); try again shortly",
+            still.join(", ")
+        )),
+        tool_calls: Vec::new(),
+        reports: Vec::new(),
+        receipts: Vec::new(),
+        validation: None,
+        skills: Default::default(),
+        warning: None,
+        usage: Usage {
+            wall_ms: waiting.elapsed().as_millis() as u64,
+            ..Usage::default()
+        },
+        transcripts: Vec::new(),
+    }
 }
 
 /// The task's scope, with its id (the fixed one of a background task, else a new UUID v7), and
