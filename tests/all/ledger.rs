@@ -415,3 +415,49 @@ fn an_outcome_linger_past_its_cap_is_refused_by_name() {
         "{err}"
     );
 }
+
+/// A task cancelled after its mutating call does not leave the outcome to its linger: the
+/// cancelled task drops the outcome's handle, which asks for the commit at once. The linger
+/// here is 10 s; the outcome is durable long before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_tasks_outcome_is_committed_at_once_not_after_its_linger() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let grants = GRANTS.replace("[grants.echo]", "report = true\n[grants.echo]");
+    let extra = format!("[dispatch]\noutcome_linger_ms = 10000\n\n{grants}");
+    let h = host(dir.path(), PROBE, &extra).await;
+    let brief = json!({"op": "seq", "ops": [
+        {"op": "tool", "name": "echo.create", "input": {"title": "then cancelled"}},
+        {"op": "report", "text": "created"},
+        {"op": "sleep", "ms": 60_000},
+    ]})
+    .to_string();
+    let id = h.start_task("probe", &brief).expect("started");
+    // The report comes after the call returned: its outcome is queued, lingering.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !h
+        .task_reports(&id)
+        .expect("reports")
+        .iter()
+        .any(|r| r.output == "created")
+    {
+        assert!(std::time::Instant::now() < deadline, "no report in 60 s");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let cancelled = std::time::Instant::now();
+    h.cancel_task(&id).expect("cancelled");
+    let reader = Ledger::open_read_only(dir.path().join(".guild/receipts.db")).expect("reader");
+    loop {
+        let receipts = reader.list(10).expect("receipts");
+        if receipts
+            .first()
+            .is_some_and(|r| r.status == ReceiptStatus::Success)
+        {
+            break;
+        }
+        assert!(
+            cancelled.elapsed() < std::time::Duration::from_secs(8),
+            "the outcome waited for its linger: {receipts:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
