@@ -38,3 +38,31 @@ pub struct TaskResult {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub transcripts: Vec<serde_json::Value>,
 }
+
+impl TaskResult {
+    /// The result of a task that ended before any instance of its specialist ran (it could
+    /// not start, or its time ran out while its plugins loaded): no calls, reports or
+    /// receipts, no validation.
+    pub fn not_started(
+        task_id: String,
+        specialist: String,
+        status: TaskStatus,
+        error: Option<String>,
+    ) -> Self {
+        Self {
+            task_id,
+            specialist,
+            status,
+            report: None,
+            error,
+            tool_calls: Vec::new(),
+            reports: Vec::new(),
+            receipts: Vec::new(),
+            validation: None,
+            skills: Default::default(),
+            warning: None,
+            usage: Usage::default(),
+            transcripts: Vec::new(),
+        }
+    }
+}

@@ -162,21 +162,7 @@ pub mod conformance {
     use crate::types::{ProgressReport, TaskResult, TaskStatus};
 
     fn result(id: &str, status: TaskStatus) -> TaskResult {
-        TaskResult {
-            task_id: id.to_owned(),
-            specialist: "probe".into(),
-            status,
-            report: None,
-            error: None,
-            tool_calls: Vec::new(),
-            reports: Vec::new(),
-            receipts: Vec::new(),
-            validation: None,
-            skills: Default::default(),
-            warning: None,
-            usage: Default::default(),
-            transcripts: Vec::new(),
-        }
+        TaskResult::not_started(id.to_owned(), "probe".into(), status, None)
     }
 
     fn status(s: &dyn TaskBackend, id: &str) -> BackgroundStatus {

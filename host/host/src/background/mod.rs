@@ -552,19 +552,10 @@ fn status_of(r: &TaskResult) -> BackgroundStatus {
 }
 
 fn failed_start(id: &str, specialist: &str, e: &DispatchError) -> TaskResult {
-    TaskResult {
-        task_id: id.to_owned(),
-        specialist: specialist.to_owned(),
-        status: TaskStatus::Failed,
-        report: None,
-        error: Some(e.to_string()),
-        tool_calls: Vec::new(),
-        reports: Vec::new(),
-        receipts: Vec::new(),
-        validation: None,
-        skills: Default::default(),
-        warning: None,
-        usage: Default::default(),
-        transcripts: Vec::new(),
-    }
+    TaskResult::not_started(
+        id.to_owned(),
+        specialist.to_owned(),
+        TaskStatus::Failed,
+        Some(e.to_string()),
+    )
 }

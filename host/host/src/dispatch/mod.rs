@@ -537,28 +537,18 @@ fn timed_out_loading(
         "a task's time ran out while {} still loaded",
         still.join(", ")
     );
-    TaskResult {
-        task_id: task_id.unwrap_or_else(|| uuid::Uuid::now_v7().to_string()),
-        specialist: name.to_owned(),
-        status: TaskStatus::TimedOut,
-        report: None,
-        error: Some(format!(
+    let mut result = TaskResult::not_started(
+        task_id.unwrap_or_else(|| uuid::Uuid::now_v7().to_string()),
+        name.to_owned(),
+        TaskStatus::TimedOut,
+        Some(format!(
             "specialist '{name}' timed out before it started: {} still loaded (compiling on a \
              first start); try again shortly",
             still.join(", ")
         )),
-        tool_calls: Vec::new(),
-        reports: Vec::new(),
-        receipts: Vec::new(),
-        validation: None,
-        skills: Default::default(),
-        warning: None,
-        usage: Usage {
-            wall_ms: waiting.elapsed().as_millis() as u64,
-            ..Usage::default()
-        },
-        transcripts: Vec::new(),
-    }
+    );
+    result.usage.wall_ms = waiting.elapsed().as_millis() as u64;
+    result
 }
 
 /// The task's scope, with its id (the fixed one of a background task, else a new UUID v7), and
