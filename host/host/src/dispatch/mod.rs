@@ -14,6 +14,7 @@ mod memory;
 #[cfg(test)]
 mod memory_tests;
 mod open_intent;
+mod plugin_wait;
 mod services;
 mod task_host;
 mod tool_call;
@@ -454,18 +455,6 @@ pub(crate) fn known(
     }
 }
 
-/// When the wait of a task for its plugins ends: its own time budget (`[dispatch]
-/// task_timeout_s`, none when 0) and a child's deadline, whichever comes first.
-fn wait_until(services: &Services, options: &TaskOptions) -> Option<tokio::time::Instant> {
-    let budget = services.config.dispatch.task_timeout_s;
-    let own =
-        (budget > 0).then(|| tokio::time::Instant::now() + Duration::from_secs(u64::from(budget)));
-    match (own, options.deadline) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    }
-}
-
 /// Runs one task; see [`crate::Host::task`]: starts the specialist in a fresh instance under
 /// the host's task bound and the task's time budget, then builds its result.
 pub(crate) async fn task(
@@ -483,14 +472,9 @@ pub(crate) async fn task(
     // A plugin of a lazy start still compiling: the task waits for it (and the plugins it
     // uses) inside its own time, and a pinned set gets them added.
     let waiting = Instant::now();
-    let until = wait_until(services, &options);
-    let waited = match services
-        .deferred
-        .ready_for(&services.snapshot(), name, until)
-        .await
-    {
+    let waited = match plugin_wait::ready(services, name, &options).await {
         Ok(waited) => waited,
-        Err(still) => return Ok(timed_out_loading(name, &still, options.task_id, waiting)),
+        Err(timed_out) => return Ok(*timed_out),
     };
     let snapshot = match options.snapshot.clone() {
         Some(pinned) if !waited.is_empty() => {
@@ -522,33 +506,6 @@ pub(crate) async fn task(
         .await;
     guard.done(result.validation.as_ref().map(|v| v.verdict));
     Ok(result)
-}
-
-/// The result of a task whose time ran out while the plugins it needs still compiled (a lazy
-/// first start): `timed_out`, as any task whose time runs out, with no instance started.
-fn timed_out_loading(
-    name: &str,
-    still: &[String],
-    task_id: Option<String>,
-    waiting: Instant,
-) -> TaskResult {
-    tracing::warn!(
-        specialist = name,
-        "a task's time ran out while {} still loaded",
-        still.join(", ")
-    );
-    let mut result = TaskResult::not_started(
-        task_id.unwrap_or_else(|| uuid::Uuid::now_v7().to_string()),
-        name.to_owned(),
-        TaskStatus::TimedOut,
-        Some(format!(
-            "specialist '{name}' timed out before it started: {} still loaded (compiling on a \
-             first start); try again shortly",
-            still.join(", ")
-        )),
-    );
-    result.usage.wall_ms = waiting.elapsed().as_millis() as u64;
-    result
 }
 
 /// The task's scope, with its id (the fixed one of a background task, else a new UUID v7), and
