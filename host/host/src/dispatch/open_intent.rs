@@ -11,10 +11,10 @@
 //! ([`guild_receipts::LedgerStore::queue_outcome`]).
 //!
 //! Nobody asks for the outcome's commit at once: it lingers in the queue for at most
-//! `[dispatch] outcome_linger_ms`, so that the task's next mutating call commits it together with its own
-//! intent (one fsync per call instead of two). The task's end asks for it at once, and so does
-//! dropping the [`PendingOutcome`]; the linger only bounds how long an outcome whose task goes
-//! on without another write stays undurable.
+//! `[dispatch] outcome_linger_ms`, so that the task's next mutating call commits it together
+//! with its own intent (one fsync per call instead of two). The task's end asks for it at
+//! once, and so does dropping the [`PendingOutcome`]; the linger only bounds how long an
+//! outcome whose task goes on without another write stays undurable.
 
 use std::time::Duration;
 
