@@ -361,7 +361,7 @@ fn main() {
         let ledger = guild_host::receipts::Ledger::open(dir.path().join("one-commit.db"))
             .expect("ledger");
         let mut bare = guild_tests::BareFsync::new(dir.path());
-        let mut samples: [Vec<Duration>; 7] = Default::default();
+        let mut samples: [Vec<Duration>; 8] = Default::default();
         for _ in 0..iters.min(20) {
             std::hint::black_box(host.task("probe", &brief).await.expect("warm-up task"));
         }
@@ -399,6 +399,10 @@ fn main() {
             let r = host_at_once.task("probe", &four("echo.create")).await.expect("task");
             samples[6].push(t.elapsed());
             assert_eq!(r.receipts.len(), 4, "four-call bench task: {:?}", r.error);
+            let t = Instant::now();
+            let r = host_at_once.task("probe", &mutating_brief).await.expect("task");
+            samples[7].push(t.elapsed());
+            assert_eq!(r.receipts.len(), 1, "mutating bench task wrote no receipt");
             // One durable commit on its own, on the same disk: what the mutating row is read in.
             let intent = guild_host::receipts::Intent {
                 task_id: "bench".into(),
@@ -417,7 +421,7 @@ fn main() {
             // The floor under that commit: a bare 4 KiB append + fsync.
             samples[3].push(bare.once());
         }
-        let [task, mutating, one_commit, fsync, four, four_read, four_at_once] =
+        let [task, mutating, one_commit, fsync, four, four_read, four_at_once, one_at_once] =
             samples.map(guild_tests::median);
         let process = time(iters.min(500), || {
             std::hint::black_box(process_per_call(&brief));
@@ -470,6 +474,11 @@ fn main() {
         row(
             "  same, mutating tool (intent + outcome receipt, fsync)",
             mutating,
+            plain,
+        );
+        row(
+            "  same, mutating, its outcome committed at once (linger 0)",
+            one_at_once,
             plain,
         );
         row("  same, four read-only tools in a row", four_read, plain);
