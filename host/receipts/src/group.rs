@@ -121,6 +121,17 @@ struct Ticket {
 }
 
 impl Ledger {
+    /// How many write transactions (each one fsync) this `Ledger` has committed since it was
+    /// opened: what grouping saves shows here (docs/receipts-and-validation.md, "Durability").
+    pub fn commits(&self) -> u64 {
+        self.commits.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    pub(super) fn count_commit(&self) {
+        self.commits
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
     fn queue(&self) -> MutexGuard<'_, Queue> {
         // Only short, panic-free changes happen under this lock.
         self.queue.lock().unwrap_or_else(PoisonError::into_inner)

@@ -35,7 +35,7 @@ pub struct Ledger {
     /// An unstamped ledger of an earlier build, opened read-only: it never had an anchor.
     pub(super) legacy: bool,
     /// Write transactions committed since it was opened (see [`Ledger::commits`]).
-    commits: std::sync::atomic::AtomicU64,
+    pub(super) commits: std::sync::atomic::AtomicU64,
 }
 
 pub(super) struct Inner {
@@ -171,17 +171,6 @@ impl Ledger {
         let w = Writer::start(conn)?;
         self.guard(&w)?;
         Ok(w)
-    }
-
-    /// How many write transactions (each one fsync) this `Ledger` has committed since it was
-    /// opened: what grouping saves shows here (docs/receipts-and-validation.md, "Durability").
-    pub fn commits(&self) -> u64 {
-        self.commits.load(std::sync::atomic::Ordering::Relaxed)
-    }
-
-    pub(super) fn count_commit(&self) {
-        self.commits
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Where the ledger lives (`:memory:` for an in-memory one).
