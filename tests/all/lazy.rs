@@ -330,31 +330,22 @@ async fn background_and_batch_tasks_on_queued_plugins_wait_for_them() {
     assert!(h.all_loaded().await.is_empty());
 }
 
-/// A copy of the `delegator` test specialist as plugin `name`, with `capabilities`.
-fn delegator(dir: &Path, name: &str, capabilities: &str) -> String {
-    let from = plugin_dir("testing/delegator");
-    let to = dir.join(name);
-    std::fs::create_dir_all(&to).expect("mkdir");
-    std::fs::copy(from.join("delegator.wasm"), to.join("delegator.wasm")).expect("copy");
-    let manifest = format!(
-        "[plugin]\nname = \"{name}\"\nversion = \"0.1.0\"\nkind = \"specialist\"\n\
-         component = \"delegator.wasm\"\ndescription = \"test delegator\"\n\n\
-         [capabilities]\n{capabilities}\n\n[limits]\nmemory_mb = 64\ntimeout_s = 60\n\
-         max_output_kb = 256\n"
-    );
-    std::fs::write(to.join("plugin.toml"), manifest).expect("manifest");
-    to.display().to_string()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_delegated_child_on_a_queued_specialist_moves_it_to_the_front_and_runs() {
     let dir = tempfile::tempdir().expect("tempdir");
     // One component, three plugins: in config order, the worker is queued last.
-    let plugins = vec![
-        delegator(dir.path(), "boss", "delegate = [\"worker\"]"),
-        delegator(dir.path(), "leaf", ""),
-        delegator(dir.path(), "worker", ""),
-    ];
+    let plugins: Vec<String> = [
+        ("boss", "delegate = [\"worker\"]"),
+        ("leaf", ""),
+        ("worker", ""),
+    ]
+    .into_iter()
+    .map(|(name, caps)| {
+        crate::delegation::specialist(dir.path(), name, caps)
+            .display()
+            .to_string()
+    })
+    .collect();
     let Cold {
         h,
         held,

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 /// A copy of the `delegator` component as plugin `name`, with `capabilities` as its
 /// `[capabilities]` body.
-fn specialist(dir: &Path, name: &str, capabilities: &str) -> PathBuf {
+pub(crate) fn specialist(dir: &Path, name: &str, capabilities: &str) -> PathBuf {
     let from = guild_tests::plugin_dir("testing/delegator");
     let to = dir.join(name);
     std::fs::create_dir_all(&to).expect("mkdir");
