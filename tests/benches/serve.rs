@@ -1,7 +1,12 @@
 //! `guild serve` figures, each against its baseline in the same run:
 //!
 //! 1. MCP round trip of one task (`tools/call task` on the probe) over stdio and over
-//!    streamable HTTP, against the same task through the library (`Host::task`);
+//!    streamable HTTP, against the same task through the library (`Host::task`), each beside
+//!    its transport's floor: the same client and bytes against a server that does nothing
+//!    (`serve/floor.rs`). Every host of this part serves Cranelift code from its start
+//!    (`baseline_tier = false`), so no background compile shares the machine with the samples;
+//!    `taskset -c 0` in front of the run puts the client and every server on one CPU, which
+//!    shows what the wake-ups between CPUs cost;
 //! 2. reload latency (a plugin's files changed → the new version serving) for the Rust probe
 //!    and the Python digest plugin, cold (component bytes never compiled) and with the compile
 //!    cache (bytes compiled before);
@@ -24,6 +29,9 @@ use std::time::{Duration, Instant};
 use guild_host::{Config, EngineOptions, GuildEngine, Host};
 use guild_tests::{median, plugin_dir};
 use serde_json::{Value, json};
+
+#[path = "serve/floor.rs"]
+mod floor;
 
 fn main() {
     let iters: usize = std::env::var("GUILD_BENCH_ITERS")
@@ -68,13 +76,14 @@ fn guild_binary() -> PathBuf {
     bin
 }
 
-fn write_config(dir: &Path, name: &str, plugins: &[PathBuf], extra: &str) -> PathBuf {
+/// A config of its own data dir; `host` adds lines to its `[host]` table.
+fn write_config(dir: &Path, name: &str, plugins: &[PathBuf], host: &str, extra: &str) -> PathBuf {
     let list: Vec<String> = plugins
         .iter()
         .map(|p| format!("{:?}", p.display().to_string()))
         .collect();
     let text = format!(
-        "[host]\nplugins = [{}]\ndata_dir = {:?}\n\n[dispatch]\nbillable_threshold = 0\n\n\
+        "[host]\nplugins = [{}]\ndata_dir = {:?}\n{host}\n\n[dispatch]\nbillable_threshold = 0\n\n\
          [grants.probe]\ntools = [\"echo.create\"]\n{extra}",
         list.join(", "),
         format!("data-{name}")
@@ -97,12 +106,17 @@ fn initialize() -> Value {
         "clientInfo": {"name": "bench", "version": "1"}}})
 }
 
+/// The round trips' hosts serve their plugins only once Cranelift compiled them: with the
+/// baseline tier, the first seconds of a part would run Winch code beside the background
+/// compile of the optimized code, and part of the samples would measure that.
+const STEADY: &str = "baseline_tier = false";
+
 fn round_trips(runtime: &tokio::runtime::Runtime, dir: &Path, iters: usize) {
     let plugins = [plugin_dir("testing/probe"), plugin_dir("testing/echo")];
     let brief = json!({"op": "brief"}).to_string();
 
     // Library: the same task, in process.
-    let config = write_config(dir, "lib", &plugins, "");
+    let config = write_config(dir, "lib", &plugins, STEADY, "");
     let host = runtime
         .block_on(Host::new(Config::load(&config).expect("config")))
         .expect("host");
@@ -119,7 +133,7 @@ fn round_trips(runtime: &tokio::runtime::Runtime, dir: &Path, iters: usize) {
     drop(host);
 
     // stdio: one long-lived child, JSON lines.
-    let config = write_config(dir, "stdio", &plugins, "");
+    let config = write_config(dir, "stdio", &plugins, STEADY, "");
     let mut child = Command::new(guild_binary())
         .args(["--config", &config.display().to_string(), "serve"])
         .stdin(Stdio::piped())
@@ -148,37 +162,79 @@ fn round_trips(runtime: &tokio::runtime::Runtime, dir: &Path, iters: usize) {
     };
     call(&initialize());
     call(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let mut answer_line = String::new();
     let stdio: Vec<Duration> = (0..iters as u64 + 20)
         .map(|i| {
             let t = Instant::now();
             let answer = call(&task_call(i + 1));
             let took = t.elapsed();
             assert!(answer["result"]["isError"] != true, "{answer}");
+            if answer_line.is_empty() {
+                answer_line = answer.to_string();
+            }
             took
         })
         .skip(20)
         .collect();
     drop(stdin);
     let _ = child.wait();
+    let stdio_floor = floor::stdio(&answer_line, iters, 20);
 
-    // Streamable HTTP: one session, one POST per call.
-    let config = write_config(dir, "http", &plugins, "");
+    // Streamable HTTP: one session, one POST per call. The client runs on a runtime of its
+    // own thread, so that its hand-offs are not counted as the server's.
+    let config = write_config(dir, "http", &plugins, STEADY, "");
     let (mut child, url) = http_server(&config);
-    let http = runtime.block_on(async {
-        let client = reqwest::Client::new();
-        let post = |body: Value, session: Option<String>| {
-            let mut request = client
-                .post(&url)
-                .header("content-type", "application/json")
-                .header("accept", "application/json, text/event-stream")
-                .body(body.to_string());
-            if let Some(s) = session {
-                request = request.header("mcp-session-id", s);
-            }
-            request.send()
-        };
+    let client_runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let (http, body) = client_runtime.block_on(http_round_trips(&url, true, iters));
+    let _ = child.kill();
+    let _ = child.wait();
+    let event = body
+        .lines()
+        .find_map(|l| l.strip_prefix("data:").filter(|d| d.contains("\"result\"")))
+        .expect("the answer's event")
+        .trim()
+        .to_owned();
+    let floor_url = floor::http_server(event);
+    let (http_floor, _) = client_runtime.block_on(http_round_trips(&floor_url, false, iters));
+
+    let library = median(library);
+    let row = |name: &str, d: Duration| {
+        println!(
+            "  {name:<34} {:>8.3} ms  {:.1}x",
+            ms(d),
+            d.as_secs_f64() / library.as_secs_f64()
+        );
+    };
+    println!("task round trip (probe, median of {iters}):");
+    row("library Host::task", library);
+    row("stdio floor (a `cat` child)", median(stdio_floor));
+    row("MCP over stdio", median(stdio));
+    row("HTTP floor (a do-nothing server)", median(http_floor));
+    row("MCP over HTTP", median(http));
+}
+
+/// `iters` `tools/call task` round trips on one streamable HTTP session at `url` (after 20
+/// unmeasured ones), opened with `initialize` when `handshake`; the samples and the last answer.
+async fn http_round_trips(url: &str, handshake: bool, iters: usize) -> (Vec<Duration>, String) {
+    let client = reqwest::Client::new();
+    let post = |body: Value, session: Option<String>| {
+        let mut request = client
+            .post(url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(body.to_string());
+        if let Some(s) = session {
+            request = request.header("mcp-session-id", s);
+        }
+        request.send()
+    };
+    let mut session = None;
+    if handshake {
         let init = post(initialize(), None).await.expect("initialize");
-        let session = init
+        session = init
             .headers()
             .get("mcp-session-id")
             .and_then(|v| v.to_str().ok())
@@ -190,39 +246,25 @@ fn round_trips(runtime: &tokio::runtime::Runtime, dir: &Path, iters: usize) {
         )
         .await
         .expect("initialized");
-        let mut samples = Vec::new();
-        for i in 0..iters as u64 + 20 {
-            let t = Instant::now();
-            let body = post(task_call(i + 1), session.clone())
-                .await
-                .expect("call")
-                .text()
-                .await
-                .expect("body");
-            let took = t.elapsed();
-            assert!(body.contains("\"result\""), "{body}");
-            if i >= 20 {
-                samples.push(took);
-            }
+    }
+    let mut samples = Vec::new();
+    let mut last = String::new();
+    for i in 0..iters as u64 + 20 {
+        let t = Instant::now();
+        let body = post(task_call(i + 1), session.clone())
+            .await
+            .expect("call")
+            .text()
+            .await
+            .expect("body");
+        let took = t.elapsed();
+        assert!(body.contains("\"result\""), "{body}");
+        if i >= 20 {
+            samples.push(took);
         }
-        samples
-    });
-    let _ = child.kill();
-    let _ = child.wait();
-
-    let (library, stdio, http) = (median(library), median(stdio), median(http));
-    println!("task round trip (probe, median of {iters}):");
-    println!("  library Host::task      {:>8.3} ms  1.0x", ms(library));
-    println!(
-        "  MCP over stdio          {:>8.3} ms  {:.1}x",
-        ms(stdio),
-        stdio.as_secs_f64() / library.as_secs_f64()
-    );
-    println!(
-        "  MCP over HTTP           {:>8.3} ms  {:.1}x",
-        ms(http),
-        http.as_secs_f64() / library.as_secs_f64()
-    );
+        last = body;
+    }
+    (samples, last)
 }
 
 fn http_server(config: &Path) -> (Child, String) {
@@ -350,7 +392,7 @@ fn reload_latency(runtime: &tokio::runtime::Runtime, dir: &Path) {
         if name == "digest" {
             plugins.push(plugin_dir("tracker"));
         }
-        let config = write_config(&base, "guild", &plugins, "");
+        let config = write_config(&base, "guild", &plugins, "", "");
         let engine = GuildEngine::new(EngineOptions {
             cache_dir: Some(base.join("cache")),
             ..EngineOptions::default()
@@ -399,6 +441,7 @@ fn storm(runtime: &tokio::runtime::Runtime, dir: &Path) {
         &base,
         "guild",
         &[plugin_dir("testing/probe"), echo.dir.clone()],
+        "",
         "",
     );
     let host = runtime
