@@ -12,10 +12,12 @@
 //!
 //! Nobody asks for the outcome's commit at once: it lingers in the queue for at most
 //! `[dispatch] outcome_linger_ms`, so that the task's next mutating call commits it together
-//! with its own intent (one fsync per call instead of two). The task's end asks for it at
-//! once, and so does dropping the [`PendingOutcome`]; the linger only bounds how long an
-//! outcome whose task goes on without another write stays undurable.
+//! with its own intent (one fsync per call instead of two). The task's end takes it from the
+//! lingering task and has it committed at once, on a blocking thread, and dropping the
+//! [`PendingOutcome`] asks the lingering task to; the linger only bounds how long an outcome
+//! whose task goes on without another write stays undurable.
 
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use guild_receipts::{Begin, Completion, Intent, IntentId, LedgerError, Receipt};
@@ -101,28 +103,39 @@ impl OpenIntent {
             tool: tool.to_owned(),
             _counted: counted,
         };
+        let lingering = Arc::new(Mutex::new(Some(lingering)));
         let (now, asked) = tokio::sync::oneshot::channel::<()>();
-        let durable = tokio::spawn(async move {
-            // Until the task asks (its end), drops the handle, or the linger is over, the
-            // outcome waits in the queue, where the next write of the ledger (this task's
-            // next intent, another task's) commits it with its own.
-            if !linger.is_zero() {
-                let _ = tokio::time::timeout(linger, asked).await;
-            }
-            match tokio::task::spawn_blocking(move || lingering.commit()).await {
-                Ok(recorded) => recorded,
-                Err(e) => {
-                    tracing::error!("receipts ledger task failed while recording an outcome: {e}");
-                    false
+        let durable = tokio::spawn({
+            let lingering = lingering.clone();
+            async move {
+                // Until the task asks (its end), drops the handle, or the linger is over, the
+                // outcome waits in the queue, where the next write of the ledger (this task's
+                // next intent, another task's) commits it with its own.
+                if !linger.is_zero() {
+                    let _ = tokio::time::timeout(linger, asked).await;
+                }
+                match take(&lingering) {
+                    Some(lingering) => lingering.commit_on_blocking_thread().await,
+                    // The task's end took it and waits for its commit itself.
+                    None => true,
                 }
             }
         });
         Some(PendingOutcome {
             receipt_id,
             now,
+            lingering,
             durable,
         })
     }
+}
+
+/// The queued outcome, held by whichever of the lingering task and the task's end takes it
+/// first to have it committed.
+type Shared = Arc<Mutex<Option<Lingering>>>;
+
+fn take(shared: &Shared) -> Option<Lingering> {
+    shared.lock().unwrap_or_else(PoisonError::into_inner).take()
 }
 
 /// A queued outcome nobody waits for yet. [`Lingering::commit`] waits until it is committed;
@@ -142,6 +155,17 @@ impl Lingering {
     /// is released and the receipt reads `unknown`.
     fn commit(mut self) -> bool {
         self.wait()
+    }
+
+    /// [`Lingering::commit`] on a blocking thread.
+    async fn commit_on_blocking_thread(self) -> bool {
+        match tokio::task::spawn_blocking(move || self.commit()).await {
+            Ok(recorded) => recorded,
+            Err(e) => {
+                tracing::error!("receipts ledger task failed while recording an outcome: {e}");
+                false
+            }
+        }
     }
 
     fn wait(&mut self) -> bool {
@@ -174,6 +198,10 @@ pub(crate) struct PendingOutcome {
     pub(crate) receipt_id: String,
     /// Asks for the commit now (dropped unsent, it asks too).
     now: tokio::sync::oneshot::Sender<()>,
+    /// The outcome while it lingers: [`PendingOutcome::settled`] takes it and has it committed
+    /// itself, two hand-offs fewer than asking the lingering task.
+    lingering: Shared,
+    /// The lingering task: it commits the outcome when its linger is over or it is asked.
     durable: tokio::task::JoinHandle<bool>,
 }
 
@@ -181,7 +209,13 @@ impl PendingOutcome {
     /// Has the outcome committed now and waits until it is: `true` when it was recorded,
     /// `false` when it could not be (the receipt reads `unknown`).
     pub(crate) async fn settled(self) -> bool {
+        let mine = take(&self.lingering);
+        // The lingering task ends (nothing is left to it) or, when it had already taken the
+        // outcome, goes on committing it.
         let _ = self.now.send(());
+        if let Some(lingering) = mine {
+            return lingering.commit_on_blocking_thread().await;
+        }
         match self.durable.await {
             Ok(recorded) => recorded,
             Err(e) => {
