@@ -95,3 +95,54 @@ async fn an_unchanged_plugin_is_kept_and_each_change_loads_it_again() {
         report.errors[0]
     );
 }
+
+/// A component file that had settled when the host read it is not hashed again while its
+/// stamp (inode, length, modification and change times) holds; a rewrite of the same length
+/// with its modification time put back changes the change time, and loads again with the new
+/// bytes' digest.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_settled_component_rewritten_with_its_length_and_time_kept_loads_again() {
+    use sha2::{Digest as _, Sha256};
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (folder, data) = (dir.path().join("probe"), dir.path().join("data"));
+    std::fs::create_dir_all(&folder).expect("plugin folder");
+    std::fs::create_dir_all(&data).expect("granted folder");
+    let component = folder.join("probe.wasm");
+    std::fs::write(&component, tagged_probe("aaaaa")).expect("component");
+    std::fs::write(folder.join("plugin.toml"), MANIFEST).expect("manifest");
+    let modified = std::fs::metadata(&component)
+        .and_then(|m| m.modified())
+        .expect("modification time");
+    // Older than the settle margin (3 s) when the host reads it, so the read notes a stamp.
+    tokio::time::sleep(std::time::Duration::from_millis(3_300)).await;
+    let h = Host::with_engine(config(dir.path(), "rw"), guild_tests::engine())
+        .await
+        .expect("host starts");
+    assert!(h.load_errors().is_empty(), "{:?}", h.load_errors());
+    assert!(kept(&h, None).await, "nothing changed");
+
+    let second = tagged_probe("bbbbb");
+    std::fs::write(&component, &second).expect("same length, other bytes");
+    let file = std::fs::File::options()
+        .write(true)
+        .open(&component)
+        .expect("open");
+    file.set_modified(modified)
+        .expect("modification time put back");
+    drop(file);
+    // Settled again before the reload, so that the reload notes a stamp and compares it with
+    // the serving one (a file changed just before a read is always hashed).
+    tokio::time::sleep(std::time::Duration::from_millis(3_300)).await;
+    let report = h.reload_with(None).await;
+    assert!(report.errors.is_empty(), "{report:?}");
+    let digest = hex::encode(Sha256::digest(&second));
+    assert!(
+        report
+            .loaded
+            .iter()
+            .any(|l| l.starts_with("probe@0.1.0") && l.contains(&digest)),
+        "the rewrite loads with its own digest: {report:?}"
+    );
+    assert!(kept(&h, None).await, "and is kept after that");
+}

@@ -122,7 +122,8 @@ pub(crate) fn needs(
 }
 
 /// The cheap part of a load: checks the folder, parses the manifest, resolves the grant and
-/// the skill sources, loads the definition, reads and hashes the component. When `serving`
+/// the skill sources, loads the definition, reads the component and hashes it (unless all
+/// else is as `serving` and the file's stamp shows nobody wrote it since). When `serving`
 /// (the version loaded from this folder before) has the same `plugin.toml` text, component
 /// sha256, definition (`prompt.md`, `[agent]`) and effective grant, [`finish`] keeps it.
 pub(crate) async fn stage(
@@ -157,20 +158,31 @@ pub(crate) async fn stage(
         .check_component_size(config.host.max_component_mb)
         .map_err(component_err)?;
     let definition = Definition::load(&manifest)?;
-    // Read and hashed once, off the async workers: compared with the version serving, and
+    let same_but_component = |old: &&Arc<LoadedPlugin>| {
+        old.manifest_text == manifest_text
+            && **old.runtime.definition() == definition
+            && **old.runtime.effective() == effective
+            && old.rows == rows
+    };
+    // When all else is as serving and the file's stamp too, the serving digest is taken
+    // instead of hashing the bytes again (guild_runtime's `component_file`).
+    let known = serving
+        .filter(same_but_component)
+        .and_then(|old| Some((old.component_stamp?, old.runtime.sha256().to_owned())));
+    // Read (and hashed) once, off the async workers: compared with the version serving, and
     // compiled from these very bytes if it differs.
-    let component = tokio::task::spawn_blocking(move || ComponentFile::read(&path))
-        .await
-        .map_err(|e| component_err(format!("reading task failed: {e}")))?
-        .map_err(|e| component_err(e.to_string()))?;
+    let component = tokio::task::spawn_blocking(move || {
+        let known = known
+            .as_ref()
+            .map(|(stamp, sha256)| (*stamp, sha256.as_str()));
+        ComponentFile::read_since(&path, known)
+    })
+    .await
+    .map_err(|e| component_err(format!("reading task failed: {e}")))?
+    .map_err(|e| component_err(e.to_string()))?;
     let unchanged = serving
-        .filter(|old| {
-            old.manifest_text == manifest_text
-                && old.runtime.sha256() == component.sha256()
-                && **old.runtime.definition() == definition
-                && **old.runtime.effective() == effective
-                && old.rows == rows
-        })
+        .filter(same_but_component)
+        .filter(|old| old.runtime.sha256() == component.sha256())
         .cloned();
     Ok(Staged {
         manifest,
@@ -208,6 +220,7 @@ pub(crate) async fn finish(runtime: &Runtime, staged: Staged) -> Result<LoadedPl
     };
     let kind = manifest.plugin.kind;
     let ident = format!("{}@{}", name, manifest.plugin.version);
+    let component_stamp = component.stamp();
     let started = std::time::Instant::now();
     let prepared = match &unchanged {
         Some(old) => runtime.reopen(&old.runtime).await,
@@ -256,6 +269,7 @@ pub(crate) async fn finish(runtime: &Runtime, staged: Staged) -> Result<LoadedPl
             runtime: prepared,
             tools: old.tools.clone(),
             skill_sources,
+            component_stamp,
         });
     }
     let mut plugin = LoadedPlugin {
@@ -268,6 +282,7 @@ pub(crate) async fn finish(runtime: &Runtime, staged: Staged) -> Result<LoadedPl
         runtime: prepared,
         tools: Vec::new(),
         skill_sources,
+        component_stamp,
     };
     let describe_err = |what: &str, e: Failure| LoadError::Component {
         plugin: name.clone(),

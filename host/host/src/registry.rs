@@ -26,7 +26,7 @@ use guild_core::config::Config;
 use guild_core::error::LoadError;
 use guild_core::manifest::{Manifest, PluginKind, parse_tool_name};
 use guild_core::types::{RosterEntry, ToolSpec};
-use guild_runtime::{Compiler, Plugin, Runtime};
+use guild_runtime::{Compiler, FileStamp, Plugin, Runtime};
 use guild_skills::Skills;
 
 use crate::plugin_load::{self, Staged};
@@ -48,6 +48,9 @@ pub(crate) struct LoadedPlugin {
     pub(crate) tools: Vec<ToolSpec>,
     /// The skill sources the manifest declares, resolved once here instead of per task.
     pub(crate) skill_sources: Vec<crate::skills::SkillSource>,
+    /// The component file's stamp when it was settled as it was last read: a reload that
+    /// finds it unchanged takes `runtime`'s digest instead of hashing the file again.
+    pub(crate) component_stamp: Option<FileStamp>,
 }
 
 impl LoadedPlugin {
@@ -71,6 +74,7 @@ impl LoadedPlugin {
             description: self.description.clone(),
             tools: self.tools.clone(),
             skill_sources: self.skill_sources.clone(),
+            component_stamp: self.component_stamp,
         }
     }
 }

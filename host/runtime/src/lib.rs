@@ -11,6 +11,7 @@
 
 mod bindings;
 mod caps;
+mod component_file;
 mod delegate_impl;
 pub mod engine;
 mod fs_quota;
@@ -33,13 +34,14 @@ use std::sync::Arc;
 
 use guild_http::GuardedClient;
 
+pub use component_file::{ComponentFile, FileStamp};
 pub use engine::{
     COMPILE_COMMAND, CompileError, CompileHelper, CompileSource, Compiler, EngineError,
     EngineOptions, GuildEngine, compile_command,
 };
 pub use instance::{Failure, InstanceStats, RunAnswer};
 pub use loader::Answer as LoaderAnswer;
-pub use plugin::{ComponentFile, Plugin, PrepareError};
+pub use plugin::{Plugin, PrepareError};
 pub use task::{
     ChildReport, DelegateError, MemoryCallError, MemoryText, MemoryWrite, ReportError,
     SkillSummary, TaskHost,

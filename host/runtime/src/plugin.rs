@@ -18,13 +18,13 @@ use guild_core::capability::Effective;
 use guild_core::definition::Definition;
 use guild_core::manifest::PluginKind;
 use guild_http::redact::Redactor;
-use sha2::{Digest, Sha256};
 use wasmtime::component::Linker;
 
 use crate::Runtime;
 pub(crate) use crate::bindings::api::PluginPre;
 use crate::bindings::api::{Bindings, SUPPORTED};
 use crate::bindings::version;
+use crate::component_file::ComponentFile;
 use crate::engine::{CompileError, CompileSource, Compiled, Compiler, GuildEngine, wasm_err};
 use crate::fs_quota::{self, QuotaMount};
 use crate::imports;
@@ -120,40 +120,6 @@ impl Plugin {
     /// Which compiler's code it runs: Winch's until its optimized version replaces it.
     pub fn compiler(&self) -> Compiler {
         self.compiler
-    }
-}
-
-/// A component file read once: its bytes and their sha256, which a load compares with the
-/// version serving before it compiles anything.
-pub struct ComponentFile {
-    bytes: Vec<u8>,
-    digest: [u8; 32],
-}
-
-impl ComponentFile {
-    /// Reads and hashes the component at `path` (blocking: call off the async workers).
-    pub fn read(path: &Path) -> Result<Self, CompileError> {
-        let bytes = std::fs::read(path).map_err(|e| CompileError::Io(e.to_string()))?;
-        let digest = Sha256::digest(&bytes).into();
-        Ok(Self { bytes, digest })
-    }
-
-    /// Hex sha256 of the bytes.
-    pub fn sha256(&self) -> String {
-        hex::encode(self.digest)
-    }
-
-    /// How many bytes the component has.
-    pub fn size(&self) -> usize {
-        self.bytes.len()
-    }
-
-    pub(crate) fn bytes(&self) -> &[u8] {
-        &self.bytes
-    }
-
-    pub(crate) fn digest(&self) -> &[u8; 32] {
-        &self.digest
     }
 }
 

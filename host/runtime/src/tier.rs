@@ -10,8 +10,9 @@
 use std::sync::Arc;
 
 use crate::Runtime;
+use crate::component_file::ComponentFile;
 use crate::engine::{CompileError, Compiled, Compiler, GuildEngine};
-use crate::plugin::{ComponentFile, Plugin, PrepareError};
+use crate::plugin::{Plugin, PrepareError};
 
 /// Compiles `file` for its first use (blocking: call off the async workers): the optimized
 /// artifact when a cache holds it; otherwise, with a baseline tier, Winch's; otherwise (no
