@@ -10,14 +10,17 @@
 //! 2. reload latency (a plugin's files changed → the new version serving) for the Rust probe
 //!    and the Python digest plugin, cold (component bytes never compiled) and with the compile
 //!    cache (bytes compiled before);
-//! 3. task throughput (4 clients, tool-calling tasks) during a reload storm vs without, and
+//! 3. (`reload-unchanged`) a reload with nothing changed, with and without the 18 MB Python
+//!    component loaded, beside hashing that component once;
+//! 4. task throughput (4 clients, tool-calling tasks) during a reload storm vs without, and
 //!    how many tasks failed or lacked their success receipt in each: calm and stormy rounds
 //!    alternate (`GUILD_BENCH_STORM_ROUNDS`, default 5) and the medians are compared.
 //!
 //! Run (release, after `plugins/build.sh`): `cargo build --release --workspace && cargo bench
 //! -p guild-tests --bench serve`. The MCP part drives the built `target/release/guild` with raw
 //! JSON-RPC over the child's stdio and plain HTTP POSTs. `GUILD_BENCH_ITERS` sets the round
-//! trips (default 200); `GUILD_BENCH_PARTS=round-trip,reload,storm` picks parts (default all).
+//! trips (default 200); `GUILD_BENCH_PARTS=round-trip,reload,reload-unchanged,storm` picks parts
+//! (default all).
 //! Prints medians and ratios; no timing is asserted anywhere.
 
 use std::io::{BufRead as _, BufReader};
@@ -51,6 +54,9 @@ fn main() {
     }
     if part("reload") {
         reload_latency(&runtime, dir.path());
+    }
+    if part("reload-unchanged") {
+        unchanged_reload(&runtime, dir.path());
     }
     if part("storm") {
         storm(&runtime, dir.path());
@@ -382,6 +388,55 @@ impl Copy {
             .join("\n");
         std::fs::write(self.dir.join("plugin.toml"), manifest).expect("manifest");
     }
+}
+
+/// A reload with nothing changed (what the file watcher triggers when a file it does not act
+/// on changes), with and without the 18 MB Python component among the plugins, each read
+/// from its built folder (settled: written long before); beside it, hashing those 18 MB once.
+fn unchanged_reload(runtime: &tokio::runtime::Runtime, dir: &Path) {
+    use sha2::{Digest as _, Sha256};
+    let small = [plugin_dir("testing/probe"), plugin_dir("testing/echo")];
+    let mut large = small.to_vec();
+    large.push(plugin_dir("digest"));
+    let mut rows = Vec::new();
+    for (name, plugins) in [
+        ("probe, echo", &small[..]),
+        ("probe, echo, digest", &large[..]),
+    ] {
+        let config = write_config(dir, &format!("kept-{}", plugins.len()), plugins, "", "");
+        let host = runtime
+            .block_on(Host::new(Config::load(&config).expect("config")))
+            .expect("host");
+        let samples: Vec<Duration> = (0..25)
+            .map(|_| {
+                let t = Instant::now();
+                let report = runtime.block_on(host.reload_with(None));
+                let took = t.elapsed();
+                assert!(report.errors.is_empty() && !report.changed(), "{report:?}");
+                took
+            })
+            .skip(5)
+            .collect();
+        rows.push((name, median(samples)));
+    }
+    let bytes = std::fs::read(plugin_dir("digest").join("digest.wasm")).expect("digest.wasm");
+    let hashing: Vec<Duration> = (0..5)
+        .map(|_| {
+            let t = Instant::now();
+            std::hint::black_box(Sha256::digest(&bytes));
+            t.elapsed()
+        })
+        .collect();
+    let hashing = median(hashing);
+    println!("reload with nothing changed (median of 20):");
+    for (name, took) in rows {
+        println!("  {name:<22} {:>8.2} ms", ms(took));
+    }
+    println!(
+        "  sha256 of digest.wasm ({:.1} MB) once: {:.2} ms",
+        bytes.len() as f64 / 1e6,
+        ms(hashing)
+    );
 }
 
 fn reload_latency(runtime: &tokio::runtime::Runtime, dir: &Path) {
