@@ -24,6 +24,18 @@ fn tagged_probe(tag: &str) -> Vec<u8> {
     bytes
 }
 
+/// The probe copy's folder `dir/probe` with its component tagged `tag`, and its granted folder
+/// `dir/data`; the component's path.
+fn probe_folder(dir: &Path, tag: &str) -> std::path::PathBuf {
+    let folder = dir.join("probe");
+    std::fs::create_dir_all(&folder).expect("plugin folder");
+    std::fs::create_dir_all(dir.join("data")).expect("granted folder");
+    std::fs::write(folder.join("plugin.toml"), MANIFEST).expect("manifest");
+    let component = folder.join("probe.wasm");
+    std::fs::write(&component, tagged_probe(tag)).expect("component");
+    component
+}
+
 /// `guild.toml` loading the probe copy in `dir/probe`, granting `/data` in `mode`.
 fn config(dir: &Path, mode: &str) -> Config {
     let text = format!(
@@ -49,11 +61,8 @@ async fn kept(h: &Host, config: Option<Config>) -> bool {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unchanged_plugin_is_kept_and_each_change_loads_it_again() {
     let dir = tempfile::tempdir().expect("tempdir");
+    probe_folder(dir.path(), "first");
     let (folder, data) = (dir.path().join("probe"), dir.path().join("data"));
-    std::fs::create_dir_all(&folder).expect("plugin folder");
-    std::fs::create_dir_all(&data).expect("granted folder");
-    std::fs::write(folder.join("probe.wasm"), tagged_probe("first")).expect("component");
-    std::fs::write(folder.join("plugin.toml"), MANIFEST).expect("manifest");
     let h = Host::with_engine(config(dir.path(), "rw"), guild_tests::engine())
         .await
         .expect("host starts");
@@ -105,12 +114,7 @@ async fn a_settled_component_rewritten_with_its_length_and_time_kept_loads_again
     use sha2::{Digest as _, Sha256};
 
     let dir = tempfile::tempdir().expect("tempdir");
-    let (folder, data) = (dir.path().join("probe"), dir.path().join("data"));
-    std::fs::create_dir_all(&folder).expect("plugin folder");
-    std::fs::create_dir_all(&data).expect("granted folder");
-    let component = folder.join("probe.wasm");
-    std::fs::write(&component, tagged_probe("aaaaa")).expect("component");
-    std::fs::write(folder.join("plugin.toml"), MANIFEST).expect("manifest");
+    let component = probe_folder(dir.path(), "aaaaa");
     let modified = std::fs::metadata(&component)
         .and_then(|m| m.modified())
         .expect("modification time");

@@ -158,17 +158,17 @@ pub(crate) async fn stage(
         .check_component_size(config.host.max_component_mb)
         .map_err(component_err)?;
     let definition = Definition::load(&manifest)?;
-    let same_but_component = |old: &&Arc<LoadedPlugin>| {
+    // The version serving, when everything but the component is as it was.
+    let candidate = serving.filter(|old| {
         old.manifest_text == manifest_text
             && **old.runtime.definition() == definition
             && **old.runtime.effective() == effective
             && old.rows == rows
-    };
-    // When all else is as serving and the file's stamp too, the serving digest is taken
-    // instead of hashing the bytes again (guild_runtime's `component_file`).
-    let known = serving
-        .filter(same_but_component)
-        .and_then(|old| Some((old.component_stamp?, old.runtime.sha256().to_owned())));
+    });
+    // When the file's stamp is as the candidate's too, its digest is taken instead of hashing
+    // the bytes again (guild_runtime's `component_file`).
+    let known =
+        candidate.and_then(|old| Some((old.component_stamp?, old.runtime.sha256().to_owned())));
     // Read (and hashed) once, off the async workers: compared with the version serving, and
     // compiled from these very bytes if it differs.
     let component = tokio::task::spawn_blocking(move || {
@@ -180,8 +180,7 @@ pub(crate) async fn stage(
     .await
     .map_err(|e| component_err(format!("reading task failed: {e}")))?
     .map_err(|e| component_err(e.to_string()))?;
-    let unchanged = serving
-        .filter(same_but_component)
+    let unchanged = candidate
         .filter(|old| old.runtime.sha256() == component.sha256())
         .cloned();
     Ok(Staged {

@@ -61,12 +61,16 @@ impl FileStamp {
         let Some(limit) = since_epoch.checked_sub(SETTLE) else {
             return false;
         };
+        // A change time the file system does not really keep (zero, before 1970, nanoseconds
+        // out of range) proves nothing: such a file is hashed at every read.
         let (secs, nanos) = self.ctime;
-        let Ok(secs) = u64::try_from(secs) else {
-            return true; // changed before 1970: long settled
+        let (Ok(secs), Ok(nanos)) = (u64::try_from(secs), u32::try_from(nanos)) else {
+            return false;
         };
-        let changed = Duration::new(secs, u32::try_from(nanos).unwrap_or(0));
-        changed <= limit
+        if secs == 0 || nanos >= 1_000_000_000 {
+            return false;
+        }
+        Duration::new(secs, nanos) <= limit
     }
 }
 
@@ -154,6 +158,10 @@ mod tests {
 
     const WRONG: &str = "0000000000000000000000000000000000000000000000000000000000000000";
 
+    fn sha(bytes: &[u8]) -> String {
+        hex::encode(Sha256::digest(bytes))
+    }
+
     fn later() -> SystemTime {
         SystemTime::now() + SETTLE + Duration::from_secs(1)
     }
@@ -165,10 +173,7 @@ mod tests {
         std::fs::write(&path, b"component one").expect("write");
         let fresh = ComponentFile::read(&path).expect("read");
         assert_eq!(fresh.stamp(), None, "a file changed now is not settled");
-        assert_eq!(
-            fresh.sha256(),
-            hex::encode(Sha256::digest(b"component one"))
-        );
+        assert_eq!(fresh.sha256(), sha(b"component one"));
     }
 
     #[test]
@@ -178,10 +183,7 @@ mod tests {
         std::fs::write(&path, b"component one").expect("write");
         let first = ComponentFile::read_at(&path, None, later()).expect("read");
         let stamp = first.stamp().expect("settled when read later");
-        assert_eq!(
-            first.sha256(),
-            hex::encode(Sha256::digest(b"component one"))
-        );
+        assert_eq!(first.sha256(), sha(b"component one"));
 
         // Allowed: the same stamp takes the serving version's digest without hashing. A digest
         // that no bytes have proves it was taken, not computed.
@@ -196,24 +198,42 @@ mod tests {
             .write(true)
             .open(&path)
             .expect("open");
-        let old_mtime =
-            SystemTime::UNIX_EPOCH + Duration::new(stamp.mtime.0 as u64, stamp.mtime.1 as u32);
+        let old_mtime = SystemTime::UNIX_EPOCH
+            + Duration::new(
+                u64::try_from(stamp.mtime.0).expect("after 1970"),
+                u32::try_from(stamp.mtime.1).expect("nanoseconds"),
+            );
         file.set_modified(old_mtime).expect("set mtime back");
         drop(file);
         let changed = ComponentFile::read_at(&path, Some((stamp, WRONG)), later()).expect("read");
-        assert_eq!(
-            changed.sha256(),
-            hex::encode(Sha256::digest(b"component two"))
-        );
+        assert_eq!(changed.sha256(), sha(b"component two"));
         assert_ne!(changed.stamp(), Some(stamp));
 
         // Denied: another file at the same path (a new inode) is hashed.
         std::fs::remove_file(&path).expect("remove");
         std::fs::write(&path, b"component one").expect("write again");
         let replaced = ComponentFile::read_at(&path, Some((stamp, WRONG)), later()).expect("read");
-        assert_eq!(
-            replaced.sha256(),
-            hex::encode(Sha256::digest(b"component one"))
+        assert_eq!(replaced.sha256(), sha(b"component one"));
+    }
+
+    #[test]
+    fn a_change_time_the_file_system_does_not_keep_is_never_settled() {
+        let stamp = |ctime| FileStamp {
+            dev: 1,
+            ino: 2,
+            len: 3,
+            mtime: (0, 0),
+            ctime,
+        };
+        assert!(
+            stamp((1_000, 0)).settled(later()),
+            "allowed: a real, old change time"
+        );
+        assert!(!stamp((0, 0)).settled(later()), "denied: zero");
+        assert!(!stamp((-5, 0)).settled(later()), "denied: before 1970");
+        assert!(
+            !stamp((1_000, 2_000_000_000)).settled(later()),
+            "denied: bad nanoseconds"
         );
     }
 
