@@ -3,7 +3,8 @@
 //! 1. MCP round trip of one task (`tools/call task` on the probe) over stdio and over
 //!    streamable HTTP, against the same task through the library (`Host::task`), each beside
 //!    its transport's floor: the same client and bytes against a server that does nothing
-//!    (`serve/floor.rs`). Every host of this part serves Cranelift code from its start
+//!    (`serve/floor.rs`), and beside a `ping` on the same session (every layer of the
+//!    transport and of rmcp's session, no tool). Every host of this part serves Cranelift code from its start
 //!    (`baseline_tier = false`), so no background compile shares the machine with the samples;
 //!    `taskset -c 0` in front of the run puts the client and every server on one CPU, which
 //!    shows what the wake-ups between CPUs cost;
@@ -107,6 +108,11 @@ fn task_call(id: u64) -> Value {
     }})
 }
 
+/// A `ping`: the same transport and session, no task.
+fn ping(id: u64) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "ping"})
+}
+
 fn initialize() -> Value {
     json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {},
@@ -183,6 +189,16 @@ fn round_trips(runtime: &tokio::runtime::Runtime, dir: &Path, iters: usize) {
         })
         .skip(20)
         .collect();
+    let stdio_ping: Vec<Duration> = (0..iters as u64 + 20)
+        .map(|i| {
+            let t = Instant::now();
+            let answer = call(&ping(i + 1));
+            let took = t.elapsed();
+            assert!(answer.get("result").is_some(), "{answer}");
+            took
+        })
+        .skip(20)
+        .collect();
     drop(stdin);
     let _ = child.wait();
     let stdio_floor = floor::stdio(&answer_line, iters, 20);
@@ -195,7 +211,8 @@ fn round_trips(runtime: &tokio::runtime::Runtime, dir: &Path, iters: usize) {
         .enable_all()
         .build()
         .expect("runtime");
-    let (http, body) = client_runtime.block_on(http_round_trips(&url, true, iters));
+    let (http, body) = client_runtime.block_on(http_round_trips(&url, true, iters, task_call));
+    let (http_ping, _) = client_runtime.block_on(http_round_trips(&url, true, iters, ping));
     let _ = child.kill();
     let _ = child.wait();
     let event = body
@@ -205,7 +222,8 @@ fn round_trips(runtime: &tokio::runtime::Runtime, dir: &Path, iters: usize) {
         .trim()
         .to_owned();
     let floor_url = floor::http_server(event);
-    let (http_floor, _) = client_runtime.block_on(http_round_trips(&floor_url, false, iters));
+    let (http_floor, _) =
+        client_runtime.block_on(http_round_trips(&floor_url, false, iters, task_call));
 
     let library = median(library);
     let row = |name: &str, d: Duration| {
@@ -218,14 +236,21 @@ fn round_trips(runtime: &tokio::runtime::Runtime, dir: &Path, iters: usize) {
     println!("task round trip (probe, median of {iters}):");
     row("library Host::task", library);
     row("stdio floor (a `cat` child)", median(stdio_floor));
+    row("MCP ping over stdio", median(stdio_ping));
     row("MCP over stdio", median(stdio));
     row("HTTP floor (a do-nothing server)", median(http_floor));
+    row("MCP ping over HTTP", median(http_ping));
     row("MCP over HTTP", median(http));
 }
 
-/// `iters` `tools/call task` round trips on one streamable HTTP session at `url` (after 20
+/// `iters` round trips of `request` (a `tools/call task` or a `ping`) on one streamable HTTP session at `url` (after 20
 /// unmeasured ones), opened with `initialize` when `handshake`; the samples and the last answer.
-async fn http_round_trips(url: &str, handshake: bool, iters: usize) -> (Vec<Duration>, String) {
+async fn http_round_trips(
+    url: &str,
+    handshake: bool,
+    iters: usize,
+    request: fn(u64) -> Value,
+) -> (Vec<Duration>, String) {
     let client = reqwest::Client::new();
     let post = |body: Value, session: Option<String>| {
         let mut request = client
@@ -258,7 +283,7 @@ async fn http_round_trips(url: &str, handshake: bool, iters: usize) -> (Vec<Dura
     let mut last = String::new();
     for i in 0..iters as u64 + 20 {
         let t = Instant::now();
-        let body = post(task_call(i + 1), session.clone())
+        let body = post(request(i + 1), session.clone())
             .await
             .expect("call")
             .text()
@@ -521,16 +546,21 @@ fn storm(runtime: &tokio::runtime::Runtime, dir: &Path) {
                 echo.component.clone(),
             );
             runtime.spawn(async move {
-                let copy = Copy {
+                let copy = Arc::new(Copy {
                     dir: echo_dir,
                     component,
                     bytes,
                     manifest,
-                };
+                });
                 let mut v = 0u64;
                 while !stop.load(Ordering::SeqCst) {
                     v += 1;
-                    copy.write(2 + v % 2, 2 + v % 2);
+                    // The operator's editor writes the files, not the host's workers: the
+                    // write runs on a thread of its own, as another process's would.
+                    let copy = copy.clone();
+                    tokio::task::spawn_blocking(move || copy.write(2 + v % 2, 2 + v % 2))
+                        .await
+                        .expect("write the new version");
                     host.reload_with(None).await;
                     reloads.fetch_add(1, Ordering::SeqCst);
                 }

@@ -19,7 +19,7 @@ use guild_core::config::Config;
 use guild_receipts::{AuditKind, LedgerStore};
 
 use crate::dispatch::Services;
-use crate::low_priority;
+use crate::low_priority::LowPriority;
 use crate::registry::{self, Snapshot};
 
 /// What one reload did.
@@ -84,6 +84,8 @@ pub(crate) struct Reloader {
     /// On a shared database: the store this host joined through, and `[store]
     /// allow_plugin_mismatch`. Each reload's set is compared and recorded there before the swap.
     shared: Option<(Arc<guild_pg::PgTaskStore>, bool)>,
+    /// The low-priority thread later reloads load on (started by the first of them).
+    off_workers: LowPriority,
 }
 
 impl Reloader {
@@ -95,6 +97,7 @@ impl Reloader {
             plugin_config: RwLock::new(config),
             reloading: tokio::sync::Mutex::new(()),
             shared: shared.map(|store| (store, allow)),
+            off_workers: LowPriority::new("guild-reload"),
         }
     }
 
@@ -147,7 +150,7 @@ impl Reloader {
         // (src/low_priority.rs); the first load at start has no tasks to make room for.
         let off_workers = match first {
             true => None,
-            false => low_priority::run("guild-reload", load.clone()).await,
+            false => self.off_workers.run(load.clone()).await,
         };
         let (mut snapshot, staged) = match off_workers {
             Some(loaded) => loaded,
