@@ -215,13 +215,14 @@ fn round_trips(runtime: &tokio::runtime::Runtime, dir: &Path, iters: usize) {
     let (http_ping, _) = client_runtime.block_on(http_round_trips(&url, true, iters, ping));
     let _ = child.kill();
     let _ = child.wait();
+    // The answer as Guild sent it: one JSON body, or its event in an event stream.
     let event = body
         .lines()
-        .find_map(|l| l.strip_prefix("data:").filter(|d| d.contains("\"result\"")))
-        .expect("the answer's event")
-        .trim()
-        .to_owned();
-    let floor_url = floor::http_server(event);
+        .find_map(|l| l.strip_prefix("data:").filter(|d| d.contains("\"result\"")));
+    let floor_url = match event {
+        Some(event) => floor::http_server(event.trim().to_owned(), true),
+        None => floor::http_server(body.trim().to_owned(), false),
+    };
     let (http_floor, _) =
         client_runtime.block_on(http_round_trips(&floor_url, false, iters, task_call));
 

@@ -4,12 +4,12 @@
 //! components and a supervisor skill folder. The HTTP side's access rules (Origin, bearer
 //! token, one server per data dir, SIGTERM) are checked here with plain requests.
 
-use std::io::BufReader;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 
 mod common;
 
+use common::http_server::HttpServer;
 use common::mcp_setup::{setup, setup_with};
 use common::stdio_peer::StdioPeer;
 
@@ -71,40 +71,6 @@ fn python_script(script: &str, args: &[&str], token: Option<&str>) {
 
 fn guild(dir: &Path) -> Command {
     common::guild(dir, &[])
-}
-
-/// A running `guild serve --http 127.0.0.1:0` and its URL.
-struct HttpServer {
-    child: Child,
-    url: String,
-    stderr: BufReader<std::process::ChildStderr>,
-}
-
-impl HttpServer {
-    fn start(dir: &Path, extra: &[&str]) -> Self {
-        let mut child = guild(dir)
-            .args(["serve", "--http", "127.0.0.1:0", "--watch-ms", "200"])
-            .args(extra)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("guild serve starts");
-        let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
-        let url = common::serve_url(&mut stderr);
-        Self { child, url, stderr }
-    }
-
-    /// SIGTERM; returns the exit status and the rest of stderr.
-    fn stop(mut self) -> (std::process::ExitStatus, String) {
-        let status = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status()
-            .expect("kill runs");
-        assert!(status.success());
-        let mut rest = String::new();
-        let _ = std::io::Read::read_to_string(&mut self.stderr, &mut rest);
-        (self.child.wait().expect("wait"), rest)
-    }
 }
 
 #[test]

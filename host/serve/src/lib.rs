@@ -21,6 +21,7 @@
 mod auth;
 mod bounds;
 pub mod control;
+mod direct_call;
 mod events;
 mod idle;
 mod launch;
@@ -315,21 +316,35 @@ async fn serve_http(
     // Browsers send `Origin`: only this server's own origins pass, so a page on another site
     // (DNS rebinding) cannot drive it. Clients that send no `Origin` are not browsers.
     let transport = StreamableHttpServerConfig::default()
-        .with_allowed_hosts(hosts)
+        .with_allowed_hosts(hosts.clone())
         .with_allowed_origins(origins)
         .enforce_origin_validation();
     let factory = {
         let server = server.clone();
         move || Ok(Connection::new(server.clone()))
     };
-    let sessions = Arc::new(LocalSessionManager::default());
+    // The bounds layer owns the sessions' idle expiry (`[serve] session_idle_s`): it sees every
+    // request, those answered by `direct_call` included, which rmcp's own idle timer would not.
+    let mut manager = LocalSessionManager::default();
+    manager.session_config.keep_alive = None;
+    let sessions = Arc::new(manager);
+    let direct = Arc::new(direct_call::Direct {
+        sessions: server.direct_calls(),
+        live: sessions.clone(),
+        hosts: hosts.clone(),
+    });
     let mcp = StreamableHttpService::new(factory, sessions.clone(), transport);
     let bounds = bounds::Bounds::new(limits, sessions);
     bounds.spawn_expiry();
-    // Layers run outside in: the token first, then the bounds, then the transport.
-    // Innermost, next to the transport: the 2025-11-25 Tasks, which rmcp does not speak.
+    // Layers run outside in: the token first, then the bounds, then the 2025-11-25 Tasks
+    // (which rmcp does not speak), then the tool calls answered in the connection
+    // (`direct_call`), then the transport.
     let mut router = axum::Router::new()
         .nest_service("/mcp", mcp)
+        .layer(axum::middleware::from_fn_with_state(
+            direct,
+            direct_call::http,
+        ))
         .layer(axum::middleware::from_fn(tasks_wire::http))
         .layer(axum::middleware::from_fn_with_state(bounds, bounds::bound));
     if let Some(token) = token {

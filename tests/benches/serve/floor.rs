@@ -6,8 +6,9 @@
 //!   That is one pipe round trip to a process that does nothing, one hop pair fewer than a
 //!   stdio `guild serve` (whose proxy relays to the host over a socket).
 //! - HTTP: a server on its own thread (its own single-threaded runtime, 127.0.0.1, keep-alive,
-//!   `TCP_NODELAY`) that answers every POST with the answer Guild gave, as one server-sent
-//!   event, without reading what it was sent beyond the body.
+//!   `TCP_NODELAY`) that answers every POST with the answer Guild gave, in the form Guild gave
+//!   it (one JSON body, or one server-sent event), without reading what it was sent beyond the
+//!   body.
 //!
 //! The gap between a floor and its Guild row is what Guild adds; the floor itself is the
 //! machine's (docs/performance.md, "What a transport costs before any server work").
@@ -48,9 +49,10 @@ pub(crate) fn stdio(line: &str, iters: usize, warmup: usize) -> Vec<Duration> {
     samples
 }
 
-/// A do-nothing MCP-shaped HTTP server: every POST to `/mcp` is answered with `event` (the
-/// data of one server-sent event). Returns its URL; it lives until the process ends.
-pub(crate) fn http_server(event: String) -> String {
+/// A do-nothing MCP-shaped HTTP server: every POST to `/mcp` is answered with `answer`, as
+/// one server-sent event when `event_stream`, else as a JSON body. Returns its URL; it lives
+/// until the process ends.
+pub(crate) fn http_server(answer: String, event_stream: bool) -> String {
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let runtime = tokio::runtime::Builder::new_current_thread()
@@ -62,12 +64,15 @@ pub(crate) fn http_server(event: String) -> String {
                 .await
                 .expect("bind 127.0.0.1");
             let addr = listener.local_addr().expect("address");
-            let body = format!("data: {event}\n\n");
+            let (content_type, body) = match event_stream {
+                true => ("text/event-stream", format!("data: {answer}\n\n")),
+                false => ("application/json", answer),
+            };
             let app = axum::Router::new().route(
                 "/mcp",
                 axum::routing::post(move |_body: axum::body::Bytes| {
                     let body = body.clone();
-                    async move { ([("content-type", "text/event-stream")], body) }
+                    async move { ([("content-type", content_type)], body) }
                 }),
             );
             let listener = axum::serve::ListenerExt::tap_io(listener, |stream| {

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub(crate) mod host_proc;
+pub(crate) mod http_server;
 pub(crate) mod mcp_setup;
 pub(crate) mod prompt_agent;
 pub(crate) mod stdio_peer;

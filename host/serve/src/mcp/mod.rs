@@ -68,6 +68,8 @@ pub(crate) struct Server {
     /// Clients whose tools or prompts were listed while the start-up load ran: told when it
     /// ends ([`Server::load_plugins`]).
     listed_while_loading: Mutex<Vec<Peer<RoleServer>>>,
+    /// HTTP sessions whose tool calls are answered in their connection ([`crate::direct_call`]).
+    direct: Arc<crate::direct_call::Sessions>,
 }
 
 impl Server {
@@ -83,7 +85,13 @@ impl Server {
             skill_set: tokio::sync::Mutex::new(None),
             artifacts: artifacts::Artifacts::default(),
             listed_while_loading: Mutex::new(Vec::new()),
+            direct: Arc::default(),
         })
+    }
+
+    /// The HTTP sessions whose tool calls the HTTP layer may answer itself.
+    pub(crate) fn direct_calls(&self) -> Arc<crate::direct_call::Sessions> {
+        self.direct.clone()
     }
 
     pub(crate) fn host(&self) -> &Host {
@@ -429,6 +437,12 @@ impl ServerHandler for Connection {
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         wakeup::spawn(&self.server, context.peer.clone(), self.log_level.clone());
+        // An HTTP session's tool calls may now be answered where they are read.
+        self.server.direct.register(
+            context.extensions.get::<axum::http::request::Parts>(),
+            self.clone(),
+            context.peer.clone(),
+        );
         {
             // Sessions come and go (HTTP clients, idle expiry): the list keeps live ones only.
             let mut peers = self.server.peers.lock().unwrap_or_else(|p| p.into_inner());

@@ -1,0 +1,242 @@
+//! Tool calls answered in their HTTP connection (`host/serve/src/direct_call.rs`): which calls
+//! are, that their answers match the session's, that `notifications/cancelled` still cancels
+//! them, and that everything else keeps the transport's own answer. A real `guild serve
+//! --http` on 127.0.0.1, plain HTTP requests.
+
+mod common;
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use common::http_server::HttpServer;
+use common::mcp_setup::setup;
+
+/// One MCP session over streamable HTTP.
+struct Session {
+    client: reqwest::Client,
+    url: String,
+    id: String,
+}
+
+impl Session {
+    /// `initialize` (declaring `capabilities`) and `notifications/initialized`.
+    async fn open(url: &str, capabilities: Value) -> Self {
+        let client = reqwest::Client::new();
+        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": capabilities,
+            "clientInfo": {"name": "direct-call-test", "version": "1"}}});
+        let answer = request(&client, url, None, &init).await;
+        assert!(
+            answer.status().is_success(),
+            "initialize: {}",
+            answer.status()
+        );
+        let id = answer.headers()["mcp-session-id"]
+            .to_str()
+            .expect("ascii session id")
+            .to_owned();
+        let _ = answer.text().await;
+        let session = Self {
+            client,
+            url: url.to_owned(),
+            id,
+        };
+        let initialized = session
+            .post(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+        assert!(initialized.status().is_success());
+        session
+    }
+
+    async fn post(&self, body: &Value) -> reqwest::Response {
+        request(&self.client, &self.url, Some(&self.id), body).await
+    }
+}
+
+async fn request(
+    client: &reqwest::Client,
+    url: &str,
+    session: Option<&str>,
+    body: &Value,
+) -> reqwest::Response {
+    let mut request = client
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(body.to_string());
+    if let Some(id) = session {
+        request = request.header("mcp-session-id", id);
+    }
+    request.send().await.expect("answered")
+}
+
+fn task_call(id: u64, brief: Value, meta: Option<Value>) -> Value {
+    let mut params = json!({"name": "task", "arguments": {
+        "subagent_type": "probe", "description": brief.to_string()}});
+    if let Some(meta) = meta {
+        params["_meta"] = meta;
+    }
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params})
+}
+
+/// The answer's content type and its JSON-RPC message with `id` (from a JSON body, or from
+/// the event stream that carries it).
+async fn answer(response: reqwest::Response, id: u64) -> (String, Value) {
+    let kind = response
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    let body = response.text().await.expect("a body");
+    let message = match kind.starts_with("application/json") {
+        true => serde_json::from_str(&body).expect("a JSON answer"),
+        false => body
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+            .find(|m| m["id"] == id)
+            .unwrap_or_else(|| panic!("no answer to {id} in {body}")),
+    };
+    (kind, message)
+}
+
+#[tokio::test]
+async fn a_plain_tool_call_is_answered_in_its_connection_and_the_others_through_the_session() {
+    let dir = setup();
+    let server = HttpServer::start(dir.path(), &["--no-token"]);
+    let brief = json!({"op": "brief"});
+
+    let plain = Session::open(&server.url, json!({})).await;
+    let (kind, direct) = answer(plain.post(&task_call(1, brief.clone(), None)).await, 1).await;
+    assert!(kind.starts_with("application/json"), "{kind}");
+    // A progress token needs the request's event stream: the session answers it.
+    let meta = Some(json!({"progressToken": "p-2"}));
+    let (kind, streamed) = answer(plain.post(&task_call(2, brief.clone(), meta)).await, 2).await;
+    assert!(kind.starts_with("text/event-stream"), "{kind}");
+    // The same call, the same answer either way.
+    for message in [&direct, &streamed] {
+        let result = &message["result"];
+        assert_ne!(result["isError"], true, "{message}");
+        assert_eq!(
+            result["structuredContent"]["status"], "succeeded",
+            "{message}"
+        );
+        assert!(
+            result["content"][0]["text"]
+                .as_str()
+                .is_some_and(|t| t.contains("succeeded")),
+            "{message}"
+        );
+    }
+    assert_eq!(
+        direct["result"]["structuredContent"]["report"],
+        streamed["result"]["structuredContent"]["report"]
+    );
+
+    // A client that declared elicitation may be asked for approvals mid-call, on the
+    // request's event stream: its calls go through the session.
+    let eliciting = Session::open(&server.url, json!({"elicitation": {}})).await;
+    let (kind, message) = answer(eliciting.post(&task_call(3, brief, None)).await, 3).await;
+    assert!(kind.starts_with("text/event-stream"), "{kind}");
+    assert_eq!(
+        message["result"]["structuredContent"]["status"],
+        "succeeded"
+    );
+
+    let (status, _) = server.stop();
+    assert!(status.success());
+}
+
+#[tokio::test]
+async fn notifications_cancelled_cancels_a_call_answered_in_its_connection() {
+    let dir = setup();
+    let server = HttpServer::start(dir.path(), &["--no-token"]);
+    let session = Session::open(&server.url, json!({})).await;
+    let sleeping = task_call(7, json!({"op": "sleep", "ms": 60_000}), None);
+    let call = session.post(&sleeping);
+    let cancel = async {
+        // The call is running once its task is listed as live… or simply after a moment:
+        // a cancellation that arrives before the call is registered is not what this tests.
+        tokio::time::sleep(Duration::from_millis(800)).await;
+        let cancelled = session
+            .post(
+                &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                          "params": {"requestId": 7, "reason": "test"}}),
+            )
+            .await;
+        assert!(cancelled.status().is_success(), "{}", cancelled.status());
+    };
+    // Bounded so that a call the cancellation missed fails the test instead of hanging it
+    // (the guest sleeps 60 s).
+    let (response, ()) = tokio::time::timeout(Duration::from_secs(30), async {
+        tokio::join!(call, cancel)
+    })
+    .await
+    .expect("the cancelled call answered before the guest's sleep ended");
+    // A cancelled request gets no answer: its stream ends empty, where a call the
+    // cancellation missed would have answered (the task's timeout ends the sleep first).
+    let body = response.text().await.expect("a body");
+    assert!(
+        !body.contains("\"id\":7") && !body.contains("\"result\""),
+        "the cancelled call answered: {body}"
+    );
+    // The session serves on.
+    let (_, again) = answer(
+        session
+            .post(&task_call(8, json!({"op": "brief"}), None))
+            .await,
+        8,
+    )
+    .await;
+    assert_eq!(again["result"]["structuredContent"]["status"], "succeeded");
+    let (status, _) = server.stop();
+    assert!(status.success());
+}
+
+#[tokio::test]
+async fn a_closed_session_or_a_foreign_host_gets_the_transports_answer() {
+    let dir = setup();
+    let server = HttpServer::start(dir.path(), &["--no-token"]);
+    let session = Session::open(&server.url, json!({})).await;
+    let call = task_call(1, json!({"op": "brief"}), None);
+
+    // DNS rebinding: a Host this server does not serve is refused, call or not.
+    let foreign = session
+        .client
+        .post(&session.url)
+        .header("host", "evil.example")
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-session-id", &session.id)
+        .body(call.to_string())
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(foreign.status(), reqwest::StatusCode::FORBIDDEN);
+
+    // A session ended by DELETE is gone for its calls too (404, as for any request).
+    let deleted = session
+        .client
+        .delete(&session.url)
+        .header("mcp-session-id", &session.id)
+        .send()
+        .await
+        .expect("answered");
+    assert!(deleted.status().is_success(), "{}", deleted.status());
+    let after = session.post(&call).await;
+    assert_eq!(after.status(), reqwest::StatusCode::NOT_FOUND);
+
+    // An id no session had: 404.
+    let unknown = request(
+        &session.client,
+        &session.url,
+        Some("no-such-session"),
+        &call,
+    )
+    .await;
+    assert_eq!(unknown.status(), reqwest::StatusCode::NOT_FOUND);
+    let (status, _) = server.stop();
+    assert!(status.success());
+}
