@@ -156,25 +156,26 @@ async fn notifications_cancelled_cancels_a_call_answered_in_its_connection() {
     let session = Session::open(&server.url, json!({})).await;
     let sleeping = task_call(7, json!({"op": "sleep", "ms": 60_000}), None);
     let call = session.post(&sleeping);
-    let cancel = async {
-        // The call is running once its task is listed as live… or simply after a moment:
-        // a cancellation that arrives before the call is registered is not what this tests.
-        tokio::time::sleep(Duration::from_millis(800)).await;
-        let cancelled = session
-            .post(
-                &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-                          "params": {"requestId": 7, "reason": "test"}}),
-            )
-            .await;
-        assert!(cancelled.status().is_success(), "{}", cancelled.status());
-    };
-    // Bounded so that a call the cancellation missed fails the test instead of hanging it
-    // (the guest sleeps 60 s).
-    let (response, ()) = tokio::time::timeout(Duration::from_secs(30), async {
-        tokio::join!(call, cancel)
+    tokio::pin!(call);
+    // Cancelled again every 300 ms until the call answers: one sent before the call was
+    // registered would be missed, and on a loaded machine the first may be.
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                        "params": {"requestId": 7, "reason": "test"}});
+    // Bounded so that a call the cancellation missed fails the test instead of hanging it (the
+    // task's own 10 s timeout would end it with an answer, which the test refuses below).
+    let response = tokio::time::timeout(Duration::from_secs(60), async {
+        loop {
+            tokio::select! {
+                response = &mut call => break response,
+                () = tokio::time::sleep(Duration::from_millis(300)) => {
+                    let sent = session.post(&cancel).await;
+                    assert!(sent.status().is_success(), "{}", sent.status());
+                }
+            }
+        }
     })
     .await
-    .expect("the cancelled call answered before the guest's sleep ended");
+    .expect("the call answered");
     // A cancelled request gets no answer: its stream ends empty, where a call the
     // cancellation missed would have answered (the task's timeout ends the sleep first).
     let body = response.text().await.expect("a body");
