@@ -196,6 +196,10 @@ pub(crate) async fn audit(
     let mut audit = loaded_and_regranted(old, new, report);
     audit.extend(unloaded(old, new, report));
     let first_seen = first_seen(old, new);
+    if audit.is_empty() && first_seen.is_empty() {
+        // Nothing to record (a reload that changed nothing): no trip to a blocking thread.
+        return;
+    }
     let ledger = services.ledger.clone();
     let audited = tokio::task::spawn_blocking(move || record(&*ledger, first_seen, audit)).await;
     if let Ok(Err(e)) = audited {
