@@ -205,6 +205,10 @@ enum Inspected {
 }
 
 fn inspect(bytes: &Bytes, registered: &Registered) -> Inspected {
+    // Most requests of a session are neither: they are not parsed here at all.
+    if !mentions(bytes, b"tools/call") && !mentions(bytes, b"notifications/cancelled") {
+        return Inspected::Other;
+    }
     let Ok(value) = serde_json::from_slice::<Value>(bytes) else {
         return Inspected::Other;
     };
@@ -232,6 +236,11 @@ fn inspect(bytes: &Bytes, registered: &Registered) -> Inspected {
         },
         _ => Inspected::Other,
     }
+}
+
+/// Whether `needle` occurs in `haystack` (a quick look before a parse).
+fn mentions(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
 }
 
 fn client_elicits(peer: &Peer<RoleServer>) -> bool {
@@ -309,6 +318,13 @@ fn internal_error() -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_calls_and_cancellations_are_looked_at() {
+        assert!(mentions(br#"{"method":"tools/call"}"#, b"tools/call"));
+        assert!(!mentions(br#"{"method":"tools/list"}"#, b"tools/call"));
+        assert!(!mentions(b"", b"tools/call"));
+    }
 
     #[test]
     fn host_names_lose_their_port_and_brackets() {
