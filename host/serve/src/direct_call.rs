@@ -7,14 +7,15 @@
 //! other CPUs each hand-off is a wake-up, and together they cost more than the task the call
 //! runs. This layer, inside the transport's other layers (the token, the bounds, the Tasks
 //! rewriting), answers a `tools/call` itself when nothing in the call can need the session's
-//! streams: it runs the same handler ([`Connection`], through rmcp's own request dispatch) in
+//! streams: it runs the same handler (the session's `mcp::Connection`, through rmcp's own
+//! request dispatch, handed in as a [`Handler`] so that this module needs nothing above it) in
 //! the connection's task and writes the JSON-RPC answer as one `application/json` body, which
 //! the streamable HTTP transport allows for any POST.
 //!
 //! A call is answered here only when all of these hold; any other request, and any call that
 //! misses one, goes to rmcp exactly as before:
 //! - a POST carrying the `Mcp-Session-Id` of a live session whose `notifications/initialized`
-//!   this host saw over HTTP (the session's [`Connection`] and peer are registered then);
+//!   this host saw over HTTP (the session's handler and peer are registered then);
 //! - the headers rmcp would accept: `Accept` names JSON and event streams, the body is JSON,
 //!   the `Host` is one this server serves, no `Origin` (a browser's requests keep rmcp's
 //!   checks), and no `MCP-Protocol-Version` other than one of the versions before standard
@@ -37,18 +38,27 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::Response;
+use rmcp::ErrorData;
 use rmcp::model::{
     ClientJsonRpcMessage, ClientNotification, ClientRequest, JsonRpcMessage, RequestId,
-    ServerJsonRpcMessage,
+    ServerJsonRpcMessage, ServerResult,
 };
-use rmcp::service::{RequestContext, Service as _};
+use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::SessionManager as _;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::{Peer, RoleServer};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::mcp::Connection;
+/// A session's MCP request handler: the request, its context, and rmcp's dispatch of it.
+pub(crate) type Handler = Arc<
+    dyn Fn(
+            ClientRequest,
+            RequestContext<RoleServer>,
+        ) -> futures::future::BoxFuture<'static, Result<ServerResult, ErrorData>>
+        + Send
+        + Sync,
+>;
 
 /// The header naming a streamable HTTP session.
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -66,7 +76,7 @@ pub(crate) struct Sessions {
 
 /// One session: its handler, its peer, and the calls running here.
 struct Registered {
-    connection: Connection,
+    handler: Handler,
     peer: Peer<RoleServer>,
     calls: Mutex<HashMap<RequestId, CancellationToken>>,
 }
@@ -77,14 +87,14 @@ impl Sessions {
     pub(crate) fn register(
         &self,
         parts: Option<&axum::http::request::Parts>,
-        connection: Connection,
+        handler: Handler,
         peer: Peer<RoleServer>,
     ) {
         let Some(id) = parts.and_then(|p| header_str(&p.headers, SESSION_HEADER)) else {
             return;
         };
         let registered = Arc::new(Registered {
-            connection,
+            handler,
             peer,
             calls: Mutex::default(),
         });
@@ -283,7 +293,7 @@ async fn answer(
         registered,
         id: id.clone(),
     };
-    let outcome = registered.connection.handle_request(request, context).await;
+    let outcome = (registered.handler)(request, context).await;
     if cancelled.is_cancelled() {
         // A cancelled request gets no answer (as rmcp does it: its event stream ends empty).
         return Response::builder()

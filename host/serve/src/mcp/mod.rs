@@ -437,10 +437,18 @@ impl ServerHandler for Connection {
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         wakeup::spawn(&self.server, context.peer.clone(), self.log_level.clone());
-        // An HTTP session's tool calls may now be answered where they are read.
+        // An HTTP session's tool calls may now be answered where they are read, by this
+        // connection through rmcp's dispatch.
+        let connection = self.clone();
+        let handler: crate::direct_call::Handler = Arc::new(move |request, context| {
+            let connection = connection.clone();
+            Box::pin(async move {
+                rmcp::service::Service::handle_request(&connection, request, context).await
+            })
+        });
         self.server.direct.register(
             context.extensions.get::<axum::http::request::Parts>(),
-            self.clone(),
+            handler,
             context.peer.clone(),
         );
         {
