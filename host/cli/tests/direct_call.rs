@@ -49,6 +49,32 @@ impl Session {
         session
     }
 
+    /// Waits until the server answers this session's plain calls in their connection: it
+    /// registers a session when it handles `notifications/initialized`, which happens after
+    /// that notification was accepted, so a call sent at once may still go through the
+    /// session (answered the same, in an event stream). Returns the content type of each
+    /// answer seen meanwhile.
+    async fn until_direct(&self) -> Vec<String> {
+        let mut kinds = Vec::new();
+        for n in 0..200 {
+            let call = task_call(1_000 + n, json!({"op": "brief"}), None);
+            let (kind, message) = answer(self.post(&call).await, 1_000 + n).await;
+            assert_eq!(
+                message["result"]["structuredContent"]["status"],
+                "succeeded"
+            );
+            kinds.push(kind);
+            if kinds
+                .last()
+                .is_some_and(|k| k.starts_with("application/json"))
+            {
+                return kinds;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        panic!("no call of the session was answered in its connection: {kinds:?}");
+    }
+
     async fn post(&self, body: &Value) -> reqwest::Response {
         request(&self.client, &self.url, Some(&self.id), body).await
     }
@@ -109,6 +135,7 @@ async fn a_plain_tool_call_is_answered_in_its_connection_and_the_others_through_
     let brief = json!({"op": "brief"});
 
     let plain = Session::open(&server.url, json!({})).await;
+    plain.until_direct().await;
     let (kind, direct) = answer(plain.post(&task_call(1, brief.clone(), None)).await, 1).await;
     assert!(kind.starts_with("application/json"), "{kind}");
     // A progress token needs the request's event stream: the session answers it.
@@ -137,13 +164,19 @@ async fn a_plain_tool_call_is_answered_in_its_connection_and_the_others_through_
 
     // A client that declared elicitation may be asked for approvals mid-call, on the
     // request's event stream: its calls go through the session.
+    // Its registration is not visible to the client, so the calls are spread over a second:
+    // a plain session is answered directly within a few calls (above), this one never is.
     let eliciting = Session::open(&server.url, json!({"elicitation": {}})).await;
-    let (kind, message) = answer(eliciting.post(&task_call(3, brief, None)).await, 3).await;
-    assert!(kind.starts_with("text/event-stream"), "{kind}");
-    assert_eq!(
-        message["result"]["structuredContent"]["status"],
-        "succeeded"
-    );
+    for id in 3..13 {
+        let call = task_call(id, brief.clone(), None);
+        let (kind, message) = answer(eliciting.post(&call).await, id).await;
+        assert!(kind.starts_with("text/event-stream"), "{kind}");
+        assert_eq!(
+            message["result"]["structuredContent"]["status"],
+            "succeeded"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 
     let (status, _) = server.stop();
     assert!(status.success());
@@ -154,6 +187,7 @@ async fn notifications_cancelled_cancels_a_call_answered_in_its_connection() {
     let dir = setup();
     let server = HttpServer::start(dir.path(), &["--no-token"]);
     let session = Session::open(&server.url, json!({})).await;
+    session.until_direct().await;
     let sleeping = task_call(7, json!({"op": "sleep", "ms": 60_000}), None);
     let call = session.post(&sleeping);
     tokio::pin!(call);
