@@ -275,3 +275,70 @@ async fn a_closed_session_or_a_foreign_host_gets_the_transports_answer() {
     let (status, _) = server.stop();
     assert!(status.success());
 }
+
+/// This layer reads a call's id and parameters itself (not through rmcp's message parse): a
+/// string id comes back as it was sent, and a call whose parts do not parse (no tool name,
+/// or not JSON-RPC 2.0) gets the transport's own answer, as before.
+#[tokio::test]
+async fn a_call_read_here_keeps_its_id_and_a_malformed_one_gets_the_transports_answer() {
+    let dir = setup();
+    let server = HttpServer::start(dir.path(), &["--no-token"]);
+    let session = Session::open(&server.url, json!({})).await;
+    session.until_direct().await;
+
+    let mut call = task_call(0, json!({"op": "brief"}), None);
+    call["id"] = json!("call-7 ü");
+    let response = session.post(&call).await;
+    let kind = response.headers()["content-type"]
+        .to_str()
+        .expect("ascii")
+        .to_owned();
+    let message: Value =
+        serde_json::from_str(&response.text().await.expect("a body")).expect("a JSON answer");
+    assert!(kind.starts_with("application/json"), "{kind}");
+    assert_eq!(message["id"], "call-7 ü", "{message}");
+    assert_eq!(
+        message["result"]["structuredContent"]["status"],
+        "succeeded"
+    );
+
+    let nameless = json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call",
+                          "params": {"arguments": {}}});
+    let not_v2 = json!({"jsonrpc": "1.0", "id": 9, "method": "tools/call",
+                        "params": {"name": "list_tasks", "arguments": {}}});
+    for bad in [nameless, not_v2] {
+        let response = session.post(&bad).await;
+        let status = response.status();
+        let kind = response
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned();
+        let body = response.text().await.expect("a body");
+        // Never a result: rmcp refuses the message (an HTTP error or a JSON-RPC error).
+        assert!(
+            !body.contains("\"result\""),
+            "{bad}: {status} {kind} {body}"
+        );
+        assert!(
+            !status.is_success() || body.contains("\"error\""),
+            "{bad}: {status} {kind} {body}"
+        );
+    }
+    // The session serves on.
+    let (kind, message) = answer(
+        session
+            .post(&task_call(10, json!({"op": "brief"}), None))
+            .await,
+        10,
+    )
+    .await;
+    assert!(kind.starts_with("application/json"), "{kind}");
+    assert_eq!(
+        message["result"]["structuredContent"]["status"],
+        "succeeded"
+    );
+    let (status, _) = server.stop();
+    assert!(status.success());
+}

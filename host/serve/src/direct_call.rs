@@ -40,8 +40,8 @@ use axum::middleware::Next;
 use axum::response::Response;
 use rmcp::ErrorData;
 use rmcp::model::{
-    ClientJsonRpcMessage, ClientNotification, ClientRequest, JsonRpcMessage, RequestId,
-    ServerJsonRpcMessage, ServerResult,
+    CallToolRequest, CallToolRequestParams, ClientJsonRpcMessage, ClientNotification,
+    ClientRequest, JsonRpcMessage, RequestId, ServerJsonRpcMessage, ServerResult,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::SessionManager as _;
@@ -219,24 +219,49 @@ fn inspect(bytes: &Bytes, registered: &Registered) -> Inspected {
     if !mentions(bytes, b"tools/call") && !mentions(bytes, b"notifications/cancelled") {
         return Inspected::Other;
     }
-    let Ok(value) = serde_json::from_slice::<Value>(bytes) else {
+    let Ok(mut value) = serde_json::from_slice::<Value>(bytes) else {
         return Inspected::Other;
     };
-    let method = value.get("method").and_then(Value::as_str);
-    let is_call = method == Some("tools/call")
-        && value.get("id").is_some()
+    match value.get("method").and_then(Value::as_str) {
+        Some("tools/call") => call(&mut value, registered),
+        Some("notifications/cancelled") => cancelled(value),
+        _ => Inspected::Other,
+    }
+}
+
+/// A `tools/call` this layer answers, built from its two parts; anything else is left to rmcp.
+///
+/// rmcp's own parse of a message goes through its untagged message enum, which buffers the
+/// whole request once more before trying each shape; a call's shape is known here, so its id
+/// and parameters are read as rmcp's types directly (docs/performance.md, "A tool call
+/// answered where it is read"). What it accepts is what rmcp's parse accepts for a call with
+/// no `_meta`: rmcp's `Request` puts only `_meta` in its extensions.
+fn call(value: &mut Value, registered: &Registered) -> Inspected {
+    let plain = value.get("jsonrpc").and_then(Value::as_str) == Some("2.0")
         && value["params"].get("_meta").is_none()
         && value["params"].get("task").is_none()
         && !client_elicits(&registered.peer);
-    if !is_call && method != Some("notifications/cancelled") {
+    let Some(message) = value.as_object_mut().filter(|_| plain) else {
         return Inspected::Other;
-    }
+    };
+    let (Some(id), Some(params)) = (message.remove("id"), message.remove("params")) else {
+        return Inspected::Other;
+    };
+    let (Ok(id), Ok(params)) = (
+        serde_json::from_value::<RequestId>(id),
+        serde_json::from_value::<CallToolRequestParams>(params),
+    ) else {
+        return Inspected::Other;
+    };
+    Inspected::Call(Box::new((
+        id,
+        ClientRequest::CallToolRequest(CallToolRequest::new(params)),
+    )))
+}
+
+/// The request a `notifications/cancelled` names, if it is one.
+fn cancelled(value: Value) -> Inspected {
     match serde_json::from_value::<ClientJsonRpcMessage>(value) {
-        Ok(JsonRpcMessage::Request(request))
-            if is_call && matches!(request.request, ClientRequest::CallToolRequest(_)) =>
-        {
-            Inspected::Call(Box::new((request.id, request.request)))
-        }
         Ok(JsonRpcMessage::Notification(notification)) => match notification.notification {
             ClientNotification::CancelledNotification(cancelled) => cancelled
                 .params
