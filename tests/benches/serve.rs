@@ -414,6 +414,33 @@ impl Copy {
             .join("\n");
         std::fs::write(self.dir.join("plugin.toml"), manifest).expect("manifest");
     }
+
+    /// Writes version `0.0.version` (component tagged `tag`) once, into a folder of its own
+    /// beside the plugin's, for [`Copy::swap_in`].
+    fn prepare(&self, version: u64, tag: u64) -> PathBuf {
+        let staged = Self {
+            dir: self.dir.with_file_name(format!("staged-{version}-{tag}")),
+            component: self.component.clone(),
+            bytes: self.bytes.clone(),
+            manifest: self.manifest.clone(),
+        };
+        std::fs::create_dir_all(&staged.dir).expect("staging dir");
+        staged.write(version, tag);
+        staged.dir
+    }
+
+    /// Puts the files of a prepared version in place the way deploy tools replace a file
+    /// atomically: a new name for the prepared file (a hard link), renamed over the old one.
+    /// Neither file is written again, so the storm's cost is the host's reloads, not an
+    /// editor writing 119 KB each time.
+    fn swap_in(&self, staged: &Path) {
+        for file in [self.component.as_str(), "plugin.toml"] {
+            let next = self.dir.join(format!(".{file}.next"));
+            let _ = std::fs::remove_file(&next);
+            std::fs::hard_link(staged.join(file), &next).expect("link the prepared file");
+            std::fs::rename(&next, self.dir.join(file)).expect("rename it into place");
+        }
+    }
 }
 
 /// A reload with nothing changed (what the file watcher triggers when a file it does not act
@@ -530,16 +557,22 @@ fn storm(runtime: &tokio::runtime::Runtime, dir: &Path) {
         .block_on(Host::new(Config::load(&config).expect("config")))
         .expect("host");
     // Both versions compiled once, so the storm swaps from the cache.
-    for v in [2, 3] {
-        echo.write(v, v);
+    let staged: Vec<PathBuf> = [2, 3].iter().map(|&v| echo.prepare(v, v)).collect();
+    for version in &staged {
+        echo.swap_in(version);
         runtime.block_on(host.reload_with(None));
     }
+    let staged = Arc::new(staged);
+    // `GUILD_BENCH_STORM_WRITE=rewrite`: each new version written out whole (119 KB of
+    // component), as an editor saving in place does, instead of renamed in.
+    let rewrite = std::env::var("GUILD_BENCH_STORM_WRITE").is_ok_and(|w| w == "rewrite");
     // (tasks/s, reloads meanwhile, tasks that did not succeed or lack their receipt)
     let run = |reloading: bool| -> (f64, usize, usize) {
         let stop = Arc::new(AtomicBool::new(false));
         let reloads = Arc::new(AtomicUsize::new(0));
         let storm = reloading.then(|| {
             let (host, stop, reloads) = (host.clone(), stop.clone(), reloads.clone());
+            let staged = staged.clone();
             let echo_dir = echo.dir.clone();
             let (bytes, manifest, component) = (
                 echo.bytes.clone(),
@@ -556,12 +589,15 @@ fn storm(runtime: &tokio::runtime::Runtime, dir: &Path) {
                 let mut v = 0u64;
                 while !stop.load(Ordering::SeqCst) {
                     v += 1;
-                    // The operator's editor writes the files, not the host's workers: the
-                    // write runs on a thread of its own, as another process's would.
-                    let copy = copy.clone();
-                    tokio::task::spawn_blocking(move || copy.write(2 + v % 2, 2 + v % 2))
-                        .await
-                        .expect("write the new version");
+                    // The new version is put in place off the host's workers, as another
+                    // process would: renamed in, or written out whole when asked.
+                    let (copy, staged) = (copy.clone(), staged.clone());
+                    tokio::task::spawn_blocking(move || match rewrite {
+                        true => copy.write(2 + v % 2, 2 + v % 2),
+                        false => copy.swap_in(&staged[(v % 2) as usize]),
+                    })
+                    .await
+                    .expect("put the new version in place");
                     host.reload_with(None).await;
                     reloads.fetch_add(1, Ordering::SeqCst);
                 }
@@ -633,7 +669,11 @@ fn storm(runtime: &tokio::runtime::Runtime, dir: &Path) {
     );
     println!(
         "task throughput (probe calling echo.create, 4 clients, 2000 tasks a round, \
-         {rounds} rounds each, alternating; medians):"
+         {rounds} rounds each, alternating; medians; new versions {}):",
+        match rewrite {
+            true => "written out whole",
+            false => "renamed in",
+        }
     );
     println!(
         "  no reloads          {:>8.0} tasks/s  1.00x  ({calm_failed} failed)",
