@@ -15,7 +15,9 @@
 //!    component loaded, beside hashing that component once;
 //! 4. task throughput (4 clients, tool-calling tasks) during a reload storm vs without, and
 //!    how many tasks failed or lacked their success receipt in each: calm and stormy rounds
-//!    alternate (`GUILD_BENCH_STORM_ROUNDS`, default 5) and the medians are compared.
+//!    alternate (`GUILD_BENCH_STORM_ROUNDS`, default 5) and the medians are compared. Each new
+//!    version is renamed in over the served files, prepared once
+//!    (`GUILD_BENCH_STORM_WRITE=rewrite`: written out whole each time).
 //!
 //! Run (release, after `plugins/build.sh`): `cargo build --release --workspace && cargo bench
 //! -p guild-tests --bench serve`. The MCP part drives the built `target/release/guild` with raw
