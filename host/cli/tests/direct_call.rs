@@ -106,15 +106,20 @@ fn task_call(id: u64, brief: Value, meta: Option<Value>) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params})
 }
 
-/// The answer's content type and its JSON-RPC message with `id` (from a JSON body, or from
-/// the event stream that carries it).
-async fn answer(response: reqwest::Response, id: u64) -> (String, Value) {
-    let kind = response
+/// The answer's `Content-Type`, empty when it has none.
+fn content_type(response: &reqwest::Response) -> String {
+    response
         .headers()
         .get("content-type")
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default()
-        .to_owned();
+        .to_owned()
+}
+
+/// The answer's content type and its JSON-RPC message with `id` (from a JSON body, or from
+/// the event stream that carries it).
+async fn answer(response: reqwest::Response, id: u64) -> (String, Value) {
+    let kind = content_type(&response);
     let body = response.text().await.expect("a body");
     let message = match kind.starts_with("application/json") {
         true => serde_json::from_str(&body).expect("a JSON answer"),
@@ -289,10 +294,7 @@ async fn a_call_read_here_keeps_its_id_and_a_malformed_one_gets_the_transports_a
     let mut call = task_call(0, json!({"op": "brief"}), None);
     call["id"] = json!("call-7 ü");
     let response = session.post(&call).await;
-    let kind = response.headers()["content-type"]
-        .to_str()
-        .expect("ascii")
-        .to_owned();
+    let kind = content_type(&response);
     let message: Value =
         serde_json::from_str(&response.text().await.expect("a body")).expect("a JSON answer");
     assert!(kind.starts_with("application/json"), "{kind}");
@@ -309,12 +311,7 @@ async fn a_call_read_here_keeps_its_id_and_a_malformed_one_gets_the_transports_a
     for bad in [nameless, not_v2] {
         let response = session.post(&bad).await;
         let status = response.status();
-        let kind = response
-            .headers()
-            .get("content-type")
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or_default()
-            .to_owned();
+        let kind = content_type(&response);
         let body = response.text().await.expect("a body");
         // Never a result: rmcp refuses the message (an HTTP error or a JSON-RPC error).
         assert!(
